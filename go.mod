@@ -1,0 +1,3 @@
+module github.com/arenaprof/arenaprof
+
+go 1.26

@@ -1,0 +1,304 @@
+package hooks
+
+import (
+	"fmt"
+	"log"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMeanBytes is the default mean distance, in bytes, between sampled
+// bytes: the value .NET uses for its AllocationSampled events.
+const DefaultMeanBytes = 102400
+
+// MaxMeanBytes is the largest mean [SetMeanBytes] accepts (2^40 bytes).
+const MaxMeanBytes = 1 << 40
+
+// MaxStackDepth is the number of frames allocators capture per event.
+const MaxStackDepth = 64
+
+// Event describes one sampled allocation: the object that contains the first
+// successful per-byte trial since the allocator's previous sample.
+//
+// An Event and its Stack are valid only during the consumer's call: the
+// allocator may reuse them afterwards. A consumer copies what it keeps.
+type Event struct {
+	// TypeName is the Go type of the object as reflect prints it
+	// ("main.user", "[]uint8"); empty if unknown.
+	TypeName string
+	// Type is the object's type where the allocator knows it, else nil.
+	// For a slice allocation it is the slice type.
+	Type reflect.Type
+	// Size is the number of bytes the allocator handed out for the object
+	// (rounded up to its alignment). Always > 0.
+	Size int64
+	// Offset is the 0-based offset of the successful trial in the object,
+	// 0 <= Offset < Size.
+	Offset int64
+	// MeanBytes is the mean (1/p) in effect when the trial was drawn.
+	MeanBytes int64
+	// Stack holds the return program counters of the allocating goroutine,
+	// leaf first, as runtime.Callers returns them, starting at the function
+	// that called the allocator.
+	Stack []uintptr
+	// Labels are the labels of the arena (or allocator) the object came from.
+	Labels Labels
+	// Arena identifies the allocator instance the object came from; see
+	// [NewArenaID] and [Release].
+	Arena uint64
+	// Time is when the object was allocated.
+	Time time.Time
+}
+
+// Validate reports what is wrong with an event an allocator is about to
+// emit, or nil. [Emit] drops invalid events and counts them.
+func (e *Event) Validate() error {
+	switch {
+	case e.Size <= 0:
+		return fmt.Errorf("hooks: event size %d is not positive", e.Size)
+	case e.Offset < 0 || e.Offset >= e.Size:
+		return fmt.Errorf("hooks: event offset %d is outside the object [0, %d)", e.Offset, e.Size)
+	case e.MeanBytes <= 0 || e.MeanBytes > MaxMeanBytes:
+		return fmt.Errorf("hooks: event mean %d is outside [1, %d]", e.MeanBytes, int64(MaxMeanBytes))
+	}
+	return nil
+}
+
+// Consumer receives sampled allocations and releases.
+type Consumer interface {
+	// Sampled is called synchronously on the allocating goroutine for each
+	// sampled object. It must be quick and must not retain e or e.Stack.
+	Sampled(e *Event)
+	// Released is called when every object that the allocator identified by
+	// arena handed out so far is gone (an arena was reset or freed).
+	// Objects it hands out afterwards may carry the same identity.
+	Released(arena uint64)
+}
+
+// State is the sampling configuration allocators read in their slow path.
+// A State is immutable; every change installs a new one, so an allocator
+// can detect a change by comparing the pointer it last saw with [Current].
+type State struct {
+	// MeanBytes is the mean distance between sampled bytes, or 0 when
+	// sampling is off (no consumer, or a mean <= 0 was set).
+	MeanBytes int64
+}
+
+// Enabled reports whether sampling is on.
+func (s *State) Enabled() bool { return s.MeanBytes > 0 }
+
+type consumer struct {
+	c        Consumer
+	name     string
+	disabled atomic.Bool
+	panics   atomic.Uint64
+}
+
+var (
+	mu         sync.Mutex // serialises changes; readers use the atomics below
+	consumers  atomic.Pointer[[]*consumer]
+	configured = int64(DefaultMeanBytes)
+	current    atomic.Pointer[State]
+	nextArena  atomic.Uint64
+
+	events    atomic.Uint64
+	invalid   atomic.Uint64
+	panicked  atomic.Uint64
+	lastPanic atomic.Pointer[string]
+
+	onPanic atomic.Pointer[func(error)]
+)
+
+func init() {
+	current.Store(&State{})
+	consumers.Store(new([]*consumer))
+}
+
+// Current returns the sampling state in force. It is one atomic load.
+func Current() *State { return current.Load() }
+
+// publish installs a new State; mu must be held.
+func publish() {
+	mean := int64(0)
+	if len(*consumers.Load()) > 0 && configured > 0 {
+		mean = configured
+	}
+	current.Store(&State{MeanBytes: mean})
+}
+
+// SetMeanBytes sets the mean distance in bytes between sampled bytes
+// (p = 1/n). n = 1 samples every object; n <= 0 turns sampling off even
+// while consumers are registered. Allocators pick the change up at their
+// next slow path; every event records the mean it was drawn under, so
+// estimates stay unbiased across the change. It returns an error, and
+// changes nothing, if n is above [MaxMeanBytes].
+func SetMeanBytes(n int64) error {
+	if n > MaxMeanBytes {
+		return fmt.Errorf("hooks: mean %d bytes is above the maximum %d", n, int64(MaxMeanBytes))
+	}
+	if n < 0 {
+		n = 0
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	configured = n
+	publish()
+	return nil
+}
+
+// MeanBytes returns the configured mean (which is in force while at least
+// one consumer is registered), 0 if sampling was turned off.
+func MeanBytes() int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return configured
+}
+
+// Register adds a consumer of sampled allocations and returns the function
+// that removes it. Registering the first consumer turns sampling on.
+// Calling unregister more than once is harmless.
+func Register(fn func(*Event)) (unregister func()) {
+	if fn == nil {
+		panic("arenaprof: hooks.Register with a nil function")
+	}
+	return RegisterConsumer(funcConsumer(fn))
+}
+
+type funcConsumer func(*Event)
+
+func (f funcConsumer) Sampled(e *Event)  { f(e) }
+func (f funcConsumer) Released(_ uint64) {}
+
+// RegisterConsumer is [Register] for a consumer that also wants to know when
+// arenas are reset or freed (to keep an in-use view).
+func RegisterConsumer(c Consumer) (unregister func()) {
+	if c == nil {
+		panic("arenaprof: hooks.RegisterConsumer with a nil consumer")
+	}
+	rec := &consumer{c: c, name: fmt.Sprintf("%T", c)}
+	mu.Lock()
+	old := *consumers.Load()
+	next := append(old[:len(old):len(old)], rec)
+	consumers.Store(&next)
+	publish()
+	mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			old := *consumers.Load()
+			next := make([]*consumer, 0, len(old))
+			for _, x := range old {
+				if x != rec {
+					next = append(next, x)
+				}
+			}
+			consumers.Store(&next)
+			publish()
+		})
+	}
+}
+
+// Emit delivers a sampled allocation to every registered consumer, on the
+// calling goroutine. Invalid events (see [Event.Validate]) are dropped and
+// counted. A consumer that panics is disabled, the panic is counted in
+// [Stats] and reported through the handler set by [OnConsumerPanic]; the
+// allocating goroutine carries on.
+func Emit(e *Event) {
+	if e.Validate() != nil {
+		invalid.Add(1)
+		return
+	}
+	events.Add(1)
+	for _, c := range *consumers.Load() {
+		if !c.disabled.Load() {
+			deliver(c, e, nil)
+		}
+	}
+}
+
+// Release tells every consumer that the objects handed out so far by the
+// allocator identified by arena are gone. Allocators call it from Reset and
+// Free, and only if they emitted an event since the previous release.
+func Release(arena uint64) {
+	for _, c := range *consumers.Load() {
+		if !c.disabled.Load() {
+			deliver(c, nil, &arena)
+		}
+	}
+}
+
+func deliver(c *consumer, e *Event, released *uint64) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.disabled.Store(true)
+			c.panics.Add(1)
+			panicked.Add(1)
+			err := fmt.Errorf("hooks: consumer %s panicked and was disabled: %v", c.name, r)
+			msg := err.Error()
+			lastPanic.Store(&msg)
+			if h := onPanic.Load(); h != nil {
+				(*h)(err)
+			} else {
+				log.Print("arenaprof: ", msg)
+			}
+		}
+	}()
+	if e != nil {
+		c.c.Sampled(e)
+	} else {
+		c.c.Released(*released)
+	}
+}
+
+// OnConsumerPanic sets the function told when a consumer panics and is
+// disabled; nil restores the default, which logs one line with package log.
+func OnConsumerPanic(fn func(error)) {
+	if fn == nil {
+		onPanic.Store(nil)
+		return
+	}
+	onPanic.Store(&fn)
+}
+
+// Stats counts what passed through the hooks since the process started.
+type Stats struct {
+	Events         uint64 // valid events emitted
+	Invalid        uint64 // events dropped by Emit because Validate failed
+	Consumers      int    // consumers registered now
+	Disabled       int    // of those, disabled after a panic
+	ConsumerPanics uint64 // panics recovered from consumers
+	LastPanic      string // the message of the last one, if any
+}
+
+// ReadStats returns the counters.
+func ReadStats() Stats {
+	s := Stats{Events: events.Load(), Invalid: invalid.Load(), ConsumerPanics: panicked.Load()}
+	for _, c := range *consumers.Load() {
+		s.Consumers++
+		if c.disabled.Load() {
+			s.Disabled++
+		}
+	}
+	if p := lastPanic.Load(); p != nil {
+		s.LastPanic = *p
+	}
+	return s
+}
+
+// NewArenaID returns an identity, unique in the process, for an allocator
+// instance to put in its events' Arena field.
+func NewArenaID() uint64 { return nextArena.Add(1) }
+
+// Callers fills pcs with the return program counters of the calling
+// goroutine's stack, as [runtime.Callers] does, and returns how many it
+// wrote. skip = 0 makes the caller of Callers the leaf frame; each further
+// unit skips one more logical frame (inlined frames count, so the result
+// does not depend on the compiler's inlining decisions).
+func Callers(skip int, pcs []uintptr) int {
+	return runtime.Callers(skip+2, pcs)
+}
