@@ -29,12 +29,26 @@ const MaxMeanBytes = hooks.MaxMeanBytes
 // compares the gap with the room left in the chunk, see package arena.)
 const MaxGapFactor = 36.74
 
-// MaxGap returns the largest gap a sampler with the given mean can return.
+// MaxGap returns the largest gap a sampler with the given mean can return
+// (0 for mean <= 1, where no gap is ever above 0). It is computed with the
+// very floating-point operations [GapSampler.Next] uses, at the smallest
+// uniform variate 2^-53; since ln is monotone and the factor 1/ln(1-p) is a
+// negative constant, no draw can exceed it.
 func MaxGap(mean int64) int64 {
 	if mean <= 1 {
 		return 0
 	}
-	return int64(math.Floor(-53 * math.Ln2 / math.Log1p(-1/float64(mean))))
+	if mean > MaxMeanBytes {
+		mean = MaxMeanBytes
+	}
+	return gapFromUniform(0x1p-53, 1/math.Log1p(-1/float64(mean)))
+}
+
+// gapFromUniform is the inverse transform: floor(ln(u) * invLogQ) for u in
+// (0, 1] and invLogQ = 1/ln(1-p) < 0. The product is >= 0, so the
+// conversion truncates toward zero, which is floor.
+func gapFromUniform(u, invLogQ float64) int64 {
+	return int64(math.Log(u) * invLogQ)
 }
 
 // GapSampler draws the number of failed per-byte trials before the next
@@ -104,7 +118,7 @@ func (g *GapSampler) Uniform() float64 {
 func (g *GapSampler) Next() int64 {
 	switch {
 	case g.mean > 1:
-		return int64(math.Log(g.Uniform()) * g.invLogQ)
+		return gapFromUniform(g.Uniform(), g.invLogQ)
 	case g.mean == 1:
 		return 0
 	}

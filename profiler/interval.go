@@ -1,16 +1,66 @@
 package profiler
 
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
 // Window says whether the observation window of a group of events starts
 // and ends on a sample event. See reference 000, "Compensating for bytes
 // allocated ... in between events".
+//
+// A profile of everything since sampling started is [WindowEnd]: every
+// trial stream starts fresh, which is statistically the same as starting
+// right after an event, but the end is never on an event. A delta over a
+// time window is [WindowBoth]. When unsure, use WindowBoth: it is the
+// conservative choice.
 type Window uint8
 
 const (
-	WindowAligned Window = 0                       // starts and ends on events
-	WindowStart   Window = 1 << 0                  // start not on an event: lower bound as if s-1
-	WindowEnd     Window = 1 << 1                  // end not on an event: upper bound as if s+1
-	WindowBoth           = WindowStart | WindowEnd // neither
+	// WindowAligned: the window starts and ends on sample events.
+	WindowAligned Window = 0
+	// WindowStart: the start is not on an event; the lower bound is
+	// computed as if one fewer event had been seen (s-1).
+	WindowStart Window = 1 << 0
+	// WindowEnd: the end is not on an event; the upper bound is computed as
+	// if one more event had been seen (s+1).
+	WindowEnd Window = 1 << 1
+	// WindowBoth: neither end is on an event.
+	WindowBoth = WindowStart | WindowEnd
 )
+
+// String returns aligned, start, end or both (the spelling of the CLI flag
+// and of the profile marking).
+func (w Window) String() string {
+	switch w {
+	case WindowAligned:
+		return "aligned"
+	case WindowStart:
+		return "start"
+	case WindowEnd:
+		return "end"
+	case WindowBoth:
+		return "both"
+	}
+	return fmt.Sprintf("Window(%d)", uint8(w))
+}
+
+// ParseWindow parses aligned, start, end or both.
+func ParseWindow(s string) (Window, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "aligned":
+		return WindowAligned, nil
+	case "start":
+		return WindowStart, nil
+	case "end":
+		return WindowEnd, nil
+	case "both":
+		return WindowBoth, nil
+	}
+	return 0, fmt.Errorf("profiler: unknown window %q (want aligned, start, end or both)", s)
+}
 
 // Stratum is the raw sums of the events of one group drawn under one mean.
 type Stratum struct {
@@ -34,12 +84,190 @@ type Interval struct {
 
 // ComputeInterval returns the interval for s events with tail sum u drawn
 // under one mean, at the given confidence, with the window correction.
+//
+// With alpha = 1-confidence, the number of failed trials is bounded by
+// negative-binomial quantiles taken so that each side misses with
+// probability at most alpha/2, rounding outward:
+//
+//   - FailuresLo is the largest k with CDF(k; s', p) < alpha/2 (exactly the
+//     lower column of reference 000's table), s' = s-1 if the window's start
+//     is not on an event, else s; 0 when s' = 0.
+//   - FailuresHi is the smallest k with CDF(k; s”, p) >= 1-alpha/2 (the
+//     upper column of the table plus one), s” = s+1 if the window's end is
+//     not on an event, else s. With s” = 0 (no events and an aligned end)
+//     it is 0: the interval is [u, u] = [0, 0].
+//
+// Then Lo = FailuresLo + u and Hi = FailuresHi + u. So s = 0 gives Lo = 0
+// and, for an unaligned end, a finite upper bound (about 3.7*mean at 95%).
+// With mean 1 every byte is sampled and the interval is [u, u].
+//
+// It is an error if s < 0 or s > 2^40, u < s, mean is outside [1, 2^40],
+// confidence is not in (0, 1-1e-9], or the window is unknown.
 func ComputeInterval(s, u, mean int64, confidence float64, w Window) (Interval, error) {
-	return Interval{}, errTODO
+	if err := checkStratum(s, u, mean); err != nil {
+		return Interval{}, err
+	}
+	if err := checkConfidence(confidence); err != nil {
+		return Interval{}, err
+	}
+	if w > WindowBoth {
+		return Interval{}, fmt.Errorf("profiler: unknown window %d", uint8(w))
+	}
+	alpha := 1 - confidence
+	lo, hi, err := intervalFailures(s, mean, alpha/2, w)
+	if err != nil {
+		return Interval{}, err
+	}
+	est, _ := FailedTrialsEstimate(s, u, mean)
+	return Interval{
+		Samples:    s,
+		Tail:       u,
+		MeanBytes:  mean,
+		Confidence: confidence,
+		Window:     w,
+		Estimate:   est,
+		FailuresLo: lo,
+		FailuresHi: hi,
+		Lo:         float64(lo) + float64(u),
+		Hi:         float64(hi) + float64(u),
+	}, nil
+}
+
+// intervalFailures returns the failed-trial bounds for s events under mean
+// when each side may miss with probability tail.
+func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err error) {
+	if mean == 1 {
+		return 0, 0, nil
+	}
+	p := 1 / float64(mean)
+	sLo, sHi := s, s
+	if w&WindowStart != 0 {
+		sLo--
+	}
+	if w&WindowEnd != 0 {
+		sHi++
+	}
+	if sLo > 0 {
+		lo, _ = nbQuantile(tail, sLo, p)
+		lo = max(lo, 0)
+	}
+	if sHi > 0 {
+		hi, _ = nbQuantile(1-tail, sHi, p)
+		hi++ // smallest k with CDF(k) >= 1-tail
+	}
+	if hi > nbMaxK {
+		return 0, 0, fmt.Errorf("profiler: the upper bound for %d samples at mean %d is above 2^53 bytes", s, mean)
+	}
+	return lo, hi, nil
 }
 
 // GroupInterval returns a sound interval for a group whose events were
-// drawn under several means (one Stratum per mean).
+// drawn under several means (one Stratum per mean; strata with the same
+// mean are merged first).
+//
+// How: with J distinct means, each mean's interval is computed at
+// confidence 1-(1-C)/J, and the bounds are summed. Each per-mean interval
+// misses its part of the total with probability at most (1-C)/J, so by the
+// union (Bonferroni) bound the probability that any of them misses is at
+// most 1-C; when none misses, the sum of the intervals contains the sum of
+// the parts. This needs no independence between the means and is
+// conservative. The window correction is applied once per mean: the trials
+// drawn under one mean, over all streams, form one sequence of independent
+// trials.
+//
+// With a single mean the result equals [ComputeInterval]. Estimate is the
+// sum of the per-mean failed-trials estimates; MeanBytes is 0 when the means
+// differ. It is an error if strata is empty or any stratum is invalid.
 func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, error) {
-	return Interval{}, errTODO
+	if len(strata) == 0 {
+		return Interval{}, fmt.Errorf("profiler: no strata")
+	}
+	if err := checkConfidence(confidence); err != nil {
+		return Interval{}, err
+	}
+	if w > WindowBoth {
+		return Interval{}, fmt.Errorf("profiler: unknown window %d", uint8(w))
+	}
+	merged, err := mergeStrata(strata)
+	if err != nil {
+		return Interval{}, err
+	}
+	if len(merged) == 1 {
+		m := merged[0]
+		return ComputeInterval(m.Samples, m.Tail, m.MeanBytes, confidence, w)
+	}
+	tail := (1 - confidence) / float64(2*len(merged))
+	out := Interval{Confidence: confidence, Window: w}
+	var lo, hi float64
+	for _, m := range merged {
+		klo, khi, err := intervalFailures(m.Samples, m.MeanBytes, tail, w)
+		if err != nil {
+			return Interval{}, err
+		}
+		est, _ := FailedTrialsEstimate(m.Samples, m.Tail, m.MeanBytes)
+		out.Samples += m.Samples
+		out.Tail += m.Tail
+		out.Estimate += est
+		out.FailuresLo += klo
+		out.FailuresHi += khi
+		lo += float64(klo) + float64(m.Tail)
+		hi += float64(khi) + float64(m.Tail)
+	}
+	out.Lo, out.Hi = lo, hi
+	return out, nil
+}
+
+// mergeStrata checks the strata and sums those with the same mean, sorted
+// by mean.
+func mergeStrata(strata []Stratum) ([]Stratum, error) {
+	byMean := make(map[int64]Stratum, len(strata))
+	for i, st := range strata {
+		if err := checkStratum(st.Samples, st.Tail, st.MeanBytes); err != nil {
+			return nil, fmt.Errorf("stratum %d: %w", i, err)
+		}
+		m := byMean[st.MeanBytes]
+		m.MeanBytes = st.MeanBytes
+		if m.Samples > math.MaxInt64-st.Samples || m.Tail > math.MaxInt64-st.Tail {
+			return nil, fmt.Errorf("profiler: sums of the strata with mean %d overflow", st.MeanBytes)
+		}
+		m.Samples += st.Samples
+		m.Tail += st.Tail
+		if m.Samples > nbMaxSamples {
+			return nil, fmt.Errorf("profiler: %d samples with mean %d is above %d", m.Samples, st.MeanBytes, int64(nbMaxSamples))
+		}
+		byMean[st.MeanBytes] = m
+	}
+	out := make([]Stratum, 0, len(byMean))
+	for _, m := range byMean {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].MeanBytes < out[j].MeanBytes })
+	return out, nil
+}
+
+func checkStratum(s, u, mean int64) error {
+	if s < 0 {
+		return fmt.Errorf("profiler: number of samples %d is negative", s)
+	}
+	if s > nbMaxSamples {
+		return fmt.Errorf("profiler: number of samples %d is above %d", s, int64(nbMaxSamples))
+	}
+	if u < s {
+		return fmt.Errorf("profiler: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)
+	}
+	return checkMean(mean)
+}
+
+// maxConfidence is the largest confidence accepted: the CDF is exact to
+// about 1e-12, so quantiles further out than that are not meaningful.
+const maxConfidence = 1 - 1e-9
+
+func checkConfidence(c float64) error {
+	if !(c > 0 && c < 1) {
+		return fmt.Errorf("profiler: confidence %v is not in (0, 1)", c)
+	}
+	if c > maxConfidence {
+		return fmt.Errorf("profiler: confidence %v is above %v, beyond the precision of the computation", c, maxConfidence)
+	}
+	return nil
 }

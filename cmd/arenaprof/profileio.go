@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// The sample types of an arenaprof profile, in the order the exporter writes
+// them. The reader looks them up by name and unit, not by position.
+var arenaSampleTypes = [...]struct{ typ, unit string }{
+	{"alloc_objects", "count"},
+	{"alloc_space", "bytes"},
+	{"inuse_objects", "count"},
+	{"inuse_space", "bytes"},
+	{"alloc_samples", "count"},
+	{"alloc_tail", "bytes"},
+}
+
+// Indices into arenaSampleTypes (and into arenaProfile.index).
+const (
+	stAllocObjects = iota
+	stAllocSpace
+	stInuseObjects
+	stInuseSpace
+	stAllocSamples
+	stAllocTail
+)
+
+// Label keys written by the exporter.
+const (
+	labelType         = "type"          // string label: Go type name
+	numLabelSize      = "bytes"         // numeric label: object size
+	numLabelMean      = "sampling_mean" // numeric label: mean of the draws
+	windowCommentHead = "arenaprof window="
+)
+
+// maxProfileBytes bounds how much of a profile (file, URL body, or
+// decompressed data) the reader accepts.
+const maxProfileBytes = 1 << 30
+
+// httpBaseTimeout is the time allowed to fetch a profile from a URL, on top
+// of the seconds=N window the URL asks the handler to wait for.
+const httpBaseTimeout = 30 * time.Second
+
+// topError is a failure with its exit status and a one-line message.
+type topError struct {
+	code int
+	msg  string
+}
+
+func (e *topError) Error() string { return e.msg }
+
+// topUsageErr is a bad flag or argument (exit status 2).
+func topUsageErr(format string, args ...any) error {
+	return &topError{code: 2, msg: topOneLine(fmt.Sprintf(format, args...))}
+}
+
+// topInputErr is an unreadable or unsuitable profile (exit status 1).
+func topInputErr(format string, args ...any) error {
+	return &topError{code: 1, msg: topOneLine(fmt.Sprintf(format, args...))}
+}
+
+// topOneLine folds a message onto one line so that errors from deep inside the
+// standard library or a server body never spill over several lines.
+func topOneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
+}
+
+// arenaProfile is a parsed arenaprof profile with its sample-type indices
+// and window marking resolved.
+type arenaProfile struct {
+	prof   *profile.Profile
+	index  [len(arenaSampleTypes)]int // position of each arenaSampleTypes entry in Sample.Value
+	window profiler.Window
+}
+
+// isProfileURL reports whether src names an http(s) URL rather than a file.
+func isProfileURL(src string) bool {
+	l := strings.ToLower(src)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// readProfileSource returns the raw bytes of a profile file or URL.
+func readProfileSource(src string) ([]byte, error) {
+	if isProfileURL(src) {
+		return fetchProfile(src)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, topInputErr("cannot read %s: no such file; pass a profile file written by the arenaprof exporter or the http(s) URL of its handler", src)
+		}
+		return nil, topInputErr("cannot read %s: %v", src, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, topInputErr("cannot read %s: it is a directory; pass a profile file or an http(s) URL", src)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	if err != nil {
+		return nil, topInputErr("cannot read %s: %v", src, err)
+	}
+	if len(data) > maxProfileBytes {
+		return nil, topInputErr("cannot read %s: larger than %d bytes, which is not a plausible profile", src, maxProfileBytes)
+	}
+	return data, nil
+}
+
+// fetchProfile GETs a profile from the arenaprof HTTP handler.
+func fetchProfile(rawURL string) ([]byte, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, topInputErr("cannot fetch %q: not a valid URL; use the form http://host:port/path", rawURL)
+	}
+	timeout := httpBaseTimeout
+	if s := u.Query().Get("seconds"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 1<<20 {
+			timeout += time.Duration(n) * time.Second
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, topInputErr("cannot fetch %s: %v", rawURL, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // drop the URL, which the message already names
+		}
+		return nil, topInputErr("cannot fetch %s: %v; check that the program is running and serves the arenaprof handler at that address", rawURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		line, _ := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
+		line = topOneLine(line)
+		if line == "" {
+			line = "(empty body)"
+		}
+		return nil, topInputErr("cannot fetch %s: server answered %s: %s", rawURL, resp.Status, line)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxProfileBytes+1))
+	if err != nil {
+		return nil, topInputErr("cannot fetch %s: reading the body: %v", rawURL, err)
+	}
+	if len(data) > maxProfileBytes {
+		return nil, topInputErr("cannot fetch %s: body larger than %d bytes, which is not a plausible profile", rawURL, maxProfileBytes)
+	}
+	return data, nil
+}
+
+// parseProfileData parses pprof bytes (gzipped or not). A panic inside the
+// parser on hostile input becomes an ordinary error.
+func parseProfileData(data []byte) (p *profile.Profile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("malformed data (%v)", r)
+		}
+	}()
+	return profile.ParseData(data)
+}
+
+// loadArenaProfile reads src (a file or URL) and checks that it is an
+// arenaprof profile.
+func loadArenaProfile(src string) (*arenaProfile, error) {
+	data, err := readProfileSource(src)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArenaProfile(src, data)
+}
+
+// decodeArenaProfile parses data read from src and checks that it is an
+// arenaprof profile.
+func decodeArenaProfile(src string, data []byte) (*arenaProfile, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, topInputErr("%s is empty, not a profile; pass a profile written by the arenaprof exporter or its handler", src)
+	}
+	p, err := parseProfileData(data)
+	if err != nil {
+		return nil, topInputErr("%s is not a pprof profile (%v); pass a profile written by the arenaprof exporter or its handler", src, err)
+	}
+	ap := &arenaProfile{prof: p}
+	var missing []string
+	for i, want := range arenaSampleTypes {
+		ap.index[i] = -1
+		for j, st := range p.SampleType {
+			if st.Type == want.typ && st.Unit == want.unit {
+				ap.index[i] = j
+				break
+			}
+		}
+		if ap.index[i] < 0 {
+			missing = append(missing, want.typ+"/"+want.unit)
+		}
+	}
+	if len(missing) > 0 {
+		var have []string
+		for _, st := range p.SampleType {
+			have = append(have, st.Type+"/"+st.Unit)
+		}
+		h := strings.Join(have, ", ")
+		if h == "" {
+			h = "none"
+		}
+		return nil, topInputErr("%s is not an arenaprof profile: its sample types are %s and it lacks %s; pass a profile written by the arenaprof exporter or its handler (a Go heap profile cannot give intervals)", src, h, strings.Join(missing, ", "))
+	}
+	for _, s := range p.Sample {
+		if len(s.Value) != len(p.SampleType) {
+			return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
+		}
+	}
+	ap.window = profileWindow(p.Comments)
+	return ap, nil
+}
+
+// profileWindow reads the "arenaprof window=W" marking from the comments.
+// Several markings (as left by merging) combine by the union of their
+// flags. No marking, or one that cannot be read, means WindowBoth, the
+// conservative choice (as export.WindowOf reads it).
+func profileWindow(comments []string) profiler.Window {
+	found := false
+	var w profiler.Window
+	for _, c := range comments {
+		name, ok := strings.CutPrefix(c, windowCommentHead)
+		if !ok {
+			continue
+		}
+		v, ok := profWindowByName(name)
+		if !ok {
+			return profiler.WindowBoth
+		}
+		w |= v
+		found = true
+	}
+	if !found {
+		return profiler.WindowBoth
+	}
+	return w
+}
+
+// profWindowNames maps the window markings to their flags.
+var profWindowNames = []struct {
+	name string
+	w    profiler.Window
+}{
+	{"aligned", profiler.WindowAligned},
+	{"start", profiler.WindowStart},
+	{"end", profiler.WindowEnd},
+	{"both", profiler.WindowBoth},
+}
+
+func profWindowByName(s string) (profiler.Window, bool) {
+	for _, n := range profWindowNames {
+		if n.name == s {
+			return n.w, true
+		}
+	}
+	return 0, false
+}
+
+func profWindowName(w profiler.Window) string {
+	for _, n := range profWindowNames {
+		if n.w == w {
+			return n.name
+		}
+	}
+	return fmt.Sprintf("window(%d)", uint8(w))
+}

@@ -1,0 +1,674 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+var update = flag.Bool("update", false, "rewrite the testdata/*.golden files of arenaprof top")
+
+// fixtureBucket is one collector bucket of the fixture profile.
+type fixtureBucket struct {
+	stack   []string // leaf first
+	typ     string
+	handler string // arena label "handler"; "" for none
+	size    int64
+	mean    int64
+	samples int64 // raw sample events
+	tail    int64 // raw sum of size-offset
+	live    int64 // events whose objects are still in use
+}
+
+const (
+	fnParseUser = "github.com/arenaprof/arenaprof/internal/workload.parseUser"
+	fnParseOrd  = "github.com/arenaprof/arenaprof/internal/workload.parseOrder"
+	fnBuffer    = "github.com/arenaprof/arenaprof/internal/workload.(*codec).growBufferForAVeryLongRecordBatch"
+	fnHandle    = "github.com/arenaprof/arenaprof/internal/workload.(*server).handle"
+	fnServe     = "net/http.HandlerFunc.ServeHTTP"
+	fnMain      = "main.main"
+	typLong     = "map[string]github.com/arenaprof/arenaprof/internal/workload.orderLineItem"
+)
+
+// fixtureBuckets is a fixed, made-up set of buckets covering several types,
+// functions, stacks, labels, a second sampling mean and an unlabeled arena.
+var fixtureBuckets = []fixtureBucket{
+	{[]string{fnParseUser, fnHandle, fnServe}, "workload.user", "users", 96, 102400, 310, 15120, 40},
+	{[]string{fnParseUser, fnHandle, fnServe}, "workload.user", "users", 96, 4096, 120, 5890, 0},
+	{[]string{fnParseUser, fnHandle, fnServe}, "string", "users", 24, 102400, 57, 700, 9},
+	{[]string{fnParseOrd, fnHandle, fnServe}, "workload.order", "orders", 160, 102400, 205, 16400, 31},
+	{[]string{fnParseOrd, fnHandle, fnServe}, typLong, "orders", 48, 102400, 64, 1500, 12},
+	{[]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, "[]uint8", "orders", 1 << 20, 102400, 1024, 968900000, 3},
+	{[]string{fnBuffer, fnMain}, "[]uint8", "", 65536, 102400, 18, 600000, 0},
+	{[]string{fnMain}, "workload.config", "", 512, 102400, 1, 300, 1},
+	{[]string{fnParseUser, fnHandle, fnServe}, "workload.user", "admin", 96, 102400, 0, 0, 0}, // empty bucket
+}
+
+// buildFixture returns the fixture as an arenaprof profile, following the
+// exporter's format.
+func buildFixture(t testing.TB) *profile.Profile {
+	p := &profile.Profile{
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:     102400,
+		SampleType: []*profile.ValueType{
+			{Type: "alloc_objects", Unit: "count"},
+			{Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"},
+			{Type: "inuse_space", Unit: "bytes"},
+			{Type: "alloc_samples", Unit: "count"},
+			{Type: "alloc_tail", Unit: "bytes"},
+		},
+		DefaultSampleType: "alloc_space",
+		Comments:          []string{"arenaprof window=end"},
+		TimeNanos:         1_700_000_000_000_000_000,
+		DurationNanos:     30_000_000_000,
+	}
+	funcs := map[string]*profile.Function{}
+	locs := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l := locs[name]; l != nil {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(funcs) + 1), Name: name, SystemName: name, Filename: "workload.go"}
+		funcs[name] = f
+		p.Function = append(p.Function, f)
+		l := &profile.Location{ID: uint64(len(locs) + 1), Line: []profile.Line{{Function: f, Line: int64(10 * (len(locs) + 1))}}}
+		locs[name] = l
+		p.Location = append(p.Location, l)
+		return l
+	}
+	for _, b := range fixtureBuckets {
+		w, err := profiler.WeightedBytes(b.size, b.mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		space := int64(math.Round(float64(b.samples) * w))
+		inuse := int64(math.Round(float64(b.live) * w))
+		s := &profile.Sample{
+			Value:    []int64{space / b.size, space, inuse / b.size, inuse, b.samples, b.tail},
+			Label:    map[string][]string{"type": {b.typ}},
+			NumLabel: map[string][]int64{"bytes": {b.size}, "sampling_mean": {b.mean}},
+			NumUnit:  map[string][]string{"bytes": {"bytes"}, "sampling_mean": {"bytes"}},
+		}
+		if b.handler != "" {
+			s.Label["handler"] = []string{b.handler}
+		}
+		for _, fn := range b.stack {
+			s.Location = append(s.Location, loc(fn))
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func profileBytes(t testing.TB, p *profile.Profile) []byte {
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeTemp(t testing.TB, name string, data []byte) string {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func fixturePath(t testing.TB) string {
+	return writeTemp(t, "arena.pb.gz", profileBytes(t, buildFixture(t)))
+}
+
+func runTopArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = runTop(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestTopGolden(t *testing.T) {
+	path := fixturePath(t)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"type", nil},
+		{"func", []string{"-by", "func"}},
+		{"stack", []string{"-by", "stack"}},
+		{"label", []string{"-by", "label=handler"}},
+		{"inuse", []string{"-sample", "inuse"}},
+		{"n2_conf99", []string{"-n", "2", "-confidence", "0.99"}},
+		{"json", []string{"-json", "-by", "stack", "-n", "0"}},
+		{"json_inuse", []string{"-json", "-sample", "inuse", "-by", "func"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runTopArgs(append(tt.args, path)...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr: %s", code, errOut)
+			}
+			golden := filepath.Join("testdata", "top_"+tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestTopGolden -update)", err)
+			}
+			if out != string(want) {
+				t.Errorf("output differs from %s (rerun with -update if intended)\ngot:\n%s\nwant:\n%s", golden, out, want)
+			}
+		})
+	}
+}
+
+func TestTopTableWidth(t *testing.T) {
+	path := fixturePath(t)
+	for _, by := range []string{"type", "func", "stack", "label=handler"} {
+		for _, sample := range []string{"alloc", "inuse"} {
+			code, out, errOut := runTopArgs("-by", by, "-sample", sample, "-n", "0", path)
+			if code != 0 {
+				t.Fatalf("-by %s -sample %s: exit %d: %s", by, sample, code, errOut)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(line); n > topWidth {
+					t.Errorf("-by %s -sample %s: line of %d columns: %q", by, sample, n, line)
+				}
+			}
+			if strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
+				t.Errorf("-by %s: output has a non-finite number:\n%s", by, out)
+			}
+		}
+	}
+}
+
+// TestTopJSONShape checks the keys and the arithmetic of the -json output.
+func TestTopJSONShape(t *testing.T) {
+	path := fixturePath(t)
+	for _, sample := range []string{"alloc", "inuse"} {
+		for _, by := range []string{"type", "func", "stack", "label=handler"} {
+			code, out, errOut := runTopArgs("-json", "-n", "0", "-by", by, "-sample", sample, path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var doc map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"sample", "by", "confidence", "window", "groups", "rows", "total"} {
+				if _, ok := doc[k]; !ok {
+					t.Errorf("missing top-level key %q", k)
+				}
+			}
+			var rep struct {
+				Sample     string
+				By         string
+				Confidence float64
+				Window     string
+				Groups     int
+				Rows       []map[string]any
+				Total      map[string]any
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Sample != sample || rep.By != by || rep.Confidence != 0.95 || rep.Window != "end" || rep.Groups != len(rep.Rows) {
+				t.Errorf("header: %+v", rep)
+			}
+			rowKeys := []string{"key", "samples", "tail", "bytes", "lo", "hi", "objects", "share"}
+			var sumBytes, sumSamples, sumShare float64
+			for _, r := range append(rep.Rows, rep.Total) {
+				for _, k := range rowKeys {
+					if _, ok := r[k]; !ok {
+						t.Errorf("row %v lacks %q", r["key"], k)
+					}
+				}
+				if sample == "inuse" {
+					if r["tail"] != nil || r["tail_min"] == nil || r["tail_max"] == nil {
+						t.Errorf("inuse row %v: tail %v, tail_min %v, tail_max %v", r["key"], r["tail"], r["tail_min"], r["tail_max"])
+					}
+				} else if r["tail"] == nil {
+					t.Errorf("alloc row %v has a null tail", r["key"])
+				}
+				lo, hi := r["lo"].(float64), r["hi"].(float64)
+				if !(0 <= lo && lo <= hi) {
+					t.Errorf("row %v: interval [%v, %v]", r["key"], lo, hi)
+				}
+			}
+			for _, r := range rep.Rows {
+				sumBytes += r["bytes"].(float64)
+				sumSamples += r["samples"].(float64)
+				sumShare += r["share"].(float64)
+			}
+			if sumBytes != rep.Total["bytes"].(float64) || sumSamples != rep.Total["samples"].(float64) {
+				t.Errorf("rows sum to %v bytes, %v samples; total %v, %v", sumBytes, sumSamples, rep.Total["bytes"], rep.Total["samples"])
+			}
+			if math.Abs(sumShare-1) > 1e-9 || rep.Total["share"].(float64) != 1 {
+				t.Errorf("shares sum to %v, total share %v", sumShare, rep.Total["share"])
+			}
+		}
+	}
+}
+
+// TestTopStackKeyFull checks that -json keeps whole stacks with full names.
+func TestTopStackKeyFull(t *testing.T) {
+	code, out, errOut := runTopArgs("-json", "-by", "stack", "-n", "1", fixturePath(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, stackSep)
+	if !strings.Contains(out, fmt.Sprintf("%q", want)) {
+		t.Errorf("JSON lacks the full stack key %q:\n%s", want, out)
+	}
+}
+
+func heapProfile(t *testing.T) []byte {
+	var buf bytes.Buffer
+	if err := pprof.WriteHeapProfile(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestTopBadInput(t *testing.T) {
+	good := fixturePath(t)
+	heap := writeTemp(t, "heap.pb.gz", heapProfile(t))
+	garbage := writeTemp(t, "garbage.pb.gz", []byte("\x00\x01this is not a profile at all\xff\xfe"))
+	gzGarbage := writeTemp(t, "gz.pb.gz", []byte{0x1f, 0x8b, 1, 2, 3, 4, 5})
+	empty := writeTemp(t, "empty.pb.gz", nil)
+	noSize := buildFixture(t)
+	for _, s := range noSize.Sample {
+		delete(s.NumLabel, "bytes")
+	}
+	noSizePath := writeTemp(t, "nosize.pb.gz", profileBytes(t, noSize))
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL + "/debug/arenaprof/profile"
+	closed.Close()
+	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "profiling is off: call profiler.Start first\nsecond line", http.StatusServiceUnavailable)
+	}))
+	defer notFound.Close()
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // substring of the one-line message
+	}{
+		{"heap profile", []string{heap}, 1, "not an arenaprof profile: its sample types are alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes"},
+		{"garbage", []string{garbage}, 1, "is not a pprof profile"},
+		{"bad gzip", []string{gzGarbage}, 1, "is not a pprof profile"},
+		{"empty file", []string{empty}, 1, "is empty"},
+		{"missing file", []string{filepath.Join(t.TempDir(), "nope.pb.gz")}, 1, "no such file"},
+		{"directory", []string{t.TempDir()}, 1, "is a directory"},
+		{"inuse without size", []string{"-sample", "inuse", noSizePath}, 1, "object size"},
+		{"unknown by", []string{"-by", "color", good}, 2, `unknown -by "color"; use type, func, stack or label=KEY`},
+		{"empty label key", []string{"-by", "label=", good}, 2, "needs a label key"},
+		{"unknown sample", []string{"-sample", "peak", good}, 2, `unknown -sample "peak"`},
+		{"negative n", []string{"-n", "-1", good}, 2, "bad -n"},
+		{"word n", []string{"-n", "ten", good}, 2, "bad -n"},
+		{"confidence 0", []string{"-confidence", "0", good}, 2, "bad -confidence"},
+		{"confidence 1", []string{"-confidence", "1", good}, 2, "bad -confidence"},
+		{"confidence 95", []string{"-confidence", "95", good}, 2, "bad -confidence"},
+		{"confidence NaN", []string{"-confidence", "NaN", good}, 2, "bad -confidence"},
+		{"confidence word", []string{"-confidence", "high", good}, 2, "bad -confidence"},
+		{"unknown flag", []string{"-sort", "bytes", good}, 2, "flag provided but not defined: -sort"},
+		{"flag without value", []string{good, "-n"}, 2, "flag needs an argument"},
+		{"no argument", nil, 2, "missing PROFILE"},
+		{"two arguments", []string{good, good}, 2, "where one PROFILE was expected"},
+		{"closed server", []string{closedURL}, 1, "check that the program is running"},
+		{"server error", []string{notFound.URL}, 1, "503 Service Unavailable: profiling is off: call profiler.Start first"},
+		{"bad url", []string{"http://"}, 1, "not a valid URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runTopArgs(tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.code, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tt.want)
+			}
+			if strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") {
+				t.Errorf("stderr is not exactly one line: %q", errOut)
+			}
+			if strings.Contains(errOut, "second line") || strings.Contains(errOut, "goroutine") {
+				t.Errorf("stderr has more than the message: %q", errOut)
+			}
+		})
+	}
+}
+
+func TestTopHelp(t *testing.T) {
+	code, out, errOut := runTopArgs("-h")
+	if code != 0 || out != "" || !strings.Contains(errOut, "usage: arenaprof top") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestTopURL serves the fixture over HTTP (gzipped, as the handler does)
+// and checks that the output equals the one from the file.
+func TestTopURL(t *testing.T) {
+	data := profileBytes(t, buildFixture(t))
+	path := writeTemp(t, "arena.pb.gz", data)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(data)
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{{"-by", "func"}, {"-json", "-sample", "inuse"}} {
+		c1, fromFile, e1 := runTopArgs(append(args, path)...)
+		c2, fromURL, e2 := runTopArgs(append(args, srv.URL+"/debug/arenaprof/profile?seconds=0")...)
+		if c1 != 0 || c2 != 0 {
+			t.Fatalf("exit %d, %d: %s %s", c1, c2, e1, e2)
+		}
+		if fromFile != fromURL {
+			t.Errorf("%v: URL output differs from file output:\n%s\n%s", args, fromURL, fromFile)
+		}
+	}
+}
+
+// TestTopFlagsAfterProfile checks that flags may follow PROFILE.
+func TestTopFlagsAfterProfile(t *testing.T) {
+	path := fixturePath(t)
+	c1, before, _ := runTopArgs("-by", "func", "-n", "3", path)
+	c2, after, _ := runTopArgs(path, "-by", "func", "-n", "3")
+	if c1 != 0 || c2 != 0 || before != after {
+		t.Errorf("exit %d, %d; outputs differ:\n%s\n%s", c1, c2, before, after)
+	}
+}
+
+// TestTopEmptyProfile checks a profile without samples and without a
+// window marking: no rows, a zero total whose upper bound allows for the
+// unmarked (hence "both") window.
+func TestTopEmptyProfile(t *testing.T) {
+	p := buildFixture(t)
+	p.Sample, p.Location, p.Function, p.Comments = nil, nil, nil, nil
+	path := writeTemp(t, "empty.pb.gz", profileBytes(t, p))
+	code, out, errOut := runTopArgs("-json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep topJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Window != "both" || rep.Groups != 0 || len(rep.Rows) != 0 || rep.Total.Bytes != 0 || rep.Total.Lo != 0 || !(rep.Total.Hi > 0) {
+		t.Errorf("empty profile: %s", out)
+	}
+	code, out, errOut = runTopArgs(path)
+	if code != 0 || !strings.Contains(out, "0 groups") || !strings.Contains(out, "window both") {
+		t.Errorf("exit %d, stderr %q, table:\n%s", code, errOut, out)
+	}
+}
+
+type e2eRecord struct {
+	id   int64
+	name [56]byte
+}
+
+//go:noinline
+func allocE2ERecords(a *arena.Arena, n int) {
+	for i := range n {
+		r := arena.New[e2eRecord](a)
+		r.id = int64(i)
+	}
+}
+
+// TestTopExporterProfile reads a profile written by the exporter for a
+// known workload and checks that the interval of the type covers the true
+// bytes. At confidence 1-1e-7 a sound interval misses with probability at
+// most 1e-7 per run.
+func TestTopExporterProfile(t *testing.T) {
+	const n, size = 20000, 64 // 1.28e6 bytes: about 312 events at mean 4096
+	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	allocE2ERecords(a, n)
+	a.Reset()
+	p.Stop()
+	var buf bytes.Buffer
+	if err := export.Write(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "arena.pb.gz", buf.Bytes())
+	code, out, errOut := runTopArgs("-json", "-confidence", "0.9999999", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep topJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var row *topRowJSON
+	for i := range rep.Rows {
+		if rep.Rows[i].Key == "main.e2eRecord" {
+			row = &rep.Rows[i]
+		}
+	}
+	if row == nil {
+		t.Fatalf("no row for main.e2eRecord:\n%s", out)
+	}
+	if row.Samples == 0 || !(row.Lo <= n*size && n*size <= row.Hi) {
+		t.Errorf("true bytes %d outside [%v, %v] (%d events, estimate %d)", n*size, row.Lo, row.Hi, row.Samples, row.Bytes)
+	}
+	code, out, errOut = runTopArgs("-by", "func", path)
+	if code != 0 || !strings.Contains(out, "arenaprof.allocE2ERecords") {
+		t.Errorf("exit %d, stderr %q; -by func lacks the allocating function:\n%s", code, errOut, out)
+	}
+}
+
+func TestProfileWindow(t *testing.T) {
+	tests := []struct {
+		comments []string
+		want     profiler.Window
+	}{
+		{nil, profiler.WindowBoth},
+		{[]string{"something else"}, profiler.WindowBoth},
+		{[]string{"arenaprof window=aligned"}, profiler.WindowAligned},
+		{[]string{"arenaprof window=start"}, profiler.WindowStart},
+		{[]string{"arenaprof window=end"}, profiler.WindowEnd},
+		{[]string{"arenaprof window=both"}, profiler.WindowBoth},
+		{[]string{"arenaprof window=start", "arenaprof window=end"}, profiler.WindowBoth},
+		{[]string{"arenaprof window=aligned", "arenaprof window=end"}, profiler.WindowEnd},
+		{[]string{"arenaprof window="}, profiler.WindowBoth},
+		{[]string{"arenaprof window=END"}, profiler.WindowBoth},
+		{[]string{"arenaprof window=aligned", "arenaprof window=sideways"}, profiler.WindowBoth},
+	}
+	for _, tt := range tests {
+		if got := profileWindow(tt.comments); got != tt.want {
+			t.Errorf("profileWindow(%q) = %v, want %v", tt.comments, got, tt.want)
+		}
+	}
+}
+
+// TestInuseRawSums checks that the event count of a bucket is recovered
+// exactly from its rounded in-use bytes.
+func TestInuseRawSums(t *testing.T) {
+	sizes := []int64{1, 2, 7, 24, 96, 4095, 4096, 102399, 102400, 1 << 20, 1 << 30}
+	means := []int64{1, 2, 512, 4096, 102400, 1 << 20, 1 << 40}
+	counts := []int64{0, 1, 2, 3, 17, 1000, 123457}
+	for _, size := range sizes {
+		for _, mean := range means {
+			w, err := profiler.WeightedBytes(size, mean)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range counts {
+				s := &profile.Sample{NumLabel: map[string][]int64{"bytes": {size}}}
+				got, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
+				if err != nil || got != c || lo != c || hi != c*size {
+					t.Errorf("size %d mean %d count %d: got %d [%d, %d], %v", size, mean, c, got, lo, hi, err)
+				}
+			}
+		}
+	}
+}
+
+func TestHumanUnits(t *testing.T) {
+	bytesTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0B"}, {1, "1B"}, {999, "999B"}, {999.6, "0.98KiB"}, {1023, "1.00KiB"},
+		{1024, "1.00KiB"}, {1536, "1.50KiB"}, {10 * 1024, "10.0KiB"}, {99.96 * 1024, "100KiB"},
+		{1.25 * (1 << 20), "1.25MiB"}, {999 * (1 << 20), "999MiB"}, {1 << 30, "1.00GiB"},
+		{math.Exp2(62), "4.00EiB"}, {math.Exp2(72), "4096EiB"}, {math.NaN(), "?"}, {-1, "?"},
+	}
+	for _, tt := range bytesTests {
+		if got := humanBytes(tt.in); got != tt.want {
+			t.Errorf("humanBytes(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	countTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1000, "1.00k"}, {12345, "12.3k"}, {999499, "999k"}, {999500, "1.00M"}, {2.5e9, "2.50G"},
+	}
+	for _, tt := range countTests {
+		if got := humanCount(tt.in); got != tt.want {
+			t.Errorf("humanCount(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTruncateKey(t *testing.T) {
+	tests := []struct {
+		s        string
+		width    int
+		fromLeft bool
+		want     string
+	}{
+		{"main.f", 10, true, "main.f"},
+		{"github.com/a/b.parse", 10, true, "…a/b.parse"},
+		{"a < b < c < d", 8, false, "a < b <…"},
+		{"héllo wörld", 6, false, "héllo…"},
+		{"abc", 0, false, ""},
+	}
+	for _, tt := range tests {
+		if got := truncateKey(tt.s, tt.width, tt.fromLeft); got != tt.want {
+			t.Errorf("truncateKey(%q, %d, %v) = %q, want %q", tt.s, tt.width, tt.fromLeft, got, tt.want)
+		}
+	}
+}
+
+func TestShortFuncName(t *testing.T) {
+	tests := map[string]string{
+		"main.main":                             "main.main",
+		"github.com/a/b/pkg.(*T).M":             "pkg.(*T).M",
+		"github.com/a/pkg.F[go.shape.*uint8]":   "pkg.F[go.shape.*uint8]",
+		"github.com/a/pkg.G[github.com/x/y.T]":  "pkg.G[github.com/x/y.T]",
+		"net/http.HandlerFunc.ServeHTTP":        "http.HandlerFunc.ServeHTTP",
+		"0x4a3f00":                              "0x4a3f00",
+		"github.com/a/pkg.init.func1.gowrap2":   "pkg.init.func1.gowrap2",
+		"gopkg.in/yaml.v3.(*decoder).unmarshal": "yaml.v3.(*decoder).unmarshal",
+	}
+	for in, want := range tests {
+		if got := shortFuncName(in); got != want {
+			t.Errorf("shortFuncName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// checkTopRun fails the test if a run of top panicked in spirit: an exit
+// status other than 0, 1, 2, an error message of other than one line, or a
+// non-finite number in the output.
+func checkTopRun(t *testing.T, code int, out, errOut string) {
+	t.Helper()
+	switch code {
+	case 0:
+		if strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
+			t.Fatalf("non-finite number in output:\n%s", out)
+		}
+	case 1, 2:
+		if strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("exit %d with a message of other than one line: %q", code, errOut)
+		}
+	default:
+		t.Fatalf("exit status %d", code)
+	}
+}
+
+func FuzzTopFlags(f *testing.F) {
+	f.Add("type", "alloc", "10", "0.95", false)
+	f.Add("func", "inuse", "0", "0.5", true)
+	f.Add("stack", "alloc", "1", "0.999999", false)
+	f.Add("label=handler", "inuse", "3", "1e-9", true)
+	f.Add("label=", "x", "-1", "NaN", false)
+	f.Add("type", "alloc", "99999999999999999999", "+Inf", false)
+	path := fixturePath(f)
+	f.Fuzz(func(t *testing.T, by, sample, n, conf string, js bool) {
+		args := []string{"-by=" + by, "-sample=" + sample, "-n=" + n, "-confidence=" + conf}
+		if js {
+			args = append(args, "-json")
+		}
+		code, out, errOut := runTopArgs(append(args, path)...)
+		checkTopRun(t, code, out, errOut)
+	})
+}
+
+func FuzzTopProfile(f *testing.F) {
+	good := profileBytes(f, buildFixture(f))
+	f.Add(good)
+	raw := buildFixture(f)
+	var buf bytes.Buffer
+	if err := raw.WriteUncompressed(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte{})
+	f.Add([]byte{0x1f, 0x8b})
+	f.Add([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ap, err := decodeArenaProfile("fuzz.pb", data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error: %q", err)
+			}
+			return
+		}
+		for _, sample := range []string{"alloc", "inuse"} {
+			var out bytes.Buffer
+			opts := topOptions{by: groupBy{kind: "stack"}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
+			if err := topReport(ap, opts, &out); err != nil {
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("multi-line error: %q", err)
+				}
+				continue
+			}
+			if s := out.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+				t.Fatalf("non-finite number in output:\n%s", s)
+			}
+		}
+	})
+}

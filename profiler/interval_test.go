@@ -1,0 +1,201 @@
+package profiler
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func tableRow(s int64) (lo, hi int64, ok bool) {
+	for _, r := range quantileTable {
+		if r.s == s {
+			return r.lo, r.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
+func TestComputeIntervalTable(t *testing.T) {
+	const mean = 102400
+	for _, row := range quantileTable {
+		u := row.s * 1000
+		iv, err := ComputeInterval(row.s, u, mean, 0.95, WindowAligned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The lower bound is the table's (largest k with CDF < 0.025); the
+		// upper rounds outward to the smallest k with CDF >= 0.975.
+		if iv.FailuresLo != row.lo || iv.FailuresHi != row.hi+1 {
+			t.Errorf("s=%d: failures [%d, %d], table [%d, %d]+1", row.s, iv.FailuresLo, iv.FailuresHi, row.lo, row.hi)
+		}
+		if iv.Lo != float64(row.lo+u) || iv.Hi != float64(row.hi+1+u) {
+			t.Errorf("s=%d: bytes [%v, %v]", row.s, iv.Lo, iv.Hi)
+		}
+		if want := float64(row.s)*(mean-1) + float64(u); iv.Estimate != want {
+			t.Errorf("s=%d: estimate %v, want %v", row.s, iv.Estimate, want)
+		}
+	}
+}
+
+func TestComputeIntervalWindow(t *testing.T) {
+	const mean = 102400
+	for s := int64(2); s <= 9; s++ {
+		lo, hi, _ := tableRow(s)
+		loPrev, _, _ := tableRow(s - 1)
+		_, hiNext, _ := tableRow(s + 1)
+		for _, c := range []struct {
+			w              Window
+			wantLo, wantHi int64
+		}{
+			{WindowAligned, lo, hi + 1},
+			{WindowStart, loPrev, hi + 1},
+			{WindowEnd, lo, hiNext + 1},
+			{WindowBoth, loPrev, hiNext + 1},
+		} {
+			iv, err := ComputeInterval(s, s, mean, 0.95, c.w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if iv.FailuresLo != c.wantLo || iv.FailuresHi != c.wantHi || iv.Window != c.w {
+				t.Errorf("s=%d window=%v: [%d, %d], want [%d, %d]", s, c.w, iv.FailuresLo, iv.FailuresHi, c.wantLo, c.wantHi)
+			}
+		}
+	}
+	_, hi1, _ := tableRow(1)
+	for _, c := range []struct {
+		s, u   int64
+		w      Window
+		lo, hi float64
+	}{
+		{0, 0, WindowAligned, 0, 0},            // no events, end on an event: [u, u]
+		{0, 0, WindowStart, 0, 0},              //
+		{0, 0, WindowEnd, 0, float64(hi1 + 1)}, // finite upper bound
+		{0, 0, WindowBoth, 0, float64(hi1 + 1)},
+		{1, 300, WindowStart, 300, 300 + 377739},
+		{1, 300, WindowBoth, 300, 300 + 570532},
+	} {
+		iv, err := ComputeInterval(c.s, c.u, mean, 0.95, c.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iv.Lo != c.lo || iv.Hi != c.hi {
+			t.Errorf("s=%d u=%d window=%v: [%v, %v], want [%v, %v]", c.s, c.u, c.w, iv.Lo, iv.Hi, c.lo, c.hi)
+		}
+	}
+	// Mean 1 samples every byte: the interval is [u, u].
+	iv, err := ComputeInterval(5, 40, 1, 0.99, WindowBoth)
+	if err != nil || iv.Lo != 40 || iv.Hi != 40 || iv.Estimate != 40 {
+		t.Errorf("mean 1: %+v, %v", iv, err)
+	}
+}
+
+func TestComputeIntervalProperties(t *testing.T) {
+	for _, mean := range []int64{2, 64, 4096, 102400, 1 << 30, MaxMeanBytes} {
+		for _, s := range []int64{0, 1, 2, 17, 1000, 123456} {
+			prevLo, prevHi := math.Inf(1), math.Inf(-1)
+			for _, conf := range []float64{0.5, 0.8, 0.95, 0.99, 0.999999} {
+				iv, err := ComputeInterval(s, s+s*(mean/3), mean, conf, WindowBoth)
+				if err != nil {
+					if strings.Contains(err.Error(), "2^53") {
+						continue
+					}
+					t.Fatal(err)
+				}
+				if !(iv.Lo <= iv.Hi) || math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) || iv.Lo < float64(iv.Tail) {
+					t.Errorf("mean=%d s=%d conf=%v: %+v", mean, s, conf, iv)
+				}
+				if s > 0 && !(iv.Lo <= iv.Estimate && iv.Estimate <= iv.Hi) {
+					t.Errorf("mean=%d s=%d conf=%v: estimate %v outside [%v, %v]", mean, s, conf, iv.Estimate, iv.Lo, iv.Hi)
+				}
+				// Higher confidence: a wider interval.
+				if iv.Lo > prevLo || iv.Hi < prevHi {
+					t.Errorf("mean=%d s=%d conf=%v: [%v, %v] not wider than [%v, %v]", mean, s, conf, iv.Lo, iv.Hi, prevLo, prevHi)
+				}
+				prevLo, prevHi = iv.Lo, iv.Hi
+			}
+		}
+	}
+}
+
+func TestGroupInterval(t *testing.T) {
+	// One mean (possibly split over several strata) is ComputeInterval.
+	one, err := GroupInterval([]Stratum{{3, 300, 4096}, {5, 500, 4096}}, 0.95, WindowEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := ComputeInterval(8, 800, 4096, 0.95, WindowEnd)
+	if one != want {
+		t.Errorf("single mean: %+v, want %+v", one, want)
+	}
+	// Two means: each at confidence 1-0.05/2, summed.
+	strata := []Stratum{{10, 1000, 102400}, {40, 4000, 4096}}
+	g, err := GroupInterval(strata, 0.95, WindowBoth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := ComputeInterval(10, 1000, 102400, 0.975, WindowBoth)
+	b, _ := ComputeInterval(40, 4000, 4096, 0.975, WindowBoth)
+	if g.Lo != a.Lo+b.Lo || g.Hi != a.Hi+b.Hi || g.Estimate != a.Estimate+b.Estimate ||
+		g.Samples != 50 || g.Tail != 5000 || g.MeanBytes != 0 || g.FailuresLo != a.FailuresLo+b.FailuresLo {
+		t.Errorf("two means: %+v; parts %+v %+v", g, a, b)
+	}
+	for _, c := range []struct {
+		strata []Stratum
+		conf   float64
+		want   string
+	}{
+		{nil, 0.95, "no strata"},
+		{[]Stratum{{1, 0, 100}}, 0.95, "tail"},
+		{[]Stratum{{1, 1, 0}}, 0.95, "mean"},
+		{[]Stratum{{1, 1, 100}}, 1, "confidence"},
+		{[]Stratum{{1, 1, 100}}, math.NaN(), "confidence"},
+		{[]Stratum{{-1, 1, 100}}, 0.9, "negative"},
+	} {
+		if _, err := GroupInterval(c.strata, c.conf, WindowBoth); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("GroupInterval(%+v, %v): error %v, want %q", c.strata, c.conf, err, c.want)
+		}
+	}
+}
+
+func TestComputeIntervalErrors(t *testing.T) {
+	for _, c := range []struct {
+		s, u, mean int64
+		conf       float64
+		w          Window
+		want       string
+	}{
+		{-1, 0, 100, 0.95, WindowBoth, "negative"},
+		{5, 4, 100, 0.95, WindowBoth, "tail sum"},
+		{1, 1, 0, 0.95, WindowBoth, "mean"},
+		{1, 1, MaxMeanBytes + 1, 0.95, WindowBoth, "mean"},
+		{1, 1, 100, 0, WindowBoth, "confidence"},
+		{1, 1, 100, 1, WindowBoth, "confidence"},
+		{1, 1, 100, -0.5, WindowBoth, "confidence"},
+		{1, 1, 100, math.NaN(), WindowBoth, "confidence"},
+		{1, 1, 100, math.Inf(1), WindowBoth, "confidence"},
+		{1, 1, 100, 1 - 1e-12, WindowBoth, "precision"},
+		{1, 1, 100, 0.95, Window(7), "window"},
+		{1 << 41, 1 << 41, 100, 0.95, WindowBoth, "samples"},
+		{10_000_000, 10_000_000, 1 << 30, 0.95, WindowBoth, "2^53"},
+	} {
+		_, err := ComputeInterval(c.s, c.u, c.mean, c.conf, c.w)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ComputeInterval(%d, %d, %d, %v, %v): error %v, want one mentioning %q", c.s, c.u, c.mean, c.conf, c.w, err, c.want)
+		}
+	}
+}
+
+func TestParseWindow(t *testing.T) {
+	for _, w := range []Window{WindowAligned, WindowStart, WindowEnd, WindowBoth} {
+		got, err := ParseWindow(w.String())
+		if err != nil || got != w {
+			t.Errorf("ParseWindow(%q) = %v, %v", w.String(), got, err)
+		}
+	}
+	if _, err := ParseWindow("sideways"); err == nil {
+		t.Error("ParseWindow(sideways): no error")
+	}
+	if Window(9).String() != "Window(9)" {
+		t.Error(Window(9).String())
+	}
+}

@@ -1,0 +1,255 @@
+package profiler
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// simWorkload returns a fixed allocation sequence: object sizes from 1 byte
+// to 1 MiB (log-uniform), interleaved with a periodic pattern (eleven 8-byte
+// objects, one 4096-byte and one 100000-byte object, repeated), the kind of
+// pattern fixed-stride sampling gets wrong.
+func simWorkload(seed uint64, nrandom, nperiods int) []int64 {
+	r := rand.New(rand.NewPCG(seed, 99))
+	var sizes []int64
+	for i := 0; i < nrandom; i++ {
+		sizes = append(sizes, int64(math.Exp(r.Float64()*math.Log(1<<20)))) // 1 .. 1 MiB
+	}
+	sizes = append(sizes, 1, 1<<20)
+	for i := 0; i < nperiods; i++ {
+		for j := 0; j < 11; j++ {
+			sizes = append(sizes, 8)
+		}
+		sizes = append(sizes, 4096, 100000)
+	}
+	return sizes
+}
+
+// simEvent samples one object under the per-byte Bernoulli model with an
+// exact per-object draw: the offset of the first success is geometric,
+// floor(ln U / ln q), and the object is sampled when it is below the size.
+// (Trials are independent, so a fresh draw per object is the same model as
+// one running stream.) It uses its own generator, not GapSampler.
+func simEvent(r *rand.Rand, size int64, lq float64) (offset int64, sampled bool) {
+	u := 1 - r.Float64() // (0, 1]
+	off := math.Floor(math.Log(u) / lq)
+	if off < float64(size) {
+		return int64(off), true
+	}
+	return 0, false
+}
+
+type simResult struct {
+	weighted, failed float64
+	s, u             int64
+}
+
+func simRun(r *rand.Rand, sizes []int64, mean int64) simResult {
+	lq := math.Log1p(-1 / float64(mean))
+	var res simResult
+	for _, n := range sizes {
+		if off, ok := simEvent(r, n, lq); ok {
+			w, _ := WeightedBytes(n, mean)
+			res.weighted += w
+			res.s++
+			res.u += n - off
+		}
+	}
+	res.failed, _ = FailedTrialsEstimate(res.s, res.u, mean)
+	return res
+}
+
+// TestSimulationUnbiasedAndCoverage simulates the sampling model over a
+// fixed workload many times and checks:
+//   - the weighted and the failed-trials estimates average to the truth
+//     within 6 standard errors (false failure about 2e-9 each);
+//   - the 95% interval (window "end": each run starts a fresh stream and
+//     ends between events) covers the truth in a fraction at least
+//     0.95 - 6 binomial sigma (false failure below 1e-9; the interval is
+//     conservative, so the fraction may exceed 0.95).
+func TestSimulationUnbiasedAndCoverage(t *testing.T) {
+	runs := 4000
+	if testing.Short() {
+		runs = 2000
+	}
+	sizes := simWorkload(1, 300, 100)
+	var truth float64
+	for _, n := range sizes {
+		truth += float64(n)
+	}
+	for _, mean := range []int64{102400, 1 << 20} {
+		r := rand.New(rand.NewPCG(uint64(mean), 2024))
+		var sumW, sumF, sumF2 float64
+		covered, coveredBoth, coveredAligned := 0, 0, 0
+		var sumS float64
+		for i := 0; i < runs; i++ {
+			res := simRun(r, sizes, mean)
+			sumW += res.weighted
+			sumF += res.failed
+			sumF2 += res.failed * res.failed
+			sumS += float64(res.s)
+			for _, c := range []struct {
+				w   Window
+				cnt *int
+			}{{WindowEnd, &covered}, {WindowBoth, &coveredBoth}, {WindowAligned, &coveredAligned}} {
+				iv, err := ComputeInterval(res.s, res.u, mean, 0.95, c.w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if iv.Lo <= truth && truth <= iv.Hi {
+					*c.cnt++
+				}
+			}
+		}
+		R := float64(runs)
+		// Exact variance of the weighted estimate: sum of n^2 q^n/(1-q^n).
+		var varW float64
+		lq := math.Log1p(-1 / float64(mean))
+		for _, n := range sizes {
+			qn := math.Exp(float64(n) * lq)
+			varW += float64(n) * float64(n) * qn / -math.Expm1(float64(n)*lq)
+		}
+		avgW := sumW / R
+		if se := math.Sqrt(varW / R); math.Abs(avgW-truth) > 6*se {
+			t.Errorf("mean %d: weighted estimate averages %.6g, truth %.6g (6 SE = %.3g)", mean, avgW, truth, 6*se)
+		}
+		avgF := sumF / R
+		sdF := math.Sqrt((sumF2/R - avgF*avgF) * R / (R - 1))
+		if se := sdF / math.Sqrt(R); math.Abs(avgF-truth) > 6*se {
+			t.Errorf("mean %d: failed-trials estimate averages %.6g, truth %.6g (6 SE = %.3g)", mean, avgF, truth, 6*se)
+		}
+		frac := float64(covered) / R
+		sigma := math.Sqrt(0.95 * 0.05 / R)
+		t.Logf("mean %d: %d runs, %.1f events per run; coverage of the 95%% interval: window end %.4f, both %.4f, aligned %.4f (lower limit %.4f)",
+			mean, runs, sumS/R, frac, float64(coveredBoth)/R, float64(coveredAligned)/R, 0.95-6*sigma)
+		if frac < 0.95-6*sigma {
+			t.Errorf("mean %d: coverage %.4f below 0.95 - 6 sigma = %.4f", mean, frac, 0.95-6*sigma)
+		}
+		if fb := float64(coveredBoth) / R; fb < 0.95-6*sigma {
+			t.Errorf("mean %d: window both coverage %.4f below %.4f", mean, fb, 0.95-6*sigma)
+		}
+	}
+}
+
+// TestSimulationBytewise runs the literal model, one Bernoulli trial per
+// byte (success when a uniform integer below mean is 0), with the trials of
+// an object stopping at its first success, and checks the same unbiasedness
+// (6 standard errors) and coverage (0.95 - 6 sigma) on a small workload.
+func TestSimulationBytewise(t *testing.T) {
+	const mean = 64
+	runs, nrandom, nperiods := 3000, 400, 50
+	if testing.Short() {
+		runs, nrandom, nperiods = 2000, 150, 20
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	var sizes []int64
+	for i := 0; i < nrandom; i++ {
+		sizes = append(sizes, 1+int64(r.IntN(200)))
+	}
+	for i := 0; i < nperiods; i++ {
+		sizes = append(sizes, 1, 1, 1, 8, 8, 300) // periodic
+	}
+	var truth float64
+	for _, n := range sizes {
+		truth += float64(n)
+	}
+	var sumW, sumW2, sumF, sumF2 float64
+	covered := 0
+	for i := 0; i < runs; i++ {
+		var tl Tally
+		for _, n := range sizes {
+			for off := int64(0); off < n; off++ {
+				if r.Uint64N(mean) == 0 {
+					if err := tl.Add(n, off, mean); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+			}
+		}
+		w, f := tl.WeightedBytes(), tl.FailedTrialsEstimate()
+		sumW += w
+		sumW2 += w * w
+		sumF += f
+		sumF2 += f * f
+		iv, err := GroupInterval(append(tl.Strata(), Stratum{MeanBytes: mean}), 0.95, WindowEnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iv.Lo <= truth && truth <= iv.Hi {
+			covered++
+		}
+	}
+	R := float64(runs)
+	for _, c := range []struct {
+		name      string
+		sum, sum2 float64
+	}{{"weighted", sumW, sumW2}, {"failed-trials", sumF, sumF2}} {
+		avg := c.sum / R
+		se := math.Sqrt((c.sum2/R-avg*avg)*R/(R-1)) / math.Sqrt(R)
+		if math.Abs(avg-truth) > 6*se {
+			t.Errorf("%s estimate averages %.6g, truth %.6g (6 SE = %.3g)", c.name, avg, truth, 6*se)
+		}
+	}
+	frac := float64(covered) / R
+	sigma := math.Sqrt(0.95 * 0.05 / R)
+	t.Logf("byte-by-byte, mean %d: coverage %.4f over %d runs (lower limit %.4f)", mean, frac, runs, 0.95-6*sigma)
+	if frac < 0.95-6*sigma {
+		t.Errorf("coverage %.4f below %.4f", frac, 0.95-6*sigma)
+	}
+}
+
+// TestSimulationMeanChange changes the mean halfway through the workload:
+// the weighted sum stays unbiased (6 SE) and GroupInterval's Bonferroni
+// interval covers at least 0.95 - 6 sigma of the runs.
+func TestSimulationMeanChange(t *testing.T) {
+	runs := 2000
+	sizes := simWorkload(3, 200, 60)
+	half := len(sizes) / 2
+	var truth float64
+	for _, n := range sizes {
+		truth += float64(n)
+	}
+	means := []int64{102400, 16384}
+	r := rand.New(rand.NewPCG(11, 12))
+	var sumW, sumW2 float64
+	covered := 0
+	for i := 0; i < runs; i++ {
+		var tl Tally
+		for j, n := range sizes {
+			mean := means[0]
+			if j >= half {
+				mean = means[1]
+			}
+			if off, ok := simEvent(r, n, math.Log1p(-1/float64(mean))); ok {
+				if err := tl.Add(n, off, mean); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		st := append(tl.Strata(), Stratum{MeanBytes: means[0]}, Stratum{MeanBytes: means[1]})
+		iv, err := GroupInterval(st, 0.95, WindowEnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if iv.Lo <= truth && truth <= iv.Hi {
+			covered++
+		}
+		w := tl.WeightedBytes()
+		sumW += w
+		sumW2 += w * w
+	}
+	R := float64(runs)
+	avg := sumW / R
+	se := math.Sqrt((sumW2/R-avg*avg)*R/(R-1)) / math.Sqrt(R)
+	if math.Abs(avg-truth) > 6*se {
+		t.Errorf("weighted estimate across a mean change averages %.6g, truth %.6g (6 SE = %.3g)", avg, truth, 6*se)
+	}
+	frac := float64(covered) / R
+	sigma := math.Sqrt(0.95 * 0.05 / R)
+	t.Logf("mean change %v: coverage %.4f over %d runs (lower limit %.4f)", means, frac, runs, 0.95-6*sigma)
+	if frac < 0.95-6*sigma {
+		t.Errorf("coverage %.4f below %.4f", frac, 0.95-6*sigma)
+	}
+}
