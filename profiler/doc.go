@@ -8,6 +8,36 @@
 // draws the runs of failed trials between successes.
 //
 // The statistics turn the events of any group of objects into estimates of
-// the bytes and objects allocated, with exact negative-binomial confidence
-// intervals.
+// the bytes and objects allocated ([WeightedBytes], [Tally]), with exact
+// negative-binomial confidence intervals ([ComputeInterval],
+// [GroupInterval]; quantiles by [NegBinQuantile]).
+//
+// The collector ([Start]) registers with package hooks, aggregates events
+// into buckets keyed by stack, type, labels, size and mean, and hands out
+// [Snapshot]s that package export turns into pprof profiles.
+//
+// Usage, for the statistics:
+//
+//	// 8 sample events whose tails (size - offset) sum to 10908 bytes,
+//	// drawn at the default mean, in a window that ends between events:
+//	iv, err := profiler.ComputeInterval(8, 10908, profiler.DefaultMeanBytes, 0.95, profiler.WindowEnd)
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Printf("between %.0f and %.0f bytes\n", iv.Lo, iv.Hi)
+//
+//	// Or accumulate events as they come, each with its own mean:
+//	var t profiler.Tally
+//	_ = t.Add(size, offset, ev.MeanBytes)
+//	iv, err = t.Interval(0.95, profiler.WindowBoth)
+//
+// Usage, for the collector:
+//
+//	p, err := profiler.Start() // sampling on at the default mean
+//	if err != nil {
+//		return err
+//	}
+//	defer p.Stop()
+//	// ... allocate through arenas ...
+//	err = export.WriteFile("arena.pb.gz", p)
 package profiler
