@@ -1,0 +1,289 @@
+package arena
+
+import (
+	"unsafe"
+
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// DefaultChunkSize is the size of the byte chunks an arena carves
+// pointer-free objects from, and the largest size a typed slab grows to.
+const DefaultChunkSize = 64 << 10
+
+// MinChunkSize and MaxChunkSize bound [WithChunkSize].
+const (
+	MinChunkSize = 256
+	MaxChunkSize = 1 << 30
+)
+
+// cacheSize is the number of entries of the per-arena type cache; a power
+// of two.
+const cacheSize = 16
+
+// noSample is the sampleAt of a region whose arena does not sample.
+const noSample = ^uint64(0)
+
+// maxAlloc bounds the size of one object (2^47 bytes on 64-bit platforms,
+// 2^31 on 32-bit ones), like the runtime's limit for make.
+const maxAlloc = 1<<(31+16*(^uintptr(0)>>63)) - 1
+
+// zeroBase is the address of every zero-size object the arena hands out,
+// as the runtime does for new(struct{}).
+var zeroBase uint64
+
+// region is one bump-allocation stream: the shared byte chunk of an arena,
+// or the current typed slab of one pointer type. The fast path reads off
+// and combined and writes off; everything else is the slow path's.
+//
+// Offsets, not addresses, are kept, so that no pointer ever points past the
+// end of a chunk and no address is ever formed from a gap.
+type region struct {
+	off      uintptr        // offset of the next free byte in the chunk
+	combined uintptr        // min(sampleAt, limit): the fast path's bound
+	base     unsafe.Pointer // the current chunk
+	limit    uintptr        // the chunk's size in bytes
+	// sampleAt is the offset in the current chunk of the byte holding the
+	// next successful trial of this region's stream; it may lie beyond the
+	// chunk's end (the gap carries into the next chunk). noSample when the
+	// arena does not sample. A uint64, so that offset + gap never overflows
+	// (offsets < 2^31, gaps < 2^46, see profiler.MaxGapFactor).
+	sampleAt uint64
+
+	ti     *typeInfo // the slab's type; nil for the byte chunk
+	chunks []chunk   // every chunk of the region, in allocation order
+	cur    int       // index in chunks of the current chunk
+	next   uintptr   // size in bytes of the next typed slab
+}
+
+// chunk is a block of memory owned by a region.
+type chunk struct {
+	base unsafe.Pointer
+	size uintptr // bytes
+	used uintptr // bytes handed out (high-water mark since the last Reset)
+}
+
+// cacheEntry maps a type key to the region its objects come from.
+type cacheEntry struct {
+	key uintptr
+	reg *region
+}
+
+// Arena is a bump allocator whose allocations are sampled with the per-byte
+// model of package profiler and reported through package hooks.
+//
+// An Arena must be used by one goroutine at a time (the race detector
+// reports concurrent use); hand arenas to goroutines with a [Pool]. Memory
+// from [New] and [MakeSlice] is zeroed, aligned for its type, and safe with
+// the garbage collector: values whose type holds pointers live in typed
+// slabs the collector scans, pointer-free values share untyped byte chunks.
+//
+// The zero Arena is not usable; call [NewArena].
+type Arena struct {
+	cache [cacheSize]cacheEntry
+	none  region // the region of empty cache entries: never has room
+	bytes region // the byte chunk shared by pointer-free types
+
+	slabs map[uintptr]*region // typed slabs by type key
+
+	id        uint64
+	labels    hooks.Labels
+	base      hooks.Labels // the labels a Pool restores on Put
+	chunkSize uintptr
+	poison    bool
+	freed     bool
+	emitted   bool // an event was emitted since the last Release
+
+	state   *hooks.State // the state seen by the last slow path
+	sampler profiler.GapSampler
+	mean    int64 // the sampler's mean; 0 when not sampling
+
+	event hooks.Event
+	pcs   [hooks.MaxStackDepth]uintptr
+}
+
+// Option configures an [Arena] or a [Pool].
+type Option func(*config)
+
+type config struct {
+	chunkSize    uintptr
+	labels       hooks.Labels
+	seed1, seed2 uint64
+	seeded       bool
+	poison       bool
+}
+
+// WithChunkSize sets the size in bytes of the arena's byte chunks and the
+// size its typed slabs grow to. Objects larger than a chunk get a chunk of
+// their own. It panics if n is outside [MinChunkSize, MaxChunkSize].
+func WithChunkSize(n int) Option {
+	if n < MinChunkSize || n > MaxChunkSize {
+		panic("arenaprof: arena chunk size out of range")
+	}
+	return func(c *config) { c.chunkSize = uintptr(n) }
+}
+
+// WithLabels sets the labels carried by every event of the arena.
+func WithLabels(l hooks.Labels) Option {
+	return func(c *config) { c.labels = l }
+}
+
+// WithSeed seeds the arena's sampling generator, for reproducible tests and
+// simulations. By default every arena draws from its own random seed.
+func WithSeed(seed1, seed2 uint64) Option {
+	return func(c *config) { c.seed1, c.seed2, c.seeded = seed1, seed2, true }
+}
+
+// WithPoison makes [Arena.Reset] fill the arena's pointer-free memory with
+// a non-zero pattern and makes every later allocation zero its own memory
+// in the slow path, so that a value used after Reset reads garbage instead
+// of plausible data. It is a debugging aid: allocation is much slower.
+func WithPoison(on bool) Option {
+	return func(c *config) { c.poison = on }
+}
+
+// NewArena returns an empty arena.
+func NewArena(opts ...Option) *Arena {
+	c := config{chunkSize: DefaultChunkSize}
+	for _, o := range opts {
+		o(&c)
+	}
+	a := &Arena{
+		id:        hooks.NewArenaID(),
+		labels:    c.labels,
+		chunkSize: c.chunkSize,
+		poison:    c.poison,
+	}
+	if c.seeded {
+		a.sampler.Seed(c.seed1, c.seed2)
+	} else {
+		g, _ := profiler.NewGapSampler(0)
+		a.sampler = *g
+	}
+	a.bytes.sampleAt = noSample
+	a.clearCache()
+	return a
+}
+
+// ID returns the arena's identity, the Arena field of its events.
+func (a *Arena) ID() uint64 { return a.id }
+
+// Labels returns the labels carried by the arena's events.
+func (a *Arena) Labels() hooks.Labels { return a.labels }
+
+// SetLabels replaces the labels carried by the arena's later events.
+func (a *Arena) SetLabels(l hooks.Labels) { a.labels = l }
+
+// typeKey returns an identity of T that costs one load: the type word of an
+// interface holding a *T, a constant of the instantiation's dictionary.
+func typeKey[T any]() uintptr {
+	var x any = (*T)(nil)
+	return *(*uintptr)(unsafe.Pointer(&x))
+}
+
+// cacheIndex maps a type key to its cache entry.
+func cacheIndex(k uintptr) uintptr { return (k >> 5) & (cacheSize - 1) }
+
+// fastSize returns the number of bytes an object of n bytes takes from a
+// region: n rounded up to 8, so that every offset stays 8-aligned.
+func fastSize(n uintptr) uintptr { return (n + 7) &^ 7 }
+
+// New returns a pointer to a new zero value of type T allocated in a, like
+// new(T). It panics if a was freed.
+func New[T any](a *Arena) *T {
+	if p := TryNew[T](a); p != nil {
+		return p
+	}
+	return newSlow[T](a)
+}
+
+// TryNew is the inlinable fast path of [New]: it returns a pointer to a new
+// zero value of type T allocated in a, or nil when the allocation needs the
+// slow path (a new chunk, a sampled object, the first object of its type,
+// a change of the sampling state, or a freed arena). Then call New.
+//
+// New itself is too large for the compiler to inline into its caller (any
+// call to a function that is not inlined uses most of the inlining budget),
+// so a hot loop that wants the bump inlined writes
+//
+//	p := arena.TryNew[T](a)
+//	if p == nil {
+//		p = arena.New[T](a)
+//	}
+//
+// TryNew never samples: it returns nil whenever the object holds the next
+// sampled byte, so the pattern above is sampled exactly like New.
+func TryNew[T any](a *Arena) *T {
+	// One cache probe (the key check), one compare against the region's
+	// combined limit, one bump. Empty entries point to a region whose
+	// combined limit is 0, so a miss never dereferences nil.
+	var x any = (*T)(nil)
+	k := *(*uintptr)(unsafe.Pointer(&x))
+	e := &a.cache[(k>>5)&(cacheSize-1)]
+	r := e.reg
+	end := r.off + (unsafe.Sizeof(*new(T))+7)&^7
+	if e.key != k || end > r.combined {
+		return nil
+	}
+	r.off = end
+	return (*T)(unsafe.Add(r.base, end-(unsafe.Sizeof(*new(T))+7)&^7))
+}
+
+// MakeSlice returns a new slice of type []T with the given length and
+// capacity allocated in a, like make([]T, len, cap). It panics if len or
+// cap is negative, if len > cap, if the size overflows, or if a was freed.
+func MakeSlice[T any](a *Arena, len, cap int) []T {
+	// uint(len) <= uint(cap) also rejects len < 0; the second compare
+	// rejects cap <= 0 and sizes near maxAlloc. The slow path panics or
+	// handles the empty slice.
+	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) {
+		if p := tryMake[T](a, cap); p != nil {
+			return unsafe.Slice((*T)(p), cap)[:len]
+		}
+	}
+	return makeSlow[T](a, len, cap)
+}
+
+// tryMake is the fast path of MakeSlice, for 0 < cap <= maxAlloc/size;
+// nil means "take the slow path".
+func tryMake[T any](a *Arena, cap int) unsafe.Pointer {
+	var x any = (*T)(nil)
+	k := *(*uintptr)(unsafe.Pointer(&x))
+	e := &a.cache[(k>>5)&(cacheSize-1)]
+	r := e.reg
+	n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
+	end := r.off + n
+	// 0 < cap*size <= maxAlloc (checked by MakeSlice), so n and end do not
+	// wrap. Zero-size types never have a cache entry.
+	if e.key != k || end > r.combined {
+		return nil
+	}
+	r.off = end
+	return unsafe.Add(r.base, end-n)
+}
+
+// String returns a copy of s allocated in a.
+func String(a *Arena, s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	p := a.allocBytes(uintptr(len(s)), kindString, skipString)
+	b := unsafe.Slice((*byte)(p), len(s))
+	copy(b, s)
+	return unsafe.String((*byte)(p), len(s))
+}
+
+// Bytes returns a copy of b allocated in a, with capacity len(b). It returns
+// nil if b is nil.
+func Bytes(a *Arena, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if len(b) == 0 {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&zeroBase)), 0)
+	}
+	p := a.allocBytes(uintptr(len(b)), kindBytes, skipString)
+	c := unsafe.Slice((*byte)(p), len(b))
+	copy(c, b)
+	return c
+}

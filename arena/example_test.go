@@ -1,0 +1,71 @@
+package arena_test
+
+import (
+	"context"
+	"fmt"
+	"runtime/pprof"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+type user struct {
+	ID   int64
+	Name string
+	Tags []string
+}
+
+func Example() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	u := arena.New[user](a)
+	u.ID = 42
+	u.Name = arena.String(a, "gopher")
+	u.Tags = arena.MakeSlice[string](a, 0, 4)
+	u.Tags = append(u.Tags, "admin")
+	fmt.Println(u.ID, u.Name, u.Tags)
+
+	a.Reset() // u must not be used any more; the memory is reused, zeroed
+	v := arena.New[user](a)
+	fmt.Println(v.ID, v.Name == "", len(v.Tags))
+	// Output:
+	// 42 gopher [admin]
+	// 0 true 0
+}
+
+func ExamplePool() {
+	// Sample every object (mean 1) while this consumer is registered.
+	_ = hooks.SetMeanBytes(1)
+	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+	defer hooks.Register(func(e *hooks.Event) {
+		route, _ := e.Labels.Get("route")
+		fmt.Printf("sampled %s of %d bytes for %s\n", e.TypeName, e.Size, route)
+	})()
+
+	var pool arena.Pool
+	pprof.Do(context.Background(), pprof.Labels("route", "/users"), func(ctx context.Context) {
+		a := pool.Get(ctx)
+		defer pool.Put(a)
+		u := arena.New[user](a)
+		u.Name = "gopher"
+	})
+	// Output:
+	// sampled arena_test.user of 48 bytes for /users
+}
+
+func ExampleTryNew() {
+	a := arena.NewArena()
+	defer a.Free()
+	var sum int64
+	for i := range 1000 {
+		p := arena.TryNew[[4]int64](a) // inlined: one probe, one compare, one bump
+		if p == nil {
+			p = arena.New[[4]int64](a) // slow path: new chunk, sample, ...
+		}
+		p[0] = int64(i)
+		sum += p[0]
+	}
+	fmt.Println(sum)
+	// Output: 499500
+}

@@ -1,0 +1,88 @@
+package arena
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzMakeSlice checks MakeSlice against make for any len and cap: either
+// a slice of that length and capacity, zeroed, or a panic starting with
+// "arenaprof:" exactly when make would panic.
+func FuzzMakeSlice(f *testing.F) {
+	for _, c := range [][2]int{{0, 0}, {1, 1}, {3, 8}, {-1, 3}, {4, 3}, {0, -1}, {1 << 20, 1 << 20}, {0, 1 << 62}, {5, 70000}} {
+		f.Add(c[0], c[1])
+	}
+	a := NewArena(WithChunkSize(4096))
+	f.Fuzz(func(t *testing.T, n, c int) {
+		const limit = 1 << 24 // bytes the fuzzer may really allocate
+		valid := n >= 0 && n <= c && uint64(c) <= maxAlloc/8
+		if valid && c*8 > limit {
+			return
+		}
+		var s []int64
+		msg := func() (msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					msg, _ = r.(string)
+					if msg == "" {
+						msg = "non-string panic"
+					}
+				}
+			}()
+			s = MakeSlice[int64](a, n, c)
+			return ""
+		}()
+		if valid {
+			if msg != "" || len(s) != n || cap(s) != c {
+				t.Fatalf("MakeSlice(%d, %d): len %d cap %d panic %q", n, c, len(s), cap(s), msg)
+			}
+			for _, v := range s[:c] {
+				if v != 0 {
+					t.Fatal("not zeroed")
+				}
+			}
+			for i := range s[:c] {
+				s[:c][i] = 1
+			}
+		} else if !strings.HasPrefix(msg, "arenaprof: arena.MakeSlice: ") {
+			t.Fatalf("MakeSlice(%d, %d): panic %q, want an arenaprof panic", n, c, msg)
+		}
+		a.Reset()
+	})
+}
+
+// FuzzChunkSize checks that WithChunkSize accepts exactly the sizes in
+// [MinChunkSize, MaxChunkSize] and that an arena works with every one.
+func FuzzChunkSize(f *testing.F) {
+	for _, n := range []int{0, -1, MinChunkSize - 1, MinChunkSize, 1000, DefaultChunkSize, MaxChunkSize + 1} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n int) {
+		ok := n >= MinChunkSize && n <= MaxChunkSize
+		var opt Option
+		func() {
+			defer func() {
+				if r := recover(); r != nil && ok {
+					t.Fatalf("WithChunkSize(%d) panicked: %v", n, r)
+				}
+			}()
+			opt = WithChunkSize(n)
+		}()
+		if !ok {
+			if opt != nil {
+				t.Fatalf("WithChunkSize(%d) accepted", n)
+			}
+			return
+		}
+		if n > 1<<22 {
+			return // valid, but too much memory for a fuzz iteration
+		}
+		a := NewArena(opt)
+		for i := range 100 {
+			p := New[obj256](a)
+			p.a[31] = int64(i)
+			_ = MakeSlice[byte](a, i*37, i*37)
+		}
+		a.Free()
+	})
+}

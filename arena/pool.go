@@ -1,0 +1,69 @@
+package arena
+
+import (
+	"context"
+	"sync"
+
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+// Pool hands arenas to goroutines for request-scoped use and takes them
+// back. It is safe for concurrent use. The zero Pool makes arenas with the
+// default options; [NewPool] sets others.
+//
+// Idle arenas are kept in a [sync.Pool]: the garbage collector may drop
+// them, with their memory, between two uses.
+type Pool struct {
+	opts []Option
+	p    sync.Pool
+}
+
+// NewPool returns a pool whose arenas are made with opts.
+func NewPool(opts ...Option) *Pool {
+	return &Pool{opts: opts}
+}
+
+// Get returns an empty arena for the caller's exclusive use, labelled with
+// the pprof labels of ctx (see [runtime/pprof.WithLabels] and
+// [runtime/pprof.Do]) on top of the pool's own labels. ctx may be nil.
+// Give the arena back with [Pool.Put].
+func (p *Pool) Get(ctx context.Context) *Arena {
+	a, _ := p.p.Get().(*Arena)
+	if a == nil {
+		a = NewArena(p.opts...)
+		a.base = a.labels
+	}
+	a.labels = a.base
+	if ctx != nil {
+		if l := hooks.LabelsFromContext(ctx); l.Len() > 0 {
+			a.labels = mergeLabels(a.base, l)
+		}
+	}
+	return a
+}
+
+// Put resets a and takes it back; the caller must not use a or anything
+// allocated in it afterwards. Put ignores nil and freed arenas.
+func (p *Pool) Put(a *Arena) {
+	if a == nil || a.freed {
+		return
+	}
+	a.Reset()
+	a.labels = a.base
+	p.p.Put(a)
+}
+
+// mergeLabels returns base with the labels of over added or replacing.
+func mergeLabels(base, over hooks.Labels) hooks.Labels {
+	if base.Len() == 0 {
+		return over
+	}
+	kv := make([]string, 0, 2*(base.Len()+over.Len()))
+	for k, v := range base.All {
+		kv = append(kv, k, v)
+	}
+	for k, v := range over.All {
+		kv = append(kv, k, v)
+	}
+	return hooks.NewLabels(kv...)
+}

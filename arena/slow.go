@@ -1,0 +1,445 @@
+package arena
+
+import (
+	"reflect"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+// typeInfo is what the slow path knows about a type, computed once per
+// type with reflect and shared by every arena.
+type typeInfo struct {
+	key   uintptr
+	typ   reflect.Type
+	name  string
+	size  uintptr
+	align uintptr
+	ptrs  bool // the type holds pointers: its values live in typed slabs
+
+	sliceOnce sync.Once
+	sliceTyp  reflect.Type
+	sliceName string
+
+	// newSlab returns the first element of a new zeroed [n]T.
+	newSlab func(n int) unsafe.Pointer
+	// clear zeroes n values of type T at p, with write barriers.
+	clear func(p unsafe.Pointer, n int)
+}
+
+func (ti *typeInfo) slice() (reflect.Type, string) {
+	ti.sliceOnce.Do(func() {
+		ti.sliceTyp = reflect.SliceOf(ti.typ)
+		ti.sliceName = ti.sliceTyp.String()
+	})
+	return ti.sliceTyp, ti.sliceName
+}
+
+var infos sync.Map // type key -> *typeInfo
+
+// infoOf returns the type information of T.
+func infoOf[T any]() *typeInfo {
+	k := typeKey[T]()
+	if v, ok := infos.Load(k); ok {
+		return v.(*typeInfo)
+	}
+	t := reflect.TypeFor[T]()
+	ti := &typeInfo{
+		key:   k,
+		typ:   t,
+		name:  t.String(),
+		size:  t.Size(),
+		align: uintptr(t.Align()),
+		ptrs:  hasPointers(t),
+		newSlab: func(n int) unsafe.Pointer {
+			return unsafe.Pointer(unsafe.SliceData(make([]T, n)))
+		},
+		clear: func(p unsafe.Pointer, n int) {
+			clear(unsafe.Slice((*T)(p), n))
+		},
+	}
+	v, _ := infos.LoadOrStore(k, ti)
+	return v.(*typeInfo)
+}
+
+var (
+	stringInfo = &typeInfo{typ: reflect.TypeFor[string](), name: "string", size: 1, align: 1}
+	bytesInfo  = &typeInfo{typ: reflect.TypeFor[[]byte](), name: "[]uint8", size: 1, align: 1}
+)
+
+// hasPointers reports whether values of type t hold pointers the garbage
+// collector must see.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan,
+		reflect.Func, reflect.Interface, reflect.String, reflect.Slice:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Allocation kinds, for the event's type.
+const (
+	kindObject = iota
+	kindSlice
+	kindString
+	kindBytes
+)
+
+// skipString is the number of logical frames between Arena.alloc and the
+// user's function: newSlow and New, makeSlow and MakeSlice, or allocBytes
+// and String/Bytes.
+const skipString = 2
+
+// newSlow is the slow path of New.
+//
+//go:noinline
+func newSlow[T any](a *Arena) *T {
+	ti := infoOf[T]()
+	if ti.size == 0 {
+		a.check()
+		return (*T)(unsafe.Pointer(&zeroBase))
+	}
+	return (*T)(a.alloc(ti, 1, kindObject, skipString))
+}
+
+// makeSlow is the slow path of MakeSlice.
+//
+//go:noinline
+func makeSlow[T any](a *Arena, len, cap int) []T {
+	ti := infoOf[T]()
+	switch {
+	case len < 0:
+		panic("arenaprof: arena.MakeSlice: len out of range")
+	case cap < 0:
+		panic("arenaprof: arena.MakeSlice: cap out of range")
+	case len > cap:
+		panic("arenaprof: arena.MakeSlice: len larger than cap")
+	case ti.size > 0 && uintptr(cap) > maxAlloc/ti.size:
+		panic("arenaprof: arena.MakeSlice: cap out of range (size overflows)")
+	}
+	if cap == 0 || ti.size == 0 {
+		a.check()
+		return unsafe.Slice((*T)(unsafe.Pointer(&zeroBase)), cap)[:len]
+	}
+	p := a.alloc(ti, uintptr(cap), kindSlice, skipString)
+	return unsafe.Slice((*T)(p), cap)[:len]
+}
+
+// allocBytes is the slow path of String and Bytes.
+func (a *Arena) allocBytes(n uintptr, kind int, skip int) unsafe.Pointer {
+	ti := stringInfo
+	if kind == kindBytes {
+		ti = bytesInfo
+	}
+	if n > maxAlloc {
+		panic("arenaprof: arena: string or byte slice too large")
+	}
+	return a.alloc(ti, n, kind, skip)
+}
+
+// check panics if the arena was freed.
+func (a *Arena) check() {
+	if a.freed {
+		panic("arenaprof: arena used after Free")
+	}
+}
+
+// regionFor returns the region objects of type ti come from, and installs
+// the fast-path cache entry when the fast path can serve the type.
+func (a *Arena) regionFor(ti *typeInfo) *region {
+	r := &a.bytes
+	if ti.ptrs {
+		r = a.slabs[ti.key]
+		if r == nil {
+			if a.slabs == nil {
+				a.slabs = make(map[uintptr]*region)
+			}
+			r = &region{ti: ti, sampleAt: noSample}
+			a.redraw(r)
+			a.slabs[ti.key] = r
+		}
+	}
+	// The fast path bumps by the size rounded up to 8, so it can serve a
+	// slab only if that is the element size (always so on 64-bit
+	// platforms, where a type with pointers is 8-aligned). Stricter
+	// alignments than 8 do not exist in Go today; they take the slow path.
+	if ti.key != 0 && !a.poison && ti.align <= 8 && (!ti.ptrs || ti.size%8 == 0) {
+		a.cache[cacheIndex(ti.key)] = cacheEntry{key: ti.key, reg: r}
+	}
+	return r
+}
+
+// alloc is the common slow path: it hands out count values of type ti,
+// refilling the region, sampling the object and picking up a change of the
+// sampling state as needed. skip is the number of logical frames between
+// alloc and the user's function.
+func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Pointer {
+	a.check()
+	if st := hooks.Current(); st != a.state {
+		a.setState(st)
+	}
+	r := a.regionFor(ti)
+	n := count * ti.size
+	if !ti.ptrs {
+		// Pointer-free values share the byte chunk: keep every offset
+		// 8-aligned, and honour a stricter alignment by padding.
+		n = fastSize(n)
+		if ti.align > 8 {
+			r.off = (r.off + ti.align - 1) &^ (ti.align - 1)
+			if r.off > r.limit {
+				r.off = r.limit
+			}
+		}
+	}
+	if n > r.limit-r.off {
+		if n > a.maxChunk(r) {
+			return a.allocLarge(r, ti, count, n, kind, skip)
+		}
+		a.refill(r, n)
+	}
+	p := unsafe.Add(r.base, r.off)
+	if a.poison && !ti.ptrs {
+		clear(unsafe.Slice((*byte)(p), n))
+	}
+	if r.sampleAt < uint64(r.off+n) {
+		// The object holds the stream's next successful trial.
+		off := int64(r.sampleAt - uint64(r.off))
+		a.emit(ti, kind, int64(n), off, skip)
+		r.sampleAt = uint64(r.off+n) + uint64(a.sampler.Next())
+	}
+	r.off += n
+	r.combined = combined(r)
+	return p
+}
+
+// allocLarge hands out an object larger than a chunk in memory of its own,
+// sampled from the region's stream as if it lay at the region's offset.
+func (a *Arena) allocLarge(r *region, ti *typeInfo, count, n uintptr, kind int, skip int) unsafe.Pointer {
+	var p unsafe.Pointer
+	if ti.ptrs {
+		p = ti.newSlab(int(count))
+	} else {
+		p = unsafe.Pointer(unsafe.SliceData(make([]uint64, n/8)))
+	}
+	if r.sampleAt != noSample {
+		rem := r.sampleAt - uint64(r.off)
+		if rem < uint64(n) {
+			a.emit(ti, kind, int64(n), int64(rem), skip+1) // and allocLarge
+			r.sampleAt = uint64(r.off) + uint64(a.sampler.Next())
+		} else {
+			r.sampleAt -= uint64(n)
+		}
+		r.combined = combined(r)
+	}
+	return p
+}
+
+// maxChunk is the largest object served from the region's chunks.
+func (a *Arena) maxChunk(r *region) uintptr {
+	if r.ti != nil && r.ti.size > a.chunkSize {
+		return r.ti.size // a slab holds at least one element
+	}
+	return a.chunkSize
+}
+
+// firstSlab is the size in bytes of a type's first slab; later slabs
+// double up to the chunk size.
+const firstSlab = 1 << 10
+
+// refill makes a chunk with room for n bytes the region's current one. The
+// stream's remaining gap carries over: the bytes left at the end of the old
+// chunk get no trials, and no trial is lost or invented.
+func (a *Arena) refill(r *region, n uintptr) {
+	rem := noSample
+	if r.sampleAt != noSample {
+		rem = r.sampleAt - uint64(r.off)
+	}
+	if len(r.chunks) > 0 {
+		r.chunks[r.cur].used = r.off
+	}
+	// Reuse a chunk kept by Reset if it is large enough.
+	next := r.cur + 1
+	if len(r.chunks) == 0 {
+		next = 0
+	}
+	if next < len(r.chunks) && r.chunks[next].size >= n {
+		r.cur = next
+	} else {
+		r.chunks = append(r.chunks, a.newChunk(r, n))
+		r.cur = len(r.chunks) - 1
+		if next < r.cur {
+			// Move the new chunk before the ones too small for it, so that
+			// Reset's order stays "used chunks first".
+			r.chunks[next], r.chunks[r.cur] = r.chunks[r.cur], r.chunks[next]
+			r.cur = next
+		}
+	}
+	c := &r.chunks[r.cur]
+	r.base, r.limit, r.off = c.base, c.size, 0
+	r.sampleAt = rem
+	r.combined = combined(r)
+}
+
+// newChunk allocates a chunk of at least n bytes for the region.
+func (a *Arena) newChunk(r *region, n uintptr) chunk {
+	if r.ti == nil {
+		size := max(a.chunkSize, n)
+		s := make([]uint64, size/8)
+		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
+	}
+	if r.next == 0 {
+		r.next = min(firstSlab, a.chunkSize)
+	}
+	size := max(r.next, n)
+	r.next = min(2*r.next, a.chunkSize)
+	elems := size / r.ti.size
+	return chunk{base: r.ti.newSlab(int(elems)), size: elems * r.ti.size}
+}
+
+// combined returns the fast path's bound for the region.
+func combined(r *region) uintptr {
+	if r.sampleAt < uint64(r.limit) {
+		return uintptr(r.sampleAt)
+	}
+	return r.limit
+}
+
+// setState picks up a change of the global sampling state. A new mean
+// redraws every region's gap: the cached trials are discarded whatever
+// their outcome, which keeps the trials that follow independent.
+func (a *Arena) setState(st *hooks.State) {
+	a.state = st
+	if st.MeanBytes == a.mean {
+		return
+	}
+	a.mean = st.MeanBytes
+	_ = a.sampler.SetMean(st.MeanBytes) // hooks bounds the mean
+	a.redraw(&a.bytes)
+	for _, r := range a.slabs {
+		a.redraw(r)
+	}
+}
+
+// redraw draws a fresh gap for the region.
+func (a *Arena) redraw(r *region) {
+	if a.mean > 0 {
+		r.sampleAt = uint64(r.off) + uint64(a.sampler.Next())
+	} else {
+		r.sampleAt = noSample
+	}
+	r.combined = combined(r)
+}
+
+// emit reports a sampled object.
+func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
+	e := &a.event
+	*e = hooks.Event{
+		TypeName:  ti.name,
+		Type:      ti.typ,
+		Size:      size,
+		Offset:    offset,
+		MeanBytes: a.mean,
+		Labels:    a.labels,
+		Arena:     a.id,
+		Time:      time.Now(),
+	}
+	if kind == kindSlice {
+		e.Type, e.TypeName = ti.slice()
+	}
+	// Skip emit and alloc, then the allocator's entry points.
+	e.Stack = a.pcs[:hooks.Callers(skip+2, a.pcs[:])]
+	a.emitted = true
+	hooks.Emit(e)
+	e.Stack = nil
+	e.Type = nil
+}
+
+// Reset makes all the arena's memory available again, zeroed, and keeps it
+// for reuse. Values handed out before Reset must not be used afterwards: a
+// value whose type holds pointers may be handed out again, to a new owner.
+// Doing so is a logic error but never a memory-safety one: the garbage
+// collector always sees memory of the right type.
+//
+// If the arena emitted an event since its previous Reset, consumers are
+// told through [hooks.Release]. Reset panics if the arena was freed.
+func (a *Arena) Reset() {
+	a.check()
+	a.release()
+	a.resetRegion(&a.bytes)
+	for _, r := range a.slabs {
+		a.resetRegion(r)
+	}
+}
+
+func (a *Arena) resetRegion(r *region) {
+	if len(r.chunks) == 0 {
+		return
+	}
+	r.chunks[r.cur].used = r.off
+	for i := range r.chunks {
+		c := &r.chunks[i]
+		if c.used == 0 {
+			continue
+		}
+		switch {
+		case r.ti != nil:
+			r.ti.clear(c.base, int(c.used/r.ti.size))
+		case a.poison:
+			b := unsafe.Slice((*byte)(c.base), c.used)
+			for j := range b {
+				b[j] = 0xa5
+			}
+		default:
+			clear(unsafe.Slice((*byte)(c.base), c.used))
+		}
+		c.used = 0
+	}
+	// Carry the stream over: the trials already drawn stay valid.
+	if r.sampleAt != noSample {
+		r.sampleAt -= uint64(r.off)
+	}
+	r.cur = 0
+	r.base, r.limit, r.off = r.chunks[0].base, r.chunks[0].size, 0
+	r.combined = combined(r)
+}
+
+// Free drops the arena's memory for the garbage collector to reclaim. The
+// values handed out stay valid for as long as they are referenced, but the
+// arena can no longer be used: New, MakeSlice, String, Bytes and Reset
+// panic. Calling Free again does nothing.
+func (a *Arena) Free() {
+	if a.freed {
+		return
+	}
+	a.release()
+	a.freed = true
+	a.clearCache()
+	a.bytes = region{sampleAt: noSample}
+	a.slabs = nil
+}
+
+func (a *Arena) release() {
+	if a.emitted {
+		a.emitted = false
+		hooks.Release(a.id)
+	}
+}
+
+// clearCache empties the fast path's type cache.
+func (a *Arena) clearCache() {
+	a.none = region{sampleAt: noSample}
+	for i := range a.cache {
+		a.cache[i] = cacheEntry{reg: &a.none}
+	}
+}
