@@ -1,0 +1,123 @@
+package export_test
+
+import (
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+//go:noinline
+func benchStackA(depth int, bits uint, out *[][]uintptr) {
+	benchStackStep(depth, bits, out)
+}
+
+//go:noinline
+func benchStackB(depth int, bits uint, out *[][]uintptr) {
+	benchStackStep(depth, bits, out)
+}
+
+func benchStackStep(depth int, bits uint, out *[][]uintptr) {
+	if depth == 0 {
+		pcs := make([]uintptr, hooks.MaxStackDepth)
+		*out = append(*out, pcs[:runtime.Callers(1, pcs)])
+		return
+	}
+	if bits&1 == 0 {
+		benchStackA(depth-1, bits>>1, out)
+	} else {
+		benchStackB(depth-1, bits>>1, out)
+	}
+}
+
+// benchSnapshot returns a snapshot of 10,000 records: 100 distinct real
+// stacks (7 levels of two functions, plus the test harness) times 100
+// object sizes.
+func benchSnapshot() *profiler.Snapshot {
+	var stacks [][]uintptr
+	for i := range uint(100) {
+		benchStackStep(7, i, &stacks)
+	}
+	recs := make([]profiler.Record, 0, 10000)
+	labels := hooks.NewLabels("handler", "/api/v1/users")
+	for _, st := range stacks {
+		for size := int64(8); size <= 800; size += 8 {
+			w, _ := profiler.WeightedBytes(size, profiler.DefaultMeanBytes)
+			recs = append(recs, profiler.Record{
+				Stack: st, TypeName: "main.user", Labels: labels, Size: size, MeanBytes: profiler.DefaultMeanBytes,
+				AllocSamples: 3, AllocTail: 3 * size, AllocBytes: 3 * w, AllocObjects: 3 * w / float64(size),
+				InuseSamples: 1, InuseBytes: w, InuseObjects: w / float64(size),
+			})
+		}
+	}
+	now := time.Now()
+	return &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: profiler.DefaultMeanBytes,
+		Window: profiler.WindowEnd, Records: recs}
+}
+
+// BenchmarkBuild10k builds a profile of 10,000 buckets.
+func BenchmarkBuild10k(b *testing.B) {
+	s := benchSnapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := export.BuildSnapshot(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWrite10k builds and writes (gzipped protobuf) a profile of
+// 10,000 buckets.
+func BenchmarkWrite10k(b *testing.B) {
+	s := benchSnapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := export.WriteSnapshot(io.Discard, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var benchSink *[32]byte
+
+// BenchmarkArenaProfilerOverhead allocates 32-byte objects from an arena,
+// resetting it every 1024 objects: with sampling off (no consumer), with a
+// consumer that does nothing (the cost of the arena's events: slow path,
+// stack capture), and with a profiler, all at the default mean. ns/op is
+// per object; on minus noop is the collector's own share.
+func BenchmarkArenaProfilerOverhead(b *testing.B) {
+	for _, mode := range []string{"off", "noop", "on"} {
+		b.Run(mode, func(b *testing.B) {
+			if err := hooks.SetMeanBytes(profiler.DefaultMeanBytes); err != nil {
+				b.Fatal(err)
+			}
+			switch mode {
+			case "noop":
+				defer hooks.Register(func(*hooks.Event) {})()
+			case "on":
+				p, err := profiler.Start()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Stop()
+			}
+			if got := hooks.Current().MeanBytes; (got > 0) != (mode != "off") {
+				b.Fatalf("sampling mean %d in mode %s", got, mode)
+			}
+			a := arena.NewArena(arena.WithSeed(1, 2))
+			n := 0
+			for b.Loop() {
+				benchSink = arena.New[[32]byte](a)
+				if n++; n == 1024 {
+					a.Reset()
+					n = 0
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,490 @@
+package export
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// Sample value indexes, in the order of the profile's sample types.
+const (
+	IndexAllocObjects = iota // alloc_objects/count: estimated objects allocated
+	IndexAllocSpace          // alloc_space/bytes: estimated bytes allocated
+	IndexInuseObjects        // inuse_objects/count: estimated objects live
+	IndexInuseSpace          // inuse_space/bytes: estimated bytes live
+	IndexAllocSamples        // alloc_samples/count: raw number of sample events
+	IndexAllocTail           // alloc_tail/bytes: raw sum of size-offset
+	numSampleTypes
+)
+
+// Label keys of the profile's samples.
+const (
+	// LabelType is the string label holding the Go type of the objects.
+	LabelType = "type"
+	// LabelBytes is the numeric label (unit bytes) holding the object size.
+	// Overflow samples, which mix sizes, have none.
+	LabelBytes = "bytes"
+	// LabelMean is the numeric label (unit bytes) holding the sampling mean
+	// the sample's events were drawn under.
+	LabelMean = "sampling_mean"
+	// ReservedLabelPrefix is put in front of an arena label whose key is one
+	// of the keys above, so that it cannot be confused with them: an arena
+	// label "type" is exported as "arena_type".
+	ReservedLabelPrefix = "arena_"
+)
+
+// OverflowFunction is the name of the synthetic frame that stands for the
+// stacks of events past the profiler's bucket bound.
+const OverflowFunction = "[arenaprof: bucket limit reached, stack dropped]"
+
+// allocatorPackage is the package whose frames never appear in a profile.
+const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
+
+// windowCommentPrefix starts the comment that marks a profile's window.
+const windowCommentPrefix = "arenaprof window="
+
+// SampleTypes returns the profile's sample types, in order.
+func SampleTypes() []*profile.ValueType {
+	return []*profile.ValueType{
+		{Type: "alloc_objects", Unit: "count"},
+		{Type: "alloc_space", Unit: "bytes"},
+		{Type: "inuse_objects", Unit: "count"},
+		{Type: "inuse_space", Unit: "bytes"},
+		{Type: "alloc_samples", Unit: "count"},
+		{Type: "alloc_tail", Unit: "bytes"},
+	}
+}
+
+// WindowName returns the name of a window marking: aligned, start, end or
+// both (the values of the CLI's -window flag).
+func WindowName(w profiler.Window) string {
+	switch w & profiler.WindowBoth {
+	case profiler.WindowAligned:
+		return "aligned"
+	case profiler.WindowStart:
+		return "start"
+	case profiler.WindowEnd:
+		return "end"
+	}
+	return "both"
+}
+
+// ParseWindowName is the inverse of [WindowName].
+func ParseWindowName(s string) (profiler.Window, error) {
+	switch s {
+	case "aligned":
+		return profiler.WindowAligned, nil
+	case "start":
+		return profiler.WindowStart, nil
+	case "end":
+		return profiler.WindowEnd, nil
+	case "both":
+		return profiler.WindowBoth, nil
+	}
+	return 0, fmt.Errorf("export: unknown window %q (want aligned, start, end or both)", s)
+}
+
+// WindowComment returns the profile comment that marks window w:
+// "arenaprof window=W".
+func WindowComment(w profiler.Window) string { return windowCommentPrefix + WindowName(w) }
+
+// WindowOf returns the window marking of a profile: the union of the flags
+// of every "arenaprof window=W" comment (a merged profile carries the
+// comments of its parts), or WindowBoth, the conservative choice, if there
+// is none or one cannot be read.
+//
+// How the marking is used: the interval of a group of samples is computed
+// from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
+// [profiler.GroupInterval] at this window. A window whose start is not on a
+// sample event lowers the lower bound as if one event fewer had been seen;
+// one whose end is not on an event raises the upper bound as if one more had.
+func WindowOf(p *profile.Profile) profiler.Window {
+	found := false
+	var w profiler.Window
+	for _, c := range p.Comments {
+		name, ok := strings.CutPrefix(c, windowCommentPrefix)
+		if !ok {
+			continue
+		}
+		x, err := ParseWindowName(name)
+		if err != nil {
+			return profiler.WindowBoth
+		}
+		w |= x
+		found = true
+	}
+	if !found {
+		return profiler.WindowBoth
+	}
+	return w
+}
+
+// Merge merges compatible profiles with [profile.Merge]: values add up, and
+// the window marking becomes the union of the parts' markings (a part
+// without one counts as "both").
+func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("export: no profiles to merge")
+	}
+	var w profiler.Window
+	for _, p := range ps {
+		if p == nil {
+			return nil, errors.New("export: nil profile")
+		}
+		w |= WindowOf(p)
+	}
+	m, err := profile.Merge(ps)
+	if err != nil {
+		return nil, err
+	}
+	cs := m.Comments[:0]
+	for _, c := range m.Comments {
+		if !strings.HasPrefix(c, windowCommentPrefix) {
+			cs = append(cs, c)
+		}
+	}
+	m.Comments = append(cs, WindowComment(w))
+	return m, nil
+}
+
+// Build returns the profile of everything p has seen since it started.
+func Build(p *profiler.Profiler) (*profile.Profile, error) {
+	if p == nil {
+		return nil, errors.New("export: nil profiler")
+	}
+	return BuildSnapshot(p.Snapshot())
+}
+
+// BuildDelta returns the profile of the window between two cumulative
+// snapshots of one profiler (see [profiler.Delta]): alloc values and raw
+// sums over the window, in-use values at its end. prev == nil gives the
+// profile since the profiler started.
+func BuildDelta(prev, cur *profiler.Snapshot) (*profile.Profile, error) {
+	d, err := profiler.Delta(prev, cur)
+	if err != nil {
+		return nil, err
+	}
+	return BuildSnapshot(d)
+}
+
+// BuildSnapshot returns the profile of a snapshot, cumulative or delta.
+// The result passes CheckValid. Samples with equal labels share their label
+// maps (as they share locations): copy a map before changing the labels of
+// one sample only.
+func BuildSnapshot(s *profiler.Snapshot) (*profile.Profile, error) {
+	if s == nil {
+		return nil, errors.New("export: nil snapshot")
+	}
+	b := newBuilder()
+	p := b.p
+	p.SampleType = SampleTypes()
+	p.DefaultSampleType = "alloc_space"
+	p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
+	p.Period = s.MeanBytes
+	p.TimeNanos = s.Start.UnixNano()
+	if d := s.End.Sub(s.Start); d > 0 {
+		p.DurationNanos = int64(d)
+	}
+	p.Comments = append(p.Comments, WindowComment(s.Window))
+	if s.Stats.OverflowEvents > 0 || s.Stats.OverflowBuckets > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf(
+			"arenaprof overflow: %d events past the bound of %d buckets were aggregated without their stacks",
+			s.Stats.OverflowEvents, s.Stats.MaxBuckets))
+	}
+	if s.Stats.Dropped > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", s.Stats.Dropped))
+	}
+	for i := range s.Records {
+		r := &s.Records[i]
+		v := recordValues(r)
+		if v == [numSampleTypes]int64{} {
+			continue
+		}
+		smp := &profile.Sample{
+			Value:    v[:],
+			Label:    b.labels(r),
+			NumLabel: b.numLabels(r),
+			NumUnit:  b.numUnits(r.Overflow),
+		}
+		if r.Overflow {
+			smp.Location = []*profile.Location{b.overflowLocation()}
+		} else {
+			smp.Location = b.stackLocations(r.Stack)
+		}
+		p.Sample = append(p.Sample, smp)
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("export: built an invalid profile: %w", err)
+	}
+	return p, nil
+}
+
+// recordValues returns the six sample values of a record. Weighted sums are
+// rounded once, here.
+func recordValues(r *profiler.Record) [numSampleTypes]int64 {
+	return [numSampleTypes]int64{
+		IndexAllocObjects: roundInt(r.AllocObjects),
+		IndexAllocSpace:   roundInt(r.AllocBytes),
+		IndexInuseObjects: roundInt(r.InuseObjects),
+		IndexInuseSpace:   roundInt(r.InuseBytes),
+		IndexAllocSamples: r.AllocSamples,
+		IndexAllocTail:    r.AllocTail,
+	}
+}
+
+func roundInt(x float64) int64 {
+	switch {
+	case !(x > 0): // also NaN
+		return 0
+	case x >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(math.Round(x))
+}
+
+// frameInfo is the symbolization of one program counter: the single
+// logical frame runtime.CallersFrames gives for it.
+type frameInfo struct {
+	pc      uintptr // the call (or inline mark) pc
+	fn      string
+	file    string
+	line    int64
+	inlined bool // an inlined call: the next pc's frame is its caller in the same physical frame
+}
+
+type funcKey struct{ name, file string }
+
+type labelsKey struct {
+	typeName, labels string
+}
+
+type numKey struct {
+	size, mean int64
+	overflow   bool
+}
+
+type builder struct {
+	p        *profile.Profile
+	stacks   map[string][]*profile.Location
+	label    map[labelsKey]map[string][]string
+	num      map[numKey]map[string][]int64
+	units    [2]map[string][]string
+	mapping  *profile.Mapping
+	frames   map[uintptr]frameInfo
+	locs     map[string]*profile.Location
+	funcs    map[funcKey]*profile.Function
+	overflow *profile.Location
+	keyBuf   []byte
+}
+
+func newBuilder() *builder {
+	exe, _ := os.Executable()
+	m := &profile.Mapping{
+		ID: 1, File: exe,
+		HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true,
+	}
+	return &builder{
+		p:       &profile.Profile{Mapping: []*profile.Mapping{m}},
+		mapping: m,
+		frames:  make(map[uintptr]frameInfo),
+		stacks:  make(map[string][]*profile.Location),
+		label:   make(map[labelsKey]map[string][]string),
+		num:     make(map[numKey]map[string][]int64),
+		locs:    make(map[string]*profile.Location),
+		funcs:   make(map[funcKey]*profile.Function),
+	}
+}
+
+// labels returns the string labels of a record's sample.
+func (b *builder) labels(r *profiler.Record) map[string][]string {
+	k := labelsKey{r.TypeName, r.Labels.Key()}
+	if m, ok := b.label[k]; ok {
+		return m
+	}
+	m := map[string][]string{}
+	if r.TypeName != "" {
+		m[LabelType] = []string{r.TypeName}
+	}
+	r.Labels.All(func(k, val string) bool {
+		switch k {
+		case LabelType, LabelBytes, LabelMean:
+			k = ReservedLabelPrefix + k
+		}
+		m[k] = append(m[k], val)
+		return true
+	})
+	if len(m) == 0 {
+		m = nil
+	}
+	b.label[k] = m
+	return m
+}
+
+// numLabels returns the numeric labels of a record's sample.
+func (b *builder) numLabels(r *profiler.Record) map[string][]int64 {
+	k := numKey{r.Size, r.MeanBytes, r.Overflow}
+	if m, ok := b.num[k]; ok {
+		return m
+	}
+	m := map[string][]int64{LabelMean: {r.MeanBytes}}
+	if !r.Overflow {
+		m[LabelBytes] = []int64{r.Size}
+	}
+	b.num[k] = m
+	return m
+}
+
+// numUnits returns the units of the numeric labels.
+func (b *builder) numUnits(overflow bool) map[string][]string {
+	i := 0
+	if overflow {
+		i = 1
+	}
+	if b.units[i] == nil {
+		b.units[i] = map[string][]string{LabelMean: {"bytes"}}
+		if !overflow {
+			b.units[i][LabelBytes] = []string{"bytes"}
+		}
+	}
+	return b.units[i]
+}
+
+// stackLocations is locations with a cache per distinct stack.
+func (b *builder) stackLocations(stack []uintptr) []*profile.Location {
+	b.keyBuf = b.keyBuf[:0]
+	for _, pc := range stack {
+		b.keyBuf = binary.LittleEndian.AppendUint64(b.keyBuf, uint64(pc))
+	}
+	if l, ok := b.stacks[string(b.keyBuf)]; ok {
+		return l
+	}
+	key := string(b.keyBuf)
+	l := b.locations(stack)
+	b.stacks[key] = l
+	return l
+}
+
+// frame symbolizes pc, with a cache.
+func (b *builder) frame(pc uintptr) frameInfo {
+	if f, ok := b.frames[pc]; ok {
+		return f
+	}
+	fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	f := frameInfo{pc: fr.PC, fn: fr.Function, file: fr.File, line: int64(fr.Line)}
+	if f.pc == 0 {
+		f.pc = pc - 1
+	}
+	f.inlined = fr.Function != "" && fr.Func == nil
+	b.frames[pc] = f
+	return f
+}
+
+// dropFrame reports whether a frame never appears in a profile: the
+// allocator's own and the goroutine entry.
+func dropFrame(fn string) bool {
+	return strings.HasPrefix(fn, allocatorPackage) || fn == "runtime.goexit"
+}
+
+func (b *builder) function(name, file string) *profile.Function {
+	k := funcKey{name, file}
+	if f := b.funcs[k]; f != nil {
+		return f
+	}
+	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
+	b.funcs[k] = f
+	b.p.Function = append(b.p.Function, f)
+	return f
+}
+
+// locations turns a stack of return pcs (one per logical frame, as
+// runtime.Callers reports them) into locations: one per physical frame,
+// whose lines are its inlined calls, innermost first.
+func (b *builder) locations(stack []uintptr) []*profile.Location {
+	locs := make([]*profile.Location, 0, len(stack))
+	for i := 0; i < len(stack); {
+		j := i
+		for j < len(stack)-1 && b.frame(stack[j]).inlined {
+			j++
+		}
+		group := stack[i : j+1]
+		i = j + 1
+		if l := b.location(group); l != nil {
+			locs = append(locs, l)
+		}
+	}
+	return locs
+}
+
+func (b *builder) location(group []uintptr) *profile.Location {
+	b.keyBuf = b.keyBuf[:0]
+	for _, pc := range group {
+		b.keyBuf = binary.LittleEndian.AppendUint64(b.keyBuf, uint64(pc))
+	}
+	if l, ok := b.locs[string(b.keyBuf)]; ok {
+		return l
+	}
+	key := string(b.keyBuf)
+	first := b.frame(group[0])
+	var lines []profile.Line
+	known := false
+	for _, pc := range group {
+		f := b.frame(pc)
+		if f.fn == "" {
+			continue
+		}
+		known = true
+		if dropFrame(f.fn) {
+			continue
+		}
+		lines = append(lines, profile.Line{Function: b.function(f.fn, f.file), Line: f.line})
+	}
+	var l *profile.Location
+	if !known || len(lines) > 0 {
+		l = &profile.Location{
+			ID:      uint64(len(b.p.Location) + 1),
+			Mapping: b.mapping,
+			Address: uint64(first.pc),
+			Line:    lines,
+		}
+		b.p.Location = append(b.p.Location, l)
+	}
+	b.locs[key] = l
+	return l
+}
+
+func (b *builder) overflowLocation() *profile.Location {
+	if b.overflow == nil {
+		f := b.function(OverflowFunction, "")
+		b.overflow = &profile.Location{
+			ID:      uint64(len(b.p.Location) + 1),
+			Mapping: b.mapping,
+			Line:    []profile.Line{{Function: f}},
+		}
+		b.p.Location = append(b.p.Location, b.overflow)
+	}
+	return b.overflow
+}
+
+// leafSite returns "function file:line" of the leaf frame of a stack that
+// survives dropping, for the text table.
+func (b *builder) leafSite(r *profiler.Record) string {
+	if r.Overflow {
+		return OverflowFunction
+	}
+	for _, l := range b.locations(r.Stack) {
+		if len(l.Line) > 0 {
+			ln := l.Line[0]
+			return fmt.Sprintf("%s %s:%d", ln.Function.Name, ln.Function.Filename, ln.Line)
+		}
+		return fmt.Sprintf("%#x", l.Address)
+	}
+	return "(no stack)"
+}

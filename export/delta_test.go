@@ -1,0 +1,128 @@
+package export_test
+
+import (
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+func sumValues(p *profile.Profile) []int64 {
+	out := make([]int64, len(p.SampleType))
+	for _, s := range p.Sample {
+		for i, v := range s.Value {
+			out[i] += v
+		}
+	}
+	return out
+}
+
+// A delta that sees only the second half of a workload reports that half:
+// the true bytes lie inside the interval computed from the delta's raw sums
+// at its window, at confidence 1-1e-6 (false-failure probability below
+// 1e-6); in-use stays absolute. Merging the first half with the delta adds
+// them up.
+func TestDeltaSecondHalf(t *testing.T) {
+	const mean, n = 512, 20000 // 320000 bytes per half, about 625 events
+	p := startProfiler(t, profiler.WithMeanBytes(mean))
+	a := newTestArena(t, 7, hooks.Labels{})
+	var s1, s2 *profiler.Snapshot
+	for half := range 2 {
+		allocSmall(a, n)
+		if half == 0 {
+			s1 = p.Snapshot()
+		}
+	}
+	s2 = p.Snapshot()
+
+	delta := roundTrip(t, must(export.BuildDelta(s1, s2)))
+	full := roundTrip(t, must(export.BuildSnapshot(s2)))
+	first := roundTrip(t, must(export.BuildDelta(nil, s1)))
+	if w := export.WindowOf(delta); w != profiler.WindowBoth {
+		t.Errorf("delta window %v", w)
+	}
+	if delta.TimeNanos != s1.End.UnixNano() || delta.DurationNanos != int64(s2.End.Sub(s1.End)) {
+		t.Errorf("delta time %d+%d", delta.TimeNanos, delta.DurationNanos)
+	}
+	dv, fv, v1 := sumValues(delta), sumValues(full), sumValues(first)
+	iv, err := profiler.ComputeInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, export.WindowOf(delta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth := float64(n * 16); truth < iv.Lo || truth > iv.Hi {
+		t.Errorf("second half: %v bytes outside [%v, %v]", truth, iv.Lo, iv.Hi)
+	}
+	if dv[export.IndexInuseSpace] != fv[export.IndexInuseSpace] || dv[export.IndexInuseObjects] != fv[export.IndexInuseObjects] {
+		t.Errorf("delta in-use %v, full in-use %v", dv, fv)
+	}
+	for _, i := range []int{export.IndexAllocSamples, export.IndexAllocTail} {
+		if v1[i]+dv[i] != fv[i] {
+			t.Errorf("value %d: %d + %d != %d", i, v1[i], dv[i], fv[i])
+		}
+	}
+
+	merged, err := export.Merge(first, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = roundTrip(t, merged)
+	mv := sumValues(merged)
+	for _, i := range []int{export.IndexAllocSamples, export.IndexAllocTail} {
+		if mv[i] != fv[i] {
+			t.Errorf("merged value %d: %d, want %d", i, mv[i], fv[i])
+		}
+	}
+	// Weighted values were rounded once per sample in each part.
+	if d := mv[export.IndexAllocSpace] - fv[export.IndexAllocSpace]; d < -1 || d > 1 {
+		t.Errorf("merged alloc_space %d, full %d", mv[export.IndexAllocSpace], fv[export.IndexAllocSpace])
+	}
+	if w := export.WindowOf(merged); w != profiler.WindowBoth {
+		t.Errorf("merged window %v", w)
+	}
+	if _, err := export.Merge(); err == nil {
+		t.Error("Merge(): no error")
+	}
+	if _, err := export.BuildDelta(s2, s1); err == nil {
+		t.Error("reversed delta: no error")
+	}
+}
+
+func TestDeltas(t *testing.T) {
+	p := startProfiler(t, profiler.WithMeanBytes(1))
+	a := newTestArena(t, 8, hooks.Labels{})
+	d := export.NewDeltas(p)
+	var got [][]int64
+	var windows []profiler.Window
+	for _, n := range []int{5, 3, 0} {
+		allocSmall(a, n)
+		prof, err := d.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof = roundTrip(t, prof)
+		got = append(got, sumValues(prof))
+		windows = append(windows, export.WindowOf(prof))
+	}
+	want := [][]int64{
+		{5, 80, 5, 80, 5, 80},
+		{3, 48, 8, 128, 3, 48},
+		{0, 0, 8, 128, 0, 0}, // nothing allocated; in-use still reported
+	}
+	for i := range want {
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Errorf("window %d: %v, want %v", i, got[i], want[i])
+				break
+			}
+		}
+	}
+	if windows[0] != profiler.WindowEnd || windows[1] != profiler.WindowBoth || windows[2] != profiler.WindowBoth {
+		t.Errorf("windows %v", windows)
+	}
+	if _, err := export.NewDeltas(nil).Next(); err == nil {
+		t.Error("nil profiler: no error")
+	}
+}

@@ -1,0 +1,311 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// DefaultMaxSeconds is the default bound on the seconds parameter of
+// [Handler].
+const DefaultMaxSeconds = 3600
+
+// DefaultDebugRows is the number of allocation sites the ?debug=1 table of
+// [Handler] shows.
+const DefaultDebugRows = 50
+
+// HandlerOption configures [Handler].
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	maxSeconds int64
+	rows       int
+	filename   string
+}
+
+// WithMaxSeconds sets the largest accepted value of the seconds parameter
+// (default [DefaultMaxSeconds]); values below 1 keep the default.
+func WithMaxSeconds(n int64) HandlerOption {
+	return func(c *handlerConfig) {
+		if n >= 1 {
+			c.maxSeconds = n
+		}
+	}
+}
+
+// WithDebugRows sets how many sites the ?debug=1 table lists (default
+// [DefaultDebugRows]); values below 1 keep the default.
+func WithDebugRows(n int) HandlerOption {
+	return func(c *handlerConfig) {
+		if n >= 1 {
+			c.rows = n
+		}
+	}
+}
+
+// WithFilename sets the file name offered in the Content-Disposition header
+// (default "arenaprof.pb.gz").
+func WithFilename(name string) HandlerOption {
+	return func(c *handlerConfig) {
+		if name != "" {
+			c.filename = name
+		}
+	}
+}
+
+// Handler returns an HTTP handler that serves p's profile, following
+// net/http/pprof's conventions. Mount it where you like, e.g.
+//
+//	mux.Handle("/debug/arenaprof", export.Handler(p))
+//
+// Importing package export registers nothing on http.DefaultServeMux.
+//
+// Query parameters:
+//   - none: the profile since the profiler started (binary pprof).
+//   - seconds=N: wait N seconds and serve the delta profile of that window
+//     (alloc values over the window, in-use values at its end). N is a
+//     positive integer up to [DefaultMaxSeconds] (see [WithMaxSeconds]) and
+//     below the server's WriteTimeout. If the client goes away, the handler
+//     stops waiting.
+//   - debug=1: a plain-text table of the top allocation sites (leaf frame
+//     and type) with estimated bytes and objects and 95% confidence
+//     intervals, for the whole run or for the seconds=N window.
+//
+// Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
+// that go tool pprof prints their message.
+func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
+	cfg := handlerConfig{maxSeconds: DefaultMaxSeconds, rows: DefaultDebugRows, filename: "arenaprof.pb.gz"}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	return &handler{p: p, cfg: cfg}
+}
+
+type handler struct {
+	p   *profiler.Profiler
+	cfg handlerConfig
+}
+
+func serveError(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	h.Del("Content-Disposition")
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Go-Pprof", "1")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintln(w, msg)
+}
+
+// parseSeconds validates the seconds parameter: a positive decimal integer
+// not above max.
+func parseSeconds(s string, max int64) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad seconds parameter %q: want a positive integer", s)
+	}
+	if n > max {
+		return 0, fmt.Errorf("seconds=%d is above the limit of %d", n, max)
+	}
+	return n, nil
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.p == nil {
+		serveError(w, http.StatusServiceUnavailable, "arenaprof: no profiler")
+		return
+	}
+	q := r.URL.Query()
+	debug := false
+	if q.Has("debug") {
+		switch q.Get("debug") {
+		case "0":
+		case "1":
+			debug = true
+		default:
+			serveError(w, http.StatusBadRequest, fmt.Sprintf("bad debug parameter %q: want 0 or 1", q.Get("debug")))
+			return
+		}
+	}
+	var seconds int64
+	if q.Has("seconds") {
+		n, err := parseSeconds(q.Get("seconds"), h.cfg.maxSeconds)
+		if err != nil {
+			serveError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok &&
+			srv.WriteTimeout > 0 && srv.WriteTimeout < time.Duration(n)*time.Second {
+			serveError(w, http.StatusBadRequest, "profile duration exceeds server's WriteTimeout")
+			return
+		}
+		seconds = n
+	}
+
+	var snap *profiler.Snapshot
+	if seconds > 0 {
+		prev := h.p.Snapshot()
+		t := time.NewTimer(time.Duration(seconds) * time.Second)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return // the client is gone: nobody to answer
+		}
+		d, err := profiler.Delta(prev, h.p.Snapshot())
+		if err != nil {
+			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+			return
+		}
+		snap = d
+	} else {
+		snap = h.p.Snapshot()
+	}
+
+	if debug {
+		var buf bytes.Buffer
+		WriteTable(&buf, snap, h.cfg.rows)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(buf.Bytes())
+		return
+	}
+	prof, err := BuildSnapshot(snap)
+	if err != nil {
+		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+		return
+	}
+	var buf bytes.Buffer
+	if err := prof.Write(&buf); err != nil {
+		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(buf.Bytes())
+}
+
+// tableRow aggregates the records of one site (leaf frame and type).
+type tableRow struct {
+	site, typ string
+	bytes     float64
+	objects   float64
+	samples   int64
+	inuse     float64
+	sizes     []int64
+	strata    []profiler.Stratum
+}
+
+// WriteTable writes a human-readable table of the top rows allocation
+// sites of s (by estimated bytes allocated; rows <= 0 means all): leaf
+// frame, type, estimated bytes and objects, their 95% confidence intervals
+// (computed from the raw sums with [profiler.GroupInterval] at the
+// snapshot's window), the number of sample events and the in-use estimate.
+func WriteTable(out io.Writer, s *profiler.Snapshot, rows int) error {
+	b := newBuilder()
+	index := map[[2]string]int{}
+	var table []*tableRow
+	for i := range s.Records {
+		r := &s.Records[i]
+		if r.AllocSamples == 0 && r.InuseSamples == 0 {
+			continue
+		}
+		k := [2]string{b.leafSite(r), r.TypeName}
+		j, ok := index[k]
+		if !ok {
+			j = len(table)
+			index[k] = j
+			table = append(table, &tableRow{site: k[0], typ: k[1]})
+		}
+		t := table[j]
+		t.bytes += r.AllocBytes
+		t.objects += r.AllocObjects
+		t.samples += r.AllocSamples
+		t.inuse += r.InuseBytes
+		if !slices.Contains(t.sizes, r.Size) {
+			t.sizes = append(t.sizes, r.Size)
+		}
+		if r.AllocSamples > 0 {
+			t.strata = append(t.strata, profiler.Stratum{Samples: r.AllocSamples, Tail: r.AllocTail, MeanBytes: r.MeanBytes})
+		}
+	}
+	slices.SortStableFunc(table, func(x, y *tableRow) int {
+		switch {
+		case x.bytes > y.bytes:
+			return -1
+		case x.bytes < y.bytes:
+			return 1
+		}
+		return 0
+	})
+	var total float64
+	var totalSamples int64
+	for _, t := range table {
+		total += t.bytes
+		totalSamples += t.samples
+	}
+	fmt.Fprintf(out, "arenaprof: allocations from %s to %s (%s), window=%s, mean=%d bytes\n",
+		s.Start.Format(time.RFC3339), s.End.Format(time.RFC3339), s.End.Sub(s.Start).Round(time.Millisecond),
+		WindowName(s.Window), s.MeanBytes)
+	fmt.Fprintf(out, "%d sample events, estimated %s allocated in %d sites", totalSamples, formatBytes(total), len(table))
+	if s.Stats.OverflowEvents > 0 {
+		fmt.Fprintf(out, "; %d events past the bucket bound of %d aggregated without stacks", s.Stats.OverflowEvents, s.Stats.MaxBuckets)
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "bytes\t95%% interval\tobjects\t95%% interval\tsamples\tinuse bytes\t  %-24s %s\n", "type", "site")
+	var firstErr error
+	for i, t := range table {
+		if rows > 0 && i >= rows {
+			fmt.Fprintf(tw, "\t\t\t\t\t\t  (%d more sites)\n", len(table)-rows)
+			break
+		}
+		ivB, ivO := "-", "-"
+		if len(t.strata) > 0 {
+			iv, err := profiler.GroupInterval(t.strata, 0.95, s.Window)
+			if err != nil {
+				ivB = "n/a"
+				if firstErr == nil {
+					firstErr = err
+				}
+			} else {
+				ivB = fmt.Sprintf("[%s, %s]", formatBytes(iv.Lo), formatBytes(iv.Hi))
+				if len(t.sizes) == 1 && t.sizes[0] > 0 {
+					sz := float64(t.sizes[0])
+					ivO = fmt.Sprintf("[%.0f, %.0f]", iv.Lo/sz, iv.Hi/sz)
+				}
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%d\t%s\t  %-24s %s\n",
+			formatBytes(t.bytes), ivB, t.objects, ivO, t.samples, formatBytes(t.inuse), t.typ, t.site)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if firstErr != nil {
+		fmt.Fprintf(out, "\nintervals not available: %v\n", firstErr)
+	}
+	return nil
+}
+
+func formatBytes(x float64) string {
+	switch {
+	case x >= 1<<30:
+		return fmt.Sprintf("%.2fGiB", x/(1<<30))
+	case x >= 1<<20:
+		return fmt.Sprintf("%.2fMiB", x/(1<<20))
+	case x >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", x/(1<<10))
+	}
+	return fmt.Sprintf("%.0fB", x)
+}

@@ -1,0 +1,185 @@
+package export_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+func TestHandlerFullProfile(t *testing.T) {
+	p := startProfiler(t, profiler.WithMeanBytes(1))
+	a := newTestArena(t, 9, hooks.Labels{})
+	allocSmall(a, 10)
+	rec := httptest.NewRecorder()
+	export.Handler(p).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof", nil))
+	res := rec.Result()
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d: %s", res.StatusCode, rec.Body)
+	}
+	for k, v := range map[string]string{
+		"Content-Type":           "application/octet-stream",
+		"Content-Disposition":    `attachment; filename="arenaprof.pb.gz"`,
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if got := res.Header.Get(k); got != v {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	q, err := profile.Parse(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || export.WindowOf(q) != profiler.WindowEnd {
+		t.Errorf("values %v window %v", v, export.WindowOf(q))
+	}
+}
+
+func TestHandlerErrors(t *testing.T) {
+	p := startProfiler(t)
+	h := export.Handler(p, export.WithMaxSeconds(60))
+	for _, query := range []string{
+		"seconds=", "seconds=abc", "seconds=0", "seconds=-1", "seconds=1.5", "seconds=61",
+		"seconds=99999999999999999999", "seconds=+", "debug=2", "debug=x", "seconds=1e3",
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/x?"+query, nil))
+		res := rec.Result()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusBadRequest || res.Header.Get("X-Go-Pprof") != "1" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") ||
+			res.Header.Get("Content-Disposition") != "" || len(body) == 0 {
+			t.Errorf("%s: status %d headers %v body %q", query, res.StatusCode, res.Header, body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	export.Handler(nil).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("X-Go-Pprof") != "1" {
+		t.Errorf("nil profiler: %d %v", rec.Code, rec.Header())
+	}
+}
+
+func TestHandlerWriteTimeout(t *testing.T) {
+	p := startProfiler(t)
+	srv := httptest.NewUnstartedServer(export.Handler(p))
+	srv.Config.WriteTimeout = 2 * time.Second
+	srv.Start()
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/?seconds=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "WriteTimeout") {
+		t.Errorf("status %d body %q", res.StatusCode, body)
+	}
+}
+
+// The handler stops waiting when the client goes away. The deadline only
+// keeps a broken handler from hanging the test run.
+func TestHandlerCancellation(t *testing.T) {
+	p := startProfiler(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", "/x?seconds=3600", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		export.Handler(p).ServeHTTP(rec, req)
+		close(done)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the handler kept waiting after the client went away")
+	}
+	if rec.Body.Len() != 0 {
+		t.Errorf("wrote %d bytes to a gone client", rec.Body.Len())
+	}
+}
+
+// A one-second delta window through a real server.
+func TestHandlerSeconds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits one second")
+	}
+	p := startProfiler(t, profiler.WithMeanBytes(1))
+	a := newTestArena(t, 10, hooks.Labels{})
+	allocSmall(a, 10) // before the window
+	srv := httptest.NewServer(export.Handler(p))
+	defer srv.Close()
+	type result struct {
+		prof *profile.Profile
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		res, err := http.Get(srv.URL + "/?seconds=1")
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer res.Body.Close()
+		prof, err := profile.Parse(res.Body)
+		ch <- result{prof, err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	allocSmall(a, 4) // inside the window
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	v := sumValues(r.prof)
+	// The window's start is not synchronised with the request's arrival,
+	// but 300ms is far more than the handler needs to take its first
+	// snapshot.
+	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || export.WindowOf(r.prof) != profiler.WindowBoth {
+		t.Errorf("values %v window %v", v, export.WindowOf(r.prof))
+	}
+	if r.prof.DurationNanos < int64(time.Second) {
+		t.Errorf("duration %d", r.prof.DurationNanos)
+	}
+}
+
+func TestHandlerDebug(t *testing.T) {
+	p := startProfiler(t, profiler.WithMeanBytes(64))
+	a := newTestArena(t, 11, hooks.Labels{})
+	allocSmall(a, 20000)
+	allocBig(a, 200) // 800 KiB, above main.small's 312 KiB
+	rec := httptest.NewRecorder()
+	export.Handler(p, export.WithDebugRows(1)).ServeHTTP(rec, httptest.NewRequest("GET", "/x?debug=1", nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+		t.Fatalf("status %d headers %v", rec.Code, rec.Header())
+	}
+	for _, want := range []string{"window=end", "95% interval", "main.big", "allocBig", "alloc_test.go:", "(1 more sites)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("table lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "not available") {
+		t.Errorf("intervals missing:\n%s", body)
+	}
+	t.Logf("\n%s", body)
+}
+
+// Importing export registers nothing on http.DefaultServeMux.
+func TestNoDefaultServeMux(t *testing.T) {
+	for _, path := range []string{"/debug/arenaprof", "/debug/pprof/arenas", "/debug/arenaprof/"} {
+		_, pattern := http.DefaultServeMux.Handler(httptest.NewRequest("GET", path, nil))
+		if pattern != "" {
+			t.Errorf("%s is served by pattern %q", path, pattern)
+		}
+	}
+}

@@ -1,0 +1,648 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+// DefaultMaxBuckets is the default bound on the number of buckets (distinct
+// allocation sites) a [Profiler] keeps; see [WithMaxBuckets].
+const DefaultMaxBuckets = 16384
+
+// collectorShards is the number of independent shards of a Profiler. Events
+// are routed to a shard by their arena identity, so goroutines allocating
+// from different arenas rarely share a lock.
+const collectorShards = 64
+
+// Option configures [Start].
+type Option func(*collectorConfig) error
+
+type collectorConfig struct {
+	mean       int64 // 0: leave the mean as configured in hooks
+	maxBuckets int
+}
+
+// WithMeanBytes sets the sampling mean (the average distance in bytes
+// between sampled bytes) with [hooks.SetMeanBytes] when the profiler starts.
+// The mean is process-wide: it applies to every consumer. n must be in
+// [1, MaxMeanBytes]. Without this option the mean configured in hooks
+// (by default [DefaultMeanBytes]) stays in force.
+func WithMeanBytes(n int64) Option {
+	return func(c *collectorConfig) error {
+		if err := checkMean(n); err != nil {
+			return err
+		}
+		c.mean = n
+		return nil
+	}
+}
+
+// WithMaxBuckets bounds the number of buckets the profiler keeps (default
+// [DefaultMaxBuckets]). A bucket is one distinct combination of stack, type,
+// labels, object size and mean in one of the profiler's 64 shards (events
+// are routed to a shard by arena identity, so a site allocated from by
+// arenas of several shards has a bucket in each); it costs about 150 bytes
+// plus 8 bytes per stack frame, so the default bounds the profiler's memory
+// to about 10 MiB even with full 64-frame stacks. Events for new combinations past the bound are not dropped:
+// they are aggregated into one overflow bucket per type and mean, whose stack
+// is a single synthetic frame, and counted in [Stats.OverflowEvents]. Estimate
+// totals therefore still include them.
+func WithMaxBuckets(n int) Option {
+	return func(c *collectorConfig) error {
+		if n < 1 {
+			return fmt.Errorf("profiler: bucket bound %d is not positive", n)
+		}
+		c.maxBuckets = n
+		return nil
+	}
+}
+
+// Profiler aggregates the sampled-allocation events of every allocator that
+// reports through package hooks into buckets, one per distinct allocation
+// site (stack, type, labels, object size and mean), from [Start] until
+// [Profiler.Stop]. Its memory grows with the number of distinct sites, never
+// with the number of events, and is bounded (see [WithMaxBuckets]).
+//
+// A Profiler is safe for concurrent use. Read it with [Profiler.Snapshot];
+// package export turns snapshots into pprof profiles.
+type Profiler struct {
+	id         uint64
+	start      time.Time
+	maxBuckets int
+	unregister func()
+	stopped    atomic.Bool
+	stopTime   atomic.Pointer[time.Time]
+
+	buckets         atomic.Int64 // regular buckets, across shards
+	overflowBuckets atomic.Int64
+	overflowEvents  atomic.Uint64
+	events          atomic.Uint64
+	releases        atomic.Uint64
+	dropped         atomic.Uint64
+
+	shards [collectorShards]collectorShard
+}
+
+var collectorIDs atomic.Uint64
+
+var collectorSeed = maphash.MakeSeed()
+
+// collectorShard holds the buckets and the live objects of the arenas whose
+// identity maps to it. The padding keeps hot shard locks on separate cache
+// lines.
+type collectorShard struct {
+	mu      sync.Mutex
+	buckets map[uint64]*collectorBucket // by key hash; collisions chained
+	live    map[uint64]*collectorLive   // by arena identity
+	free    []*collectorLive            // released, for reuse
+	_       [64]byte
+}
+
+// collectorBucket is the running sums of one allocation site in one shard.
+// All fields after the key are guarded by the shard's lock.
+type collectorBucket struct {
+	next      *collectorBucket // hash chain
+	hash      uint64
+	stack     []uintptr
+	typeName  string
+	labels    hooks.Labels
+	size      int64 // 0 for an overflow bucket (mixed sizes)
+	mean      int64
+	overflow  bool
+	weight    float64 // WeightedBytes(size, mean), cached; 0 for overflow
+	allocN    int64
+	allocTail int64
+	allocB    float64
+	allocO    float64
+	inuseN    int64
+	inuseB    float64
+	inuseO    float64
+}
+
+// collectorLive is the sampled objects of one arena that are still live,
+// aggregated by bucket.
+type collectorLive struct {
+	entries []collectorLiveEntry
+	index   map[*collectorBucket]int // built when entries grows past a few
+}
+
+type collectorLiveEntry struct {
+	b    *collectorBucket
+	n    int64
+	wB   float64
+	wObj float64
+}
+
+// Start creates a profiler and registers it as a consumer of sampled
+// allocations with [hooks.RegisterConsumer], which turns sampling on.
+// Call [Profiler.Stop] to unregister it.
+func Start(opts ...Option) (*Profiler, error) {
+	cfg := collectorConfig{maxBuckets: DefaultMaxBuckets}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.mean != 0 {
+		if err := hooks.SetMeanBytes(cfg.mean); err != nil {
+			return nil, err
+		}
+	}
+	p := &Profiler{
+		id:         collectorIDs.Add(1),
+		start:      time.Now(),
+		maxBuckets: cfg.maxBuckets,
+	}
+	for i := range p.shards {
+		p.shards[i].buckets = make(map[uint64]*collectorBucket)
+		p.shards[i].live = make(map[uint64]*collectorLive)
+	}
+	p.unregister = hooks.RegisterConsumer(collectorConsumer{p})
+	return p, nil
+}
+
+// Stop unregisters the profiler; it receives no more events. Its data stay
+// readable. Calling Stop more than once is harmless.
+func (p *Profiler) Stop() {
+	if p.stopped.CompareAndSwap(false, true) {
+		now := time.Now()
+		p.stopTime.Store(&now)
+		p.unregister()
+	}
+}
+
+// StartTime returns when the profiler started.
+func (p *Profiler) StartTime() time.Time { return p.start }
+
+// collectorConsumer adapts a Profiler to hooks.Consumer without exporting
+// the Sampled and Released methods on Profiler itself.
+type collectorConsumer struct{ p *Profiler }
+
+func (c collectorConsumer) Sampled(e *hooks.Event) { c.p.sampled(e) }
+func (c collectorConsumer) Released(arena uint64)  { c.p.released(arena) }
+
+func collectorShardOf(arena uint64) int {
+	// Fibonacci hashing spreads sequential arena identities.
+	return int((arena * 0x9E3779B97F4A7C15) >> (64 - 6))
+}
+
+func collectorHash(e *hooks.Event) uint64 {
+	h := uint64(len(e.Stack))*0x9E3779B97F4A7C15 ^ 0xcbf29ce484222325
+	for _, pc := range e.Stack {
+		h ^= uint64(pc)
+		h *= 0x9E3779B97F4A7C15
+		h ^= h >> 29
+	}
+	h ^= uint64(e.Size) * 0xbf58476d1ce4e5b9
+	h ^= uint64(e.MeanBytes) * 0x94d049bb133111eb
+	h ^= maphash.String(collectorSeed, e.TypeName)
+	if k := e.Labels.Key(); k != "" {
+		h ^= maphash.String(collectorSeed, k) * 31
+	}
+	return h
+}
+
+func collectorOverflowHash(typeName string, mean int64) uint64 {
+	return maphash.String(collectorSeed, typeName) ^ uint64(mean)*0x94d049bb133111eb ^ 0x5bd1e995
+}
+
+func (b *collectorBucket) matches(h uint64, e *hooks.Event) bool {
+	return b.hash == h && !b.overflow && b.size == e.Size && b.mean == e.MeanBytes &&
+		b.typeName == e.TypeName && b.labels.Key() == e.Labels.Key() && slices.Equal(b.stack, e.Stack)
+}
+
+func (p *Profiler) sampled(e *hooks.Event) {
+	if p.stopped.Load() {
+		return
+	}
+	h := collectorHash(e)
+	sh := &p.shards[collectorShardOf(e.Arena)]
+	sh.mu.Lock()
+	var b *collectorBucket
+	for x := sh.buckets[h]; x != nil; x = x.next {
+		if x.matches(h, e) {
+			b = x
+			break
+		}
+	}
+	if b == nil {
+		b = p.newBucket(sh, h, e)
+		if b == nil {
+			sh.mu.Unlock()
+			p.dropped.Add(1)
+			return
+		}
+	}
+	wB := b.weight
+	wObj := 0.0
+	if b.overflow {
+		w, err := WeightedBytes(e.Size, e.MeanBytes)
+		if err != nil {
+			sh.mu.Unlock()
+			p.dropped.Add(1)
+			return
+		}
+		wB, wObj = w, w/float64(e.Size)
+		b.allocO += wObj
+		b.inuseO += wObj
+	}
+	b.allocN++
+	b.allocTail += e.Size - e.Offset
+	b.allocB += wB
+	b.inuseN++
+	b.inuseB += wB
+	lv := sh.live[e.Arena]
+	if lv == nil {
+		if n := len(sh.free); n > 0 {
+			lv = sh.free[n-1]
+			sh.free = sh.free[:n-1]
+		} else {
+			lv = &collectorLive{}
+		}
+		sh.live[e.Arena] = lv
+	}
+	lv.add(b, wB, wObj)
+	sh.mu.Unlock()
+	p.events.Add(1)
+}
+
+// newBucket creates the bucket for e, or finds or creates the overflow
+// bucket past the bound. It returns nil if the event's size and mean have
+// no valid weight (hooks validates events, so this does not happen for
+// events that came through hooks.Emit). sh.mu is held.
+func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *collectorBucket {
+	w, err := WeightedBytes(e.Size, e.MeanBytes)
+	if err != nil {
+		return nil
+	}
+	if p.buckets.Add(1) > int64(p.maxBuckets) {
+		p.buckets.Add(-1)
+		p.overflowEvents.Add(1)
+		oh := collectorOverflowHash(e.TypeName, e.MeanBytes)
+		for x := sh.buckets[oh]; x != nil; x = x.next {
+			if x.overflow && x.mean == e.MeanBytes && x.typeName == e.TypeName {
+				return x
+			}
+		}
+		b := &collectorBucket{hash: oh, typeName: e.TypeName, mean: e.MeanBytes, overflow: true}
+		b.next = sh.buckets[oh]
+		sh.buckets[oh] = b
+		p.overflowBuckets.Add(1)
+		return b
+	}
+	b := &collectorBucket{
+		hash:     h,
+		stack:    slices.Clone(e.Stack),
+		typeName: e.TypeName,
+		labels:   e.Labels,
+		size:     e.Size,
+		mean:     e.MeanBytes,
+		weight:   w,
+	}
+	b.next = sh.buckets[h]
+	sh.buckets[h] = b
+	return b
+}
+
+const collectorLiveIndexAt = 8
+
+// collectorFreeMax bounds the released live lists a shard keeps for reuse.
+const collectorFreeMax = 16
+
+func (lv *collectorLive) add(b *collectorBucket, wB, wObj float64) {
+	i := -1
+	if lv.index != nil {
+		if j, ok := lv.index[b]; ok {
+			i = j
+		}
+	} else {
+		for j := range lv.entries {
+			if lv.entries[j].b == b {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 {
+		i = len(lv.entries)
+		lv.entries = append(lv.entries, collectorLiveEntry{b: b})
+		if lv.index != nil {
+			lv.index[b] = i
+		} else if len(lv.entries) > collectorLiveIndexAt {
+			lv.index = make(map[*collectorBucket]int, 2*len(lv.entries))
+			for j, en := range lv.entries {
+				lv.index[en.b] = j
+			}
+		}
+	}
+	en := &lv.entries[i]
+	en.n++
+	en.wB += wB
+	en.wObj += wObj
+}
+
+func (p *Profiler) released(arena uint64) {
+	sh := &p.shards[collectorShardOf(arena)]
+	sh.mu.Lock()
+	if lv := sh.live[arena]; lv != nil {
+		delete(sh.live, arena)
+		for _, en := range lv.entries {
+			b := en.b
+			b.inuseN -= en.n
+			if b.inuseN <= 0 {
+				// Exactly zero, without floating-point residue.
+				b.inuseN, b.inuseB, b.inuseO = 0, 0, 0
+			} else {
+				b.inuseB = math.Max(0, b.inuseB-en.wB)
+				b.inuseO = math.Max(0, b.inuseO-en.wObj)
+			}
+		}
+		if len(sh.free) < collectorFreeMax && len(lv.entries) <= collectorLiveIndexAt {
+			clear(lv.entries)
+			lv.entries = lv.entries[:0]
+			sh.free = append(sh.free, lv)
+		}
+	}
+	sh.mu.Unlock()
+	p.releases.Add(1)
+}
+
+// Stats describes the state of a profiler.
+type Stats struct {
+	Events          uint64 // events aggregated since Start (overflowed ones included)
+	Releases        uint64 // arena releases (resets and frees) seen
+	Buckets         int    // regular buckets, across shards (at most MaxBuckets)
+	MaxBuckets      int    // the bound set by WithMaxBuckets
+	OverflowBuckets int    // overflow buckets (one per type and mean, per shard)
+	OverflowEvents  uint64 // events that went to an overflow bucket
+	Dropped         uint64 // events without a valid weight (not aggregated)
+	LiveArenas      int    // arenas with sampled objects not yet released
+}
+
+// Stats returns the profiler's counters.
+func (p *Profiler) Stats() Stats {
+	s := Stats{
+		Events:          p.events.Load(),
+		Releases:        p.releases.Load(),
+		Buckets:         int(p.buckets.Load()),
+		MaxBuckets:      p.maxBuckets,
+		OverflowBuckets: int(p.overflowBuckets.Load()),
+		OverflowEvents:  p.overflowEvents.Load(),
+		Dropped:         p.dropped.Load(),
+	}
+	for i := range p.shards {
+		sh := &p.shards[i]
+		sh.mu.Lock()
+		s.LiveArenas += len(sh.live)
+		sh.mu.Unlock()
+	}
+	return s
+}
+
+// Record is the aggregate of one allocation site in a [Snapshot].
+//
+// Byte values are unbiased estimates: sums over the site's events of
+// WeightedBytes(size, mean). Object values are those divided by the size.
+type Record struct {
+	// Stack is the allocating stack, leaf first, as the allocator captured
+	// it (return program counters, see [hooks.Event]). Nil for an overflow
+	// record.
+	Stack     []uintptr
+	TypeName  string
+	Labels    hooks.Labels
+	Size      int64 // object size in bytes; 0 for an overflow record (mixed sizes)
+	MeanBytes int64 // the mean the events were drawn under
+	// Overflow marks the aggregate of events past the bucket bound, for one
+	// type and mean.
+	Overflow bool
+
+	AllocSamples int64   // raw number of sample events
+	AllocTail    int64   // raw sum of size-offset over those events
+	AllocBytes   float64 // estimated bytes allocated
+	AllocObjects float64 // estimated objects allocated
+	InuseSamples int64   // sample events whose objects are still live
+	InuseBytes   float64 // estimated bytes still live
+	InuseObjects float64 // estimated objects still live
+}
+
+// Snapshot is an immutable view of a profiler's buckets: cumulative since
+// Start (from [Profiler.Snapshot]), or the difference between two
+// cumulative snapshots (from [Delta]). Its slices must not be modified.
+type Snapshot struct {
+	Start     time.Time // start of the window
+	End       time.Time // when the snapshot was taken
+	MeanBytes int64     // the sampling mean in force at End (0 if sampling was off)
+	// Window tells whether the window starts and ends on a sample event:
+	// WindowEnd for a cumulative snapshot (every arena's stream starts
+	// fresh, the end falls between events), WindowBoth for a delta.
+	Window  Window
+	Records []Record
+	Stats   Stats
+
+	owner      uint64
+	cumulative bool
+	seq        uint64
+}
+
+// Cumulative reports whether the snapshot covers everything since Start.
+func (s *Snapshot) Cumulative() bool { return s.cumulative }
+
+var collectorSeq atomic.Uint64
+
+// Snapshot returns the cumulative aggregates since [Start]. In-use values
+// are those at the time of the call. It works after Stop as well.
+func (p *Profiler) Snapshot() *Snapshot {
+	seq := collectorSeq.Add(1)
+	recs := make([]Record, 0, p.buckets.Load()+p.overflowBuckets.Load())
+	byHash := make(map[uint64][]int)
+	for i := range p.shards {
+		sh := &p.shards[i]
+		sh.mu.Lock()
+		for _, head := range sh.buckets {
+			for b := head; b != nil; b = b.next {
+				j := -1
+				for _, k := range byHash[b.hash] {
+					r := &recs[k]
+					if r.Overflow == b.overflow && r.Size == b.size && r.MeanBytes == b.mean &&
+						r.TypeName == b.typeName && r.Labels.Key() == b.labels.Key() && slices.Equal(r.Stack, b.stack) {
+						j = k
+						break
+					}
+				}
+				if j < 0 {
+					j = len(recs)
+					recs = append(recs, Record{
+						Stack: b.stack, TypeName: b.typeName, Labels: b.labels,
+						Size: b.size, MeanBytes: b.mean, Overflow: b.overflow,
+					})
+					byHash[b.hash] = append(byHash[b.hash], j)
+				}
+				r := &recs[j]
+				r.AllocSamples += b.allocN
+				r.AllocTail += b.allocTail
+				r.AllocBytes += b.allocB
+				r.InuseSamples += b.inuseN
+				r.InuseBytes += b.inuseB
+				if b.overflow {
+					r.AllocObjects += b.allocO
+					r.InuseObjects += b.inuseO
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	for i := range recs {
+		r := &recs[i]
+		if !r.Overflow {
+			r.AllocObjects = r.AllocBytes / float64(r.Size)
+			r.InuseObjects = r.InuseBytes / float64(r.Size)
+		}
+	}
+	collectorSortRecords(recs)
+	end := time.Now()
+	if t := p.stopTime.Load(); t != nil {
+		end = *t
+	}
+	mean := hooks.Current().MeanBytes
+	if mean == 0 {
+		mean = hooks.MeanBytes()
+	}
+	return &Snapshot{
+		Start:      p.start,
+		End:        end,
+		MeanBytes:  mean,
+		Window:     WindowEnd,
+		Records:    recs,
+		Stats:      p.Stats(),
+		owner:      p.id,
+		cumulative: true,
+		seq:        seq,
+	}
+}
+
+// collectorSortRecords orders records deterministically: by decreasing
+// estimated bytes, then by key.
+func collectorSortRecords(recs []Record) {
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		switch {
+		case a.AllocBytes > b.AllocBytes:
+			return -1
+		case a.AllocBytes < b.AllocBytes:
+			return 1
+		}
+		if c := slices.Compare(a.Stack, b.Stack); c != 0 {
+			return c
+		}
+		if a.TypeName != b.TypeName {
+			if a.TypeName < b.TypeName {
+				return -1
+			}
+			return 1
+		}
+		if a.Size != b.Size {
+			return int(min(max(a.Size-b.Size, -1), 1))
+		}
+		if a.MeanBytes != b.MeanBytes {
+			return int(min(max(a.MeanBytes-b.MeanBytes, -1), 1))
+		}
+		if a.Labels.Key() != b.Labels.Key() {
+			if a.Labels.Key() < b.Labels.Key() {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+}
+
+// ErrSnapshotMismatch is returned by [Delta] for snapshots that do not come
+// from the same profiler in the right order.
+var ErrSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative snapshots of one profiler in order")
+
+// Delta returns the snapshot of the window between prev and cur, two
+// cumulative snapshots of the same profiler, prev taken first. Alloc values
+// and raw sums are differences; in-use values are cur's (absolute: what is
+// live at the end of the window). Records with nothing allocated in the
+// window and nothing live are left out. The window is marked WindowBoth.
+// prev == nil returns cur itself (the window since Start).
+func Delta(prev, cur *Snapshot) (*Snapshot, error) {
+	if cur == nil {
+		return nil, errors.New("profiler: Delta of a nil snapshot")
+	}
+	if prev == nil {
+		return cur, nil
+	}
+	if !prev.cumulative || !cur.cumulative || prev.owner != cur.owner || prev.seq > cur.seq {
+		return nil, ErrSnapshotMismatch
+	}
+	index := make(map[uint64][]int, len(prev.Records))
+	for i := range prev.Records {
+		h := collectorRecordHash(&prev.Records[i])
+		index[h] = append(index[h], i)
+	}
+	out := make([]Record, 0, len(cur.Records))
+	for _, r := range cur.Records {
+		h := collectorRecordHash(&r)
+		for _, i := range index[h] {
+			q := &prev.Records[i]
+			if collectorSameKey(q, &r) {
+				r.AllocSamples -= q.AllocSamples
+				r.AllocTail -= q.AllocTail
+				r.AllocBytes = math.Max(0, r.AllocBytes-q.AllocBytes)
+				r.AllocObjects = math.Max(0, r.AllocObjects-q.AllocObjects)
+				break
+			}
+		}
+		if r.AllocSamples < 0 || r.AllocTail < 0 {
+			return nil, ErrSnapshotMismatch
+		}
+		if r.AllocSamples == 0 {
+			r.AllocBytes, r.AllocObjects = 0, 0
+			if r.InuseSamples == 0 {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	collectorSortRecords(out)
+	st := cur.Stats
+	st.Events -= min(st.Events, prev.Stats.Events)
+	st.Releases -= min(st.Releases, prev.Stats.Releases)
+	st.OverflowEvents -= min(st.OverflowEvents, prev.Stats.OverflowEvents)
+	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
+	return &Snapshot{
+		Start:     prev.End,
+		End:       cur.End,
+		MeanBytes: cur.MeanBytes,
+		Window:    WindowBoth,
+		Records:   out,
+		Stats:     st,
+		owner:     cur.owner,
+		seq:       cur.seq,
+	}, nil
+}
+
+func collectorRecordHash(r *Record) uint64 {
+	e := hooks.Event{Stack: r.Stack, TypeName: r.TypeName, Labels: r.Labels, Size: r.Size, MeanBytes: r.MeanBytes}
+	h := collectorHash(&e)
+	if r.Overflow {
+		h = ^h
+	}
+	return h
+}
+
+func collectorSameKey(a, b *Record) bool {
+	return a.Overflow == b.Overflow && a.Size == b.Size && a.MeanBytes == b.MeanBytes &&
+		a.TypeName == b.TypeName && a.Labels.Key() == b.Labels.Key() && slices.Equal(a.Stack, b.Stack)
+}

@@ -1,0 +1,378 @@
+package profiler
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+// collectorTestArena is a minimal allocator that follows the sampling model
+// exactly as an arena does, through hooks: its own gap sampler, one event
+// for the object that contains the next successful trial (offset = the
+// remaining gap), a fresh gap after each sampled object, and a release on
+// reset if it emitted anything since the last one.
+type collectorTestArena struct {
+	id      uint64
+	g       *GapSampler
+	gap     int64
+	state   *hooks.State
+	labels  hooks.Labels
+	emitted bool
+	pcs     [hooks.MaxStackDepth]uintptr
+	ev      hooks.Event
+}
+
+func newCollectorTestArena(t testing.TB, seed uint64, labels hooks.Labels) *collectorTestArena {
+	g, err := NewGapSamplerSeeded(0, seed, seed^0x5eed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &collectorTestArena{id: hooks.NewArenaID(), g: g, labels: labels}
+}
+
+// alloc accounts for one object of size bytes; the leaf frame of a sampled
+// event is alloc's caller.
+//
+//go:noinline
+func (a *collectorTestArena) alloc(size int64, typeName string) {
+	if st := hooks.Current(); st != a.state {
+		a.state = st
+		a.g.SetMean(st.MeanBytes)
+		a.gap = a.g.Next()
+	}
+	if a.gap < 0 {
+		return // sampling off
+	}
+	if a.gap >= size {
+		a.gap -= size
+		return
+	}
+	n := hooks.Callers(1, a.pcs[:])
+	a.ev = hooks.Event{
+		TypeName:  typeName,
+		Size:      size,
+		Offset:    a.gap,
+		MeanBytes: a.state.MeanBytes,
+		Stack:     a.pcs[:n],
+		Labels:    a.labels,
+		Arena:     a.id,
+	}
+	hooks.Emit(&a.ev)
+	a.emitted = true
+	a.gap = a.g.Next()
+}
+
+func (a *collectorTestArena) reset() {
+	if a.emitted {
+		a.emitted = false
+		hooks.Release(a.id)
+	}
+}
+
+func startCollector(t testing.TB, opts ...Option) *Profiler {
+	t.Helper()
+	p, err := Start(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+type collectorTotals struct {
+	samples, tail, inuseN int64
+	bytes, inuse          float64
+}
+
+func collectorSum(s *Snapshot) collectorTotals {
+	var t collectorTotals
+	for _, r := range s.Records {
+		t.samples += r.AllocSamples
+		t.tail += r.AllocTail
+		t.bytes += r.AllocBytes
+		t.inuseN += r.InuseSamples
+		t.inuse += r.InuseBytes
+	}
+	return t
+}
+
+func collectorSiteA(a *collectorTestArena, n int) {
+	for range n {
+		a.alloc(16, "main.small")
+	}
+}
+
+func collectorSiteB(a *collectorTestArena, n int) {
+	for range n {
+		a.alloc(96, "main.big")
+	}
+}
+
+// With mean 1 every object is sampled at offset 0 and weighs its size, so
+// every value is exact.
+func TestCollectorAggregatesAndInuse(t *testing.T) {
+	p := startCollector(t, WithMeanBytes(1))
+	a := newCollectorTestArena(t, 1, hooks.NewLabels("handler", "x"))
+	collectorSiteA(a, 100)
+	collectorSiteB(a, 10)
+
+	s := p.Snapshot()
+	if len(s.Records) != 2 {
+		t.Fatalf("got %d records, want 2: %+v", len(s.Records), s.Records)
+	}
+	want := map[string]struct{ n, size int64 }{"main.small": {100, 16}, "main.big": {10, 96}}
+	for _, r := range s.Records {
+		w := want[r.TypeName]
+		if r.AllocSamples != w.n || r.AllocTail != w.n*w.size || r.AllocBytes != float64(w.n*w.size) ||
+			r.AllocObjects != float64(w.n) || r.InuseSamples != w.n || r.InuseBytes != float64(w.n*w.size) ||
+			r.InuseObjects != float64(w.n) || r.Size != w.size || r.MeanBytes != 1 || len(r.Stack) == 0 {
+			t.Errorf("%s: %+v, want %d objects of %d bytes", r.TypeName, r, w.n, w.size)
+		}
+		if v, _ := r.Labels.Get("handler"); v != "x" {
+			t.Errorf("%s: labels %v", r.TypeName, r.Labels)
+		}
+	}
+	if s.Window != WindowEnd || !s.Cumulative() || s.MeanBytes != 1 {
+		t.Errorf("window %v cumulative %v mean %d", s.Window, s.Cumulative(), s.MeanBytes)
+	}
+
+	a.reset()
+	s = p.Snapshot()
+	if tot := collectorSum(s); tot.inuseN != 0 || tot.inuse != 0 || tot.samples != 110 {
+		t.Errorf("after reset: %+v", tot)
+	}
+	// The arena keeps its identity after the release: new objects are live.
+	collectorSiteA(a, 5)
+	if tot := collectorSum(p.Snapshot()); tot.inuseN != 5 || tot.inuse != 80 || tot.samples != 115 {
+		t.Errorf("after reuse: %+v", tot)
+	}
+	st := p.Stats()
+	// Three buckets: the second call of collectorSiteA is another stack.
+	if st.Events != 115 || st.Releases != 1 || st.Buckets != 3 || st.LiveArenas != 1 || st.OverflowEvents != 0 {
+		t.Errorf("stats %+v", st)
+	}
+
+	p.Stop()
+	p.Stop()
+	collectorSiteA(a, 5)
+	if tot := collectorSum(p.Snapshot()); tot.samples != 115 {
+		t.Errorf("events after Stop were counted: %+v", tot)
+	}
+}
+
+func TestCollectorOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  Option
+	}{
+		{"mean 0", WithMeanBytes(0)},
+		{"mean -1", WithMeanBytes(-1)},
+		{"mean too large", WithMeanBytes(MaxMeanBytes + 1)},
+		{"buckets 0", WithMaxBuckets(0)},
+		{"buckets -5", WithMaxBuckets(-5)},
+	} {
+		if p, err := Start(tc.opt); err == nil {
+			p.Stop()
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	p := startCollector(t, nil, WithMaxBuckets(7))
+	if p.Stats().MaxBuckets != 7 {
+		t.Errorf("MaxBuckets = %d", p.Stats().MaxBuckets)
+	}
+}
+
+//go:noinline
+func collectorAllocSized(a *collectorTestArena, size int64) { a.alloc(size, "main.t") }
+
+func TestCollectorBucketBound(t *testing.T) {
+	p := startCollector(t, WithMeanBytes(1), WithMaxBuckets(3))
+	a := newCollectorTestArena(t, 2, hooks.Labels{})
+	var total int64
+	for size := int64(8); size <= 80; size += 8 { // 10 distinct buckets
+		for range 3 {
+			collectorAllocSized(a, size)
+			total += size
+		}
+	}
+	st := p.Stats()
+	if st.Buckets != 3 || st.OverflowEvents != 7*3 || st.OverflowBuckets != 1 || st.Events != 30 {
+		t.Errorf("stats %+v", st)
+	}
+	s := p.Snapshot()
+	tot := collectorSum(s)
+	if tot.samples != 30 || tot.bytes != float64(total) || tot.inuse != float64(total) {
+		t.Errorf("totals %+v, want 30 samples and %d bytes", tot, total)
+	}
+	var over *Record
+	for i := range s.Records {
+		if s.Records[i].Overflow {
+			over = &s.Records[i]
+		}
+	}
+	if over == nil || over.Size != 0 || over.Stack != nil || over.AllocSamples != 21 || over.TypeName != "main.t" {
+		t.Fatalf("overflow record %+v", over)
+	}
+	wantObj := 21.0
+	if over.AllocObjects != wantObj || over.InuseObjects != wantObj {
+		t.Errorf("overflow objects %v / %v, want %v", over.AllocObjects, over.InuseObjects, wantObj)
+	}
+	a.reset()
+	if tot := collectorSum(p.Snapshot()); tot.inuseN != 0 || tot.inuse != 0 {
+		t.Errorf("after reset %+v", tot)
+	}
+}
+
+func TestCollectorDelta(t *testing.T) {
+	p := startCollector(t, WithMeanBytes(1))
+	a := newCollectorTestArena(t, 3, hooks.Labels{})
+	b := newCollectorTestArena(t, 4, hooks.Labels{})
+	collectorSiteB(b, 4)
+	var s1, s2 *Snapshot
+	for i, n := range []int{40, 10} {
+		collectorSiteA(a, n) // one stack for both halves
+		if i == 0 {
+			s1 = p.Snapshot()
+			b.reset()
+		}
+	}
+	s2 = p.Snapshot()
+
+	d, err := Delta(s1, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Window != WindowBoth || d.Cumulative() || !d.Start.Equal(s1.End) || !d.End.Equal(s2.End) {
+		t.Errorf("delta header %+v", d)
+	}
+	// Site B allocated nothing in the window and has nothing live: gone.
+	if len(d.Records) != 1 {
+		t.Fatalf("delta records %+v", d.Records)
+	}
+	r := d.Records[0]
+	if r.TypeName != "main.small" || r.AllocSamples != 10 || r.AllocBytes != 160 || r.AllocObjects != 10 ||
+		r.InuseSamples != 50 || r.InuseBytes != 800 {
+		t.Errorf("delta record %+v", r)
+	}
+	if d.Stats.Events != 10 || d.Stats.Releases != 1 {
+		t.Errorf("delta stats %+v", d.Stats)
+	}
+	if same, err := Delta(nil, s2); err != nil || same != s2 {
+		t.Errorf("Delta(nil, s) = %v, %v", same, err)
+	}
+
+	q := startCollector(t)
+	for _, tc := range []struct {
+		name      string
+		prev, cur *Snapshot
+	}{
+		{"reversed", s2, s1},
+		{"other profiler", q.Snapshot(), s2},
+		{"delta as input", d, s2},
+		{"nil cur", s1, nil},
+	} {
+		if _, err := Delta(tc.prev, tc.cur); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		} else if tc.cur != nil && !errors.Is(err, ErrSnapshotMismatch) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// Many goroutines allocate, reset and snapshot at once; run with -race.
+func TestCollectorConcurrent(t *testing.T) {
+	p := startCollector(t, WithMeanBytes(1))
+	workers, rounds, per := 16, 20, 50
+	if testing.Short() {
+		rounds = 5
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				p.Snapshot()
+				p.Stats()
+			}
+		}
+	}()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := newCollectorTestArena(t, uint64(w)+100, hooks.NewLabels("worker", string(rune('a'+w%4))))
+			for range rounds {
+				collectorSiteA(a, per)
+				collectorSiteB(a, per/10)
+				a.reset()
+			}
+			collectorSiteA(a, 1) // one live object per worker
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	tot := collectorSum(p.Snapshot())
+	wantN := int64(workers * (rounds*(per+per/10) + 1))
+	if tot.samples != wantN || tot.inuseN != int64(workers) || tot.inuse != float64(16*workers) {
+		t.Errorf("totals %+v, want %d samples and %d live", tot, wantN, workers)
+	}
+	// 4 label sets x 3 stacks; a site seen in several shards has a bucket
+	// in each.
+	if n := len(p.Snapshot().Records); n != 12 {
+		t.Errorf("%d records, want 12", n)
+	}
+	if st := p.Stats(); st.Buckets < 12 || st.Buckets > 12*workers || st.LiveArenas != workers {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// With a larger mean, the weights are unbiased: the estimated bytes of a
+// site lie inside its exact interval at 1-1e-6 confidence (so this check
+// fails by chance with probability below 1e-6 per site).
+func TestCollectorEstimateWithinInterval(t *testing.T) {
+	p := startCollector(t, WithMeanBytes(512))
+	a := newCollectorTestArena(t, 5, hooks.Labels{})
+	collectorSiteA(a, 20000) // 320000 bytes
+	collectorSiteB(a, 3000)  // 288000 bytes
+	want := map[string]float64{"main.small": 320000, "main.big": 288000}
+	for _, r := range p.Snapshot().Records {
+		iv, err := ComputeInterval(r.AllocSamples, r.AllocTail, r.MeanBytes, 1-1e-6, WindowEnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want[r.TypeName]; w < iv.Lo || w > iv.Hi {
+			t.Errorf("%s: true %v outside [%v, %v] (s=%d)", r.TypeName, w, iv.Lo, iv.Hi, r.AllocSamples)
+		}
+	}
+}
+
+// FuzzCollectorOptions checks that Start accepts exactly the documented
+// ranges of its numeric options.
+func FuzzCollectorOptions(f *testing.F) {
+	for _, s := range []struct {
+		mean    int64
+		buckets int
+	}{{1, 1}, {0, 5}, {-1, -1}, {DefaultMeanBytes, DefaultMaxBuckets}, {MaxMeanBytes + 1, 3}, {MaxMeanBytes, 1 << 30}} {
+		f.Add(s.mean, s.buckets)
+	}
+	old := hooks.MeanBytes()
+	defer hooks.SetMeanBytes(old)
+	f.Fuzz(func(t *testing.T, mean int64, buckets int) {
+		p, err := Start(WithMeanBytes(mean), WithMaxBuckets(buckets))
+		valid := mean >= 1 && mean <= MaxMeanBytes && buckets >= 1
+		if (err == nil) != valid {
+			t.Fatalf("Start(mean %d, buckets %d): err %v", mean, buckets, err)
+		}
+		if err == nil {
+			if hooks.MeanBytes() != mean || p.Stats().MaxBuckets != buckets {
+				t.Fatalf("mean %d buckets %d not applied", mean, buckets)
+			}
+			p.Stop()
+		}
+	})
+}
