@@ -6,13 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/export"
 )
 
 const topUsage = `usage: arenaprof top [flags] PROFILE
@@ -42,7 +39,7 @@ flags:
 
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
-	by         groupBy
+	by         export.GroupBy
 	sample     string // "alloc" or "inuse"
 	n          int
 	confidence float64
@@ -141,23 +138,19 @@ func top(opts topOptions, stdout io.Writer) error {
 	return topReport(ap, opts, stdout)
 }
 
-// topReport groups an already loaded profile and writes the report.
+// topReport groups an already loaded profile with [export.Table] and writes
+// the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
-	groups, total, err := groupSamples(ap, opts.by, opts.sample)
+	res, err := export.Table(ap.prof, export.TableOptions{
+		By: opts.by, InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
+	})
 	if err != nil {
-		return topInputErr("%s: %v", opts.src, err)
-	}
-	shown := groups
-	if opts.n > 0 && len(shown) > opts.n {
-		shown = shown[:opts.n]
-	}
-	if err := computeGroupIntervals(append(shown[:len(shown):len(shown)], total), opts.confidence, ap.window, ap.prof.Period); err != nil {
-		return topInputErr("%s: %v", opts.src, err)
+		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "export: "))
 	}
 	if opts.json {
-		return writeTopJSON(stdout, opts, ap.window, len(groups), shown, total)
+		return writeTopJSON(stdout, opts, res)
 	}
-	return writeTopTable(stdout, opts, ap.window, len(groups), shown, total)
+	return export.FormatTable(stdout, res, export.FormatOptions{Width: topWidth})
 }
 
 // topRowJSON is one row of the -json output.
@@ -185,200 +178,30 @@ type topJSON struct {
 	Total      topRowJSON   `json:"total"`
 }
 
-func share(part, total int64) float64 {
-	if total <= 0 {
-		return 0
-	}
-	return float64(part) / float64(total)
-}
-
-func writeTopJSON(w io.Writer, opts topOptions, win profiler.Window, ngroups int, shown []*topGroup, total *topGroup) error {
-	row := func(g *topGroup) topRowJSON {
+func writeTopJSON(w io.Writer, opts topOptions, res *export.TableResult) error {
+	row := func(g export.TableRow) topRowJSON {
 		r := topRowJSON{
-			Key: g.key, Samples: g.samples, Bytes: g.bytes,
-			Lo: g.lo, Hi: g.hi, Objects: g.objects, Share: share(g.bytes, total.bytes),
+			Key: g.Key, Samples: g.Samples, Bytes: g.Bytes,
+			Lo: g.Lo, Hi: g.Hi, Objects: g.Objects, Share: g.Share,
 		}
-		if opts.sample == "inuse" {
-			lo, hi := g.tailLo, g.tailHi
+		if res.InUse {
+			lo, hi := g.Tail, g.TailMax
 			r.TailMin, r.TailMax = &lo, &hi
 		} else {
-			t := g.tailLo
+			t := g.Tail
 			r.Tail = &t
 		}
 		return r
 	}
 	out := topJSON{
-		Sample: opts.sample, By: opts.by.String(), Confidence: opts.confidence,
-		Window: profWindowName(win), Groups: ngroups, Rows: []topRowJSON{}, Total: row(total),
+		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
+		Window: profWindowName(res.Window), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
-	for _, g := range shown {
+	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
-}
-
-// writeTopTable writes the human-readable table, laid out for 80 columns.
-func writeTopTable(w io.Writer, opts topOptions, win profiler.Window, ngroups int, shown []*topGroup, total *topGroup) error {
-	what := "allocated bytes"
-	if opts.sample == "inuse" {
-		what = "in-use bytes"
-	}
-	confPct := strconv.FormatFloat(opts.confidence*100, 'g', 6, 64) + "%"
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, opts.by, confPct, profWindowName(win))
-	if len(shown) < ngroups {
-		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(shown), ngroups)
-	} else {
-		fmt.Fprintf(&b, "%d %s\n", ngroups, map[bool]string{true: "group", false: "groups"}[ngroups == 1])
-	}
-	if opts.sample == "inuse" {
-		b.WriteString("in-use intervals are conservative: they allow for any tail of the events\n")
-	}
-	b.WriteString("\n")
-
-	keyHead := map[string]string{"type": "TYPE", "func": "FUNCTION", "stack": "STACK (LEAF FIRST)"}[opts.by.kind]
-	if opts.by.kind == "label" {
-		keyHead = "LABEL " + opts.by.label
-	}
-	head := []string{keyHead, "SAMPLES", "BYTES", confPct + " INTERVAL", "OBJECTS", "SHARE"}
-	cells := [][]string{}
-	for _, g := range append(shown[:len(shown):len(shown)], total) {
-		key := g.key
-		if g.display != "" {
-			key = g.display
-		}
-		cells = append(cells, []string{
-			printableKey(key),
-			strconv.FormatInt(g.samples, 10),
-			humanBytes(float64(g.bytes)),
-			"[" + humanBytes(g.lo) + ", " + humanBytes(g.hi) + "]",
-			humanCount(float64(g.objects)),
-			strconv.FormatFloat(100*share(g.bytes, total.bytes), 'f', 1, 64) + "%",
-		})
-	}
-	widths := make([]int, len(head))
-	for i, h := range head {
-		widths[i] = utf8.RuneCountInString(h)
-	}
-	for _, row := range cells {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	const gap = 2
-	rest := 0
-	for _, wd := range widths[1:] {
-		rest += gap + wd
-	}
-	widths[0] = min(widths[0], max(topWidth-rest, 12))
-	fromLeft := opts.by.kind == "type" // type names end in the informative part
-	writeRow := func(row []string, key string) {
-		b.WriteString(padRight(key, widths[0]))
-		for i := 1; i < len(row); i++ {
-			b.WriteString(strings.Repeat(" ", gap))
-			if i == 3 {
-				b.WriteString(padRight(row[i], widths[i]))
-			} else {
-				b.WriteString(padLeft(row[i], widths[i]))
-			}
-		}
-		b.WriteString("\n")
-	}
-	writeRow(head, truncateKey(head[0], widths[0], false))
-	for _, row := range cells {
-		writeRow(row, truncateKey(row[0], widths[0], fromLeft))
-	}
-	// Trailing spaces from padding the interval column are not wanted.
-	lines := strings.Split(b.String(), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n"))
-	return err
-}
-
-// printableKey replaces characters that would break the table layout.
-func printableKey(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// truncateKey shortens s to width runes with an ellipsis, keeping its end
-// when fromLeft and its start otherwise (stacks begin at the leaf).
-func truncateKey(s string, width int, fromLeft bool) string {
-	r := []rune(s)
-	if len(r) <= width {
-		return s
-	}
-	if width < 1 {
-		return ""
-	}
-	if fromLeft {
-		return "…" + string(r[len(r)-(width-1):])
-	}
-	return string(r[:width-1]) + "…"
-}
-
-func padRight(s string, w int) string {
-	return s + strings.Repeat(" ", max(0, w-utf8.RuneCountInString(s)))
-}
-
-func padLeft(s string, w int) string {
-	return strings.Repeat(" ", max(0, w-utf8.RuneCountInString(s))) + s
-}
-
-// threeDigits formats x (>= 0, < 1000) with three significant digits.
-func threeDigits(x float64) string {
-	switch {
-	case x < 9.995:
-		return strconv.FormatFloat(x, 'f', 2, 64)
-	case x < 99.95:
-		return strconv.FormatFloat(x, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-}
-
-// humanBytes formats a byte count with binary units and three significant
-// digits: 512B, 1.23KiB, 45.6MiB, 789GiB.
-func humanBytes(x float64) string {
-	if math.IsNaN(x) || x < 0 {
-		return "?"
-	}
-	if x < 999.5 {
-		return strconv.FormatFloat(x, 'f', 0, 64) + "B"
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	for i, u := range units {
-		x /= 1024
-		if x < 999.5 || i == len(units)-1 {
-			return threeDigits(x) + u
-		}
-	}
-	panic("unreachable")
-}
-
-// humanCount formats an object count with SI suffixes: 999, 1.23k, 45.6M.
-func humanCount(x float64) string {
-	if math.IsNaN(x) || x < 0 {
-		return "?"
-	}
-	if x < 999.5 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	units := []string{"k", "M", "G", "T", "P", "E"}
-	for i, u := range units {
-		x /= 1000
-		if x < 999.5 || i == len(units)-1 {
-			return threeDigits(x) + u
-		}
-	}
-	panic("unreachable")
 }

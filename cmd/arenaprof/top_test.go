@@ -279,7 +279,7 @@ func TestTopStackKeyFull(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, stackSep)
+	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, export.StackSep)
 	if !strings.Contains(out, fmt.Sprintf("%q", want)) {
 		t.Errorf("JSON lacks the full stack key %q:\n%s", want, out)
 	}
@@ -511,95 +511,6 @@ func TestProfileWindow(t *testing.T) {
 	}
 }
 
-// TestInuseRawSums checks that the event count of a bucket is recovered
-// exactly from its rounded in-use bytes.
-func TestInuseRawSums(t *testing.T) {
-	sizes := []int64{1, 2, 7, 24, 96, 4095, 4096, 102399, 102400, 1 << 20, 1 << 30}
-	means := []int64{1, 2, 512, 4096, 102400, 1 << 20, 1 << 40}
-	counts := []int64{0, 1, 2, 3, 17, 1000, 123457}
-	for _, size := range sizes {
-		for _, mean := range means {
-			w, err := profiler.WeightedBytes(size, mean)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range counts {
-				s := &profile.Sample{NumLabel: map[string][]int64{"bytes": {size}}}
-				got, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
-				if err != nil || got != c || lo != c || hi != c*size {
-					t.Errorf("size %d mean %d count %d: got %d [%d, %d], %v", size, mean, c, got, lo, hi, err)
-				}
-			}
-		}
-	}
-}
-
-func TestHumanUnits(t *testing.T) {
-	bytesTests := []struct {
-		in   float64
-		want string
-	}{
-		{0, "0B"}, {1, "1B"}, {999, "999B"}, {999.6, "0.98KiB"}, {1023, "1.00KiB"},
-		{1024, "1.00KiB"}, {1536, "1.50KiB"}, {10 * 1024, "10.0KiB"}, {99.96 * 1024, "100KiB"},
-		{1.25 * (1 << 20), "1.25MiB"}, {999 * (1 << 20), "999MiB"}, {1 << 30, "1.00GiB"},
-		{math.Exp2(62), "4.00EiB"}, {math.Exp2(72), "4096EiB"}, {math.NaN(), "?"}, {-1, "?"},
-	}
-	for _, tt := range bytesTests {
-		if got := humanBytes(tt.in); got != tt.want {
-			t.Errorf("humanBytes(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	countTests := []struct {
-		in   float64
-		want string
-	}{
-		{0, "0"}, {999, "999"}, {1000, "1.00k"}, {12345, "12.3k"}, {999499, "999k"}, {999500, "1.00M"}, {2.5e9, "2.50G"},
-	}
-	for _, tt := range countTests {
-		if got := humanCount(tt.in); got != tt.want {
-			t.Errorf("humanCount(%v) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestTruncateKey(t *testing.T) {
-	tests := []struct {
-		s        string
-		width    int
-		fromLeft bool
-		want     string
-	}{
-		{"main.f", 10, true, "main.f"},
-		{"github.com/a/b.parse", 10, true, "…a/b.parse"},
-		{"a < b < c < d", 8, false, "a < b <…"},
-		{"héllo wörld", 6, false, "héllo…"},
-		{"abc", 0, false, ""},
-	}
-	for _, tt := range tests {
-		if got := truncateKey(tt.s, tt.width, tt.fromLeft); got != tt.want {
-			t.Errorf("truncateKey(%q, %d, %v) = %q, want %q", tt.s, tt.width, tt.fromLeft, got, tt.want)
-		}
-	}
-}
-
-func TestShortFuncName(t *testing.T) {
-	tests := map[string]string{
-		"main.main":                             "main.main",
-		"github.com/a/b/pkg.(*T).M":             "pkg.(*T).M",
-		"github.com/a/pkg.F[go.shape.*uint8]":   "pkg.F[go.shape.*uint8]",
-		"github.com/a/pkg.G[github.com/x/y.T]":  "pkg.G[github.com/x/y.T]",
-		"net/http.HandlerFunc.ServeHTTP":        "http.HandlerFunc.ServeHTTP",
-		"0x4a3f00":                              "0x4a3f00",
-		"github.com/a/pkg.init.func1.gowrap2":   "pkg.init.func1.gowrap2",
-		"gopkg.in/yaml.v3.(*decoder).unmarshal": "yaml.v3.(*decoder).unmarshal",
-	}
-	for in, want := range tests {
-		if got := shortFuncName(in); got != want {
-			t.Errorf("shortFuncName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // checkTopRun fails the test if a run of top panicked in spirit: an exit
 // status other than 0, 1, 2, an error message of other than one line, or a
 // non-finite number in the output.
@@ -659,7 +570,7 @@ func FuzzTopProfile(f *testing.F) {
 		}
 		for _, sample := range []string{"alloc", "inuse"} {
 			var out bytes.Buffer
-			opts := topOptions{by: groupBy{kind: "stack"}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
+			opts := topOptions{by: export.GroupBy{Kind: export.GroupByStack}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
 			if err := topReport(ap, opts, &out); err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("multi-line error: %q", err)

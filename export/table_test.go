@@ -1,0 +1,494 @@
+package export
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// tblBucket is one sample of the hand-built table fixture.
+type tblBucket struct {
+	stack   []string // leaf first
+	typ     string
+	handler string // label "handler"; "" for none
+	size    int64
+	mean    int64
+	samples int64
+	tail    int64
+	live    int64 // events still in use
+}
+
+const (
+	tblParseUser = "github.com/x/svc.parseUser"
+	tblParseOrd  = "github.com/x/svc.parseOrder"
+	tblHandle    = "github.com/x/svc.(*server).handle"
+)
+
+var tblBuckets = []tblBucket{
+	{[]string{tblParseUser, tblHandle}, "svc.user", "users", 96, 102400, 310, 15120, 40},
+	{[]string{tblParseUser, tblHandle}, "svc.user", "users", 96, 4096, 120, 5890, 0},
+	{[]string{tblParseOrd, tblHandle}, "svc.order", "orders", 160, 102400, 205, 16400, 31},
+	{[]string{tblParseOrd}, "[]uint8", "", 1 << 20, 102400, 1024, 968900000, 3},
+	{[]string{tblParseUser, tblHandle}, "svc.user", "admin", 96, 102400, 0, 0, 0}, // empty
+}
+
+// tblFixture builds a profile of tblBuckets with its sample types in the
+// reverse of the exporter's order, to check that Table looks them up by
+// name.
+func tblFixture(t testing.TB) *profile.Profile {
+	st := SampleTypes()
+	rev := make([]*profile.ValueType, len(st))
+	for i := range st {
+		rev[len(st)-1-i] = st[i]
+	}
+	p := &profile.Profile{
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:     102400,
+		SampleType: rev,
+		Comments:   []string{WindowComment(profiler.WindowEnd)},
+	}
+	locs := map[string]*profile.Location{}
+	for _, b := range tblBuckets {
+		w, err := profiler.WeightedBytes(b.size, b.mean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		space := int64(math.Round(float64(b.samples) * w))
+		inuse := int64(math.Round(float64(b.live) * w))
+		vals := []int64{space / b.size, space, inuse / b.size, inuse, b.samples, b.tail}
+		for i, j := 0, len(vals)-1; i < j; i, j = i+1, j-1 {
+			vals[i], vals[j] = vals[j], vals[i]
+		}
+		s := &profile.Sample{
+			Value:    vals,
+			Label:    map[string][]string{LabelType: {b.typ}},
+			NumLabel: map[string][]int64{LabelBytes: {b.size}, LabelMean: {b.mean}},
+		}
+		if b.handler != "" {
+			s.Label["handler"] = []string{b.handler}
+		}
+		for _, fn := range b.stack {
+			l := locs[fn]
+			if l == nil {
+				f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: fn}
+				p.Function = append(p.Function, f)
+				l = &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+				p.Location = append(p.Location, l)
+				locs[fn] = l
+			}
+			s.Location = append(s.Location, l)
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTableGrouping(t *testing.T) {
+	p := tblFixture(t)
+	tests := []struct {
+		by       string
+		inuse    bool
+		keys     []string // in order
+		displays []string
+		samples  []int64
+	}{
+		{"type", false, []string{"[]uint8", "svc.user", "svc.order"}, nil, []int64{1024, 430, 205}},
+		{"func", false, []string{tblParseOrd, tblParseUser}, []string{"svc.parseOrder", "svc.parseUser"}, []int64{1229, 430}},
+		{"stack", false, []string{tblParseOrd, tblParseUser + StackSep + tblHandle, tblParseOrd + StackSep + tblHandle},
+			[]string{"svc.parseOrder", "svc.parseUser < svc.(*server).handle", "svc.parseOrder < svc.(*server).handle"}, []int64{1024, 430, 205}},
+		{"label=handler", false, []string{NoneKey, "users", "orders"}, nil, []int64{1024, 430, 205}},
+		{"type", true, []string{"svc.user", "svc.order", "[]uint8"}, nil, []int64{40, 31, 3}},
+	}
+	for _, tt := range tests {
+		g, err := ParseGroupBy(tt.by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.String() != tt.by {
+			t.Errorf("ParseGroupBy(%q).String() = %q", tt.by, g)
+		}
+		r, err := Table(p, TableOptions{By: g, InUse: tt.inuse})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.by, err)
+		}
+		if r.Groups != len(tt.keys) || len(r.Rows) != len(tt.keys) || r.Confidence != 0.95 || r.Window != profiler.WindowEnd {
+			t.Fatalf("%s inuse=%v: %+v", tt.by, tt.inuse, r)
+		}
+		var sumBytes, sumSamples int64
+		var sumShare float64
+		for i, row := range r.Rows {
+			want := tt.keys[i]
+			wantDisplay := want
+			if tt.displays != nil {
+				wantDisplay = tt.displays[i]
+			}
+			if row.Key != want || row.Display != wantDisplay || row.Samples != tt.samples[i] {
+				t.Errorf("%s inuse=%v row %d: key %q display %q samples %d; want %q %q %d", tt.by, tt.inuse, i, row.Key, row.Display, row.Samples, want, wantDisplay, tt.samples[i])
+			}
+			if !(0 <= row.Lo && row.Lo <= float64(row.Bytes) && float64(row.Bytes) <= row.Hi) {
+				t.Errorf("%s row %q: estimate %d outside [%v, %v]", tt.by, row.Key, row.Bytes, row.Lo, row.Hi)
+			}
+			if tt.inuse && row.TailMax != row.Tail*int64(map[string]int{"[]uint8": 1 << 20, "svc.order": 160, "svc.user": 96}[row.Key]) {
+				t.Errorf("in-use row %q: tail bounds [%d, %d]", row.Key, row.Tail, row.TailMax)
+			}
+			sumBytes += row.Bytes
+			sumSamples += row.Samples
+			sumShare += row.Share
+		}
+		if r.Total.Key != "total" || r.Total.Bytes != sumBytes || r.Total.Samples != sumSamples || math.Abs(sumShare-1) > 1e-9 || r.Total.Share != 1 {
+			t.Errorf("%s: total %+v; rows sum to %d bytes, %d samples, share %v", tt.by, r.Total, sumBytes, sumSamples, sumShare)
+		}
+	}
+}
+
+// TestTableN checks that N keeps the largest rows and the total keeps all.
+func TestTableN(t *testing.T) {
+	p := tblFixture(t)
+	all, err := Table(p, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := Table(p, TableOptions{N: 1, Confidence: 0.99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Groups != all.Groups || len(one.Rows) != 1 || one.Rows[0].Key != all.Rows[0].Key || one.Total.Bytes != all.Total.Bytes {
+		t.Errorf("N=1: %+v", one)
+	}
+	// A higher confidence widens the interval.
+	if !(one.Total.Lo < all.Total.Lo && one.Total.Hi > all.Total.Hi) {
+		t.Errorf("99%% total [%v, %v] not wider than 95%% [%v, %v]", one.Total.Lo, one.Total.Hi, all.Total.Lo, all.Total.Hi)
+	}
+}
+
+func TestTableErrors(t *testing.T) {
+	heap := &profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}}
+	neg := tblFixture(t)
+	neg.Sample[0].Value[1] = -5 // reversed order: index 1 is alloc_samples
+	badMean := tblFixture(t)
+	badMean.Sample[0].NumLabel[LabelMean] = []int64{0}
+	noSize := tblFixture(t)
+	delete(noSize.Sample[0].NumLabel, LabelBytes)
+	short := tblFixture(t)
+	short.Sample[0].Value = short.Sample[0].Value[:3]
+	tests := []struct {
+		name string
+		p    *profile.Profile
+		opts TableOptions
+		want string
+	}{
+		{"nil", nil, TableOptions{}, "nil profile"},
+		{"heap profile", heap, TableOptions{}, "lacks the sample types inuse_objects/count"},
+		{"negative", neg, TableOptions{}, "negative values"},
+		{"bad mean", badMean, TableOptions{}, "sampling_mean 0"},
+		{"inuse without size", noSize, TableOptions{InUse: true}, "object size"},
+		{"short values", short, TableOptions{}, "3 values for 6 sample types"},
+		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
+		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
+		{"negative N", tblFixture(t), TableOptions{N: -1}, "negative number of rows"},
+		{"unknown kind", tblFixture(t), TableOptions{By: GroupBy{Kind: "color"}}, "unknown grouping"},
+		{"label without key", tblFixture(t), TableOptions{By: GroupBy{Kind: GroupByLabel}}, "label key"},
+	}
+	for _, tt := range tests {
+		_, err := Table(tt.p, tt.opts)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestParseGroupBy(t *testing.T) {
+	tests := []struct {
+		in   string
+		want GroupBy
+		err  string
+	}{
+		{"type", GroupBy{Kind: GroupByType}, ""},
+		{"func", GroupBy{Kind: GroupByFunc}, ""},
+		{"stack", GroupBy{Kind: GroupByStack}, ""},
+		{"label=endpoint", GroupBy{Kind: GroupByLabel, Label: "endpoint"}, ""},
+		{"label=a=b", GroupBy{Kind: GroupByLabel, Label: "a=b"}, ""},
+		{"label=", GroupBy{}, "needs a label key"},
+		{"label", GroupBy{}, "unknown grouping"},
+		{"TYPE", GroupBy{}, "unknown grouping"},
+		{"", GroupBy{}, "unknown grouping"},
+	}
+	for _, tt := range tests {
+		got, err := ParseGroupBy(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseGroupBy(%q): error %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseGroupBy(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	if s := (GroupBy{}).String(); s != "type" {
+		t.Errorf("zero GroupBy prints %q, want type", s)
+	}
+}
+
+// TestFormatTableExtra checks extra and hidden columns and the width.
+func TestFormatTableExtra(t *testing.T) {
+	r, err := Table(tblFixture(t), TableOptions{By: GroupBy{Kind: GroupByStack}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{0, 60, 80, 120} {
+		var buf bytes.Buffer
+		err := FormatTable(&buf, r, FormatOptions{Width: width, HideObjects: true, Extra: []TableColumn{
+			{Head: "TRUE", Cell: func(row *TableRow, total bool) string {
+				if total {
+					return "all"
+				}
+				return "x\ty" // a tab must not break the layout
+			}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.Contains(out, "OBJECTS") || !strings.Contains(out, "SHARE") || !strings.Contains(out, "TRUE") || !strings.Contains(out, "x?y") {
+			t.Errorf("width %d: columns wrong:\n%s", width, out)
+		}
+		lim := width
+		if lim == 0 {
+			lim = 80
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(line); n > max(lim, 70) {
+				t.Errorf("width %d: line of %d columns: %q", width, n, line)
+			}
+			if strings.HasSuffix(line, " ") {
+				t.Errorf("trailing space: %q", line)
+			}
+		}
+		if !strings.Contains(out, "all") || !strings.Contains(out, "total") {
+			t.Errorf("no total row:\n%s", out)
+		}
+	}
+}
+
+type tblRecord struct {
+	id   int64
+	name [40]byte
+}
+
+type tblEntry struct {
+	key   string // a pointer field: typed slab
+	value int64
+}
+
+//go:noinline
+func tblAllocRecords(a *arena.Arena, n int) {
+	for i := range n {
+		arena.New[tblRecord](a).id = int64(i)
+	}
+}
+
+//go:noinline
+func tblAllocEntries(a *arena.Arena, n int) {
+	for i := range n {
+		arena.New[tblEntry](a).value = int64(i)
+	}
+}
+
+// TestTableCoversTruth profiles a known workload in two labelled arenas and
+// checks every row of every grouping against the true bytes. Each check is
+// at confidence 1-1e-7 and there are 8 intervals, so a sound interval makes
+// the test fail with probability below 1e-6.
+func TestTableCoversTruth(t *testing.T) {
+	const nRec, nEnt = 30000, 20000 // 48 B and 24 B: 1.44 MB and 0.48 MB
+	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena(arena.WithLabels(hooks.NewLabels("endpoint", "/records")))
+	b := arena.NewArena(arena.WithLabels(hooks.NewLabels("endpoint", "/entries")))
+	tblAllocRecords(a, nRec)
+	tblAllocEntries(b, nEnt)
+	a.Reset()
+	p.Stop()
+	prof, err := Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recBytes, entBytes := float64(nRec*48), float64(nEnt*24)
+	want := map[string]map[string]float64{
+		"type":           {"export.tblRecord": recBytes, "export.tblEntry": entBytes},
+		"func":           {pkg + "tblAllocRecords": recBytes, pkg + "tblAllocEntries": entBytes},
+		"label=endpoint": {"/records": recBytes, "/entries": entBytes},
+	}
+	for by, truth := range want {
+		g, _ := ParseGroupBy(by)
+		r, err := Table(prof, TableOptions{By: g, Confidence: 1 - 1e-7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Window != profiler.WindowEnd || len(r.Rows) != 2 {
+			t.Fatalf("-by %s: window %v, rows %+v", by, r.Window, r.Rows)
+		}
+		for _, row := range r.Rows {
+			v, ok := truth[row.Key]
+			if !ok {
+				t.Errorf("-by %s: unexpected row %q", by, row.Key)
+				continue
+			}
+			if row.Samples == 0 || !(row.Lo <= v && v <= row.Hi) {
+				t.Errorf("-by %s %q: true %v outside [%v, %v] (%d events)", by, row.Key, v, row.Lo, row.Hi, row.Samples)
+			}
+		}
+		if tot := recBytes + entBytes; by == "type" && !(r.Total.Lo <= tot && tot <= r.Total.Hi) {
+			t.Errorf("total %v outside [%v, %v]", tot, r.Total.Lo, r.Total.Hi)
+		}
+	}
+	// In use: the entries' arena was not reset, the records' was.
+	r, err := Table(prof, TableOptions{InUse: true, Confidence: 1 - 1e-7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 1 || r.Rows[0].Key != "export.tblEntry" || !(r.Rows[0].Lo <= entBytes && entBytes <= r.Rows[0].Hi) {
+		t.Errorf("in use: %+v", r.Rows)
+	}
+	b.Free()
+}
+
+const pkg = "github.com/arenaprof/arenaprof/export."
+
+// TestInuseRawSums checks that the event count of a bucket is recovered
+// exactly from its rounded in-use bytes.
+func TestInuseRawSums(t *testing.T) {
+	sizes := []int64{1, 2, 7, 24, 96, 4095, 4096, 102399, 102400, 1 << 20, 1 << 30}
+	means := []int64{1, 2, 512, 4096, 102400, 1 << 20, 1 << 40}
+	counts := []int64{0, 1, 2, 3, 17, 1000, 123457}
+	for _, size := range sizes {
+		for _, mean := range means {
+			w, err := profiler.WeightedBytes(size, mean)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range counts {
+				s := &profile.Sample{NumLabel: map[string][]int64{LabelBytes: {size}}}
+				got, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
+				if err != nil || got != c || lo != c || hi != c*size {
+					t.Errorf("size %d mean %d count %d: got %d [%d, %d], %v", size, mean, c, got, lo, hi, err)
+				}
+			}
+		}
+	}
+}
+
+func TestHumanUnits(t *testing.T) {
+	bytesTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0B"}, {1, "1B"}, {999, "999B"}, {999.6, "0.98KiB"}, {1023, "1.00KiB"},
+		{1024, "1.00KiB"}, {1536, "1.50KiB"}, {10 * 1024, "10.0KiB"}, {99.96 * 1024, "100KiB"},
+		{1.25 * (1 << 20), "1.25MiB"}, {999 * (1 << 20), "999MiB"}, {1 << 30, "1.00GiB"},
+		{math.Exp2(62), "4.00EiB"}, {math.Exp2(72), "4096EiB"}, {math.NaN(), "?"}, {-1, "?"},
+	}
+	for _, tt := range bytesTests {
+		if got := HumanBytes(tt.in); got != tt.want {
+			t.Errorf("HumanBytes(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	countTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1000, "1.00k"}, {12345, "12.3k"}, {999499, "999k"}, {999500, "1.00M"}, {2.5e9, "2.50G"},
+	}
+	for _, tt := range countTests {
+		if got := HumanCount(tt.in); got != tt.want {
+			t.Errorf("HumanCount(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTruncateKey(t *testing.T) {
+	tests := []struct {
+		s        string
+		width    int
+		fromLeft bool
+		want     string
+	}{
+		{"main.f", 10, true, "main.f"},
+		{"github.com/a/b.parse", 10, true, "…a/b.parse"},
+		{"a < b < c < d", 8, false, "a < b <…"},
+		{"héllo wörld", 6, false, "héllo…"},
+		{"abc", 0, false, ""},
+	}
+	for _, tt := range tests {
+		if got := tableTruncate(tt.s, tt.width, tt.fromLeft); got != tt.want {
+			t.Errorf("tableTruncate(%q, %d, %v) = %q, want %q", tt.s, tt.width, tt.fromLeft, got, tt.want)
+		}
+	}
+}
+
+func TestShortFuncName(t *testing.T) {
+	tests := map[string]string{
+		"main.main":                             "main.main",
+		"github.com/a/b/pkg.(*T).M":             "pkg.(*T).M",
+		"github.com/a/pkg.F[go.shape.*uint8]":   "pkg.F[go.shape.*uint8]",
+		"github.com/a/pkg.G[github.com/x/y.T]":  "pkg.G[github.com/x/y.T]",
+		"net/http.HandlerFunc.ServeHTTP":        "http.HandlerFunc.ServeHTTP",
+		"0x4a3f00":                              "0x4a3f00",
+		"github.com/a/pkg.init.func1.gowrap2":   "pkg.init.func1.gowrap2",
+		"gopkg.in/yaml.v3.(*decoder).unmarshal": "yaml.v3.(*decoder).unmarshal",
+	}
+	for in, want := range tests {
+		if got := ShortFuncName(in); got != want {
+			t.Errorf("ShortFuncName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzTable runs Table and FormatTable on any grouping, row count and
+// confidence: an error is one line, a result has finite, ordered bounds.
+func FuzzTable(f *testing.F) {
+	f.Add("type", 0, 0.95, false)
+	f.Add("label=handler", 2, 0.5, true)
+	f.Add("stack", -1, 1.0, false)
+	f.Add("label=", 1, math.NaN(), true)
+	f.Add("func", 1<<30, 1e-300, false)
+	p := tblFixture(f)
+	f.Fuzz(func(t *testing.T, by string, n int, conf float64, inuse bool) {
+		g, err := ParseGroupBy(by)
+		if err != nil {
+			g = GroupBy{Kind: GroupKind(by)}
+		}
+		r, err := Table(p, TableOptions{By: g, N: n, Confidence: conf, InUse: inuse})
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		for _, row := range append(r.Rows, r.Total) {
+			if math.IsNaN(row.Lo) || math.IsInf(row.Hi, 0) || row.Lo < 0 || row.Lo > row.Hi {
+				t.Fatalf("row %q: [%v, %v]", row.Key, row.Lo, row.Hi)
+			}
+		}
+		var buf bytes.Buffer
+		if err := FormatTable(&buf, r, FormatOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if s := buf.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+			t.Fatalf("non-finite number:\n%s", s)
+		}
+	})
+}
