@@ -63,38 +63,11 @@ func SampleTypes() []*profile.ValueType {
 	}
 }
 
-// WindowName returns the name of a window marking: aligned, start, end or
-// both (the values of the CLI's -window flag).
-func WindowName(w profiler.Window) string {
-	switch w & profiler.WindowBoth {
-	case profiler.WindowAligned:
-		return "aligned"
-	case profiler.WindowStart:
-		return "start"
-	case profiler.WindowEnd:
-		return "end"
-	}
-	return "both"
-}
-
-// ParseWindowName is the inverse of [WindowName].
-func ParseWindowName(s string) (profiler.Window, error) {
-	switch s {
-	case "aligned":
-		return profiler.WindowAligned, nil
-	case "start":
-		return profiler.WindowStart, nil
-	case "end":
-		return profiler.WindowEnd, nil
-	case "both":
-		return profiler.WindowBoth, nil
-	}
-	return 0, fmt.Errorf("export: unknown window %q (want aligned, start, end or both)", s)
-}
-
 // WindowComment returns the profile comment that marks window w:
 // "arenaprof window=W".
-func WindowComment(w profiler.Window) string { return windowCommentPrefix + WindowName(w) }
+func WindowComment(w profiler.Window) string {
+	return windowCommentPrefix + (w & profiler.WindowBoth).String()
+}
 
 // WindowOf returns the window marking of a profile: the union of the flags
 // of every "arenaprof window=W" comment (a merged profile carries the
@@ -114,8 +87,8 @@ func WindowOf(p *profile.Profile) profiler.Window {
 		if !ok {
 			continue
 		}
-		x, err := ParseWindowName(name)
-		if err != nil {
+		x, err := profiler.ParseWindow(name)
+		if err != nil || x.String() != name { // only the exact spellings
 			return profiler.WindowBoth
 		}
 		w |= x

@@ -244,17 +244,19 @@ func TestWindowMarking(t *testing.T) {
 		{[]string{"arenaprof window=start", "x", "arenaprof window=end"}, profiler.WindowBoth},
 		{[]string{"arenaprof window=aligned", "arenaprof window=end"}, profiler.WindowEnd},
 		{[]string{"arenaprof window=bogus", "arenaprof window=aligned"}, profiler.WindowBoth},
+		{nil, profiler.WindowBoth},
+		{[]string{"something else"}, profiler.WindowBoth},
+		{[]string{"arenaprof window="}, profiler.WindowBoth},
+		{[]string{"arenaprof window=END"}, profiler.WindowBoth},
+		{[]string{"arenaprof window=start", "arenaprof window=end"}, profiler.WindowBoth},
 	} {
 		if got := export.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.comments, got, tc.want)
 		}
 	}
 	for _, w := range []profiler.Window{profiler.WindowAligned, profiler.WindowStart, profiler.WindowEnd, profiler.WindowBoth} {
-		if export.WindowName(w) != w.String() {
-			t.Errorf("%v named %q", w, export.WindowName(w))
-		}
-		if got, err := export.ParseWindowName(export.WindowName(w)); err != nil || got != w {
-			t.Errorf("round trip of %v: %v %v", w, got, err)
+		if got := export.WindowOf(&profile.Profile{Comments: []string{export.WindowComment(w)}}); got != w {
+			t.Errorf("round trip of %v: %v", w, got)
 		}
 	}
 }

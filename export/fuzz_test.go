@@ -48,8 +48,8 @@ func FuzzWindowOf(f *testing.F) {
 		for _, c := range comments {
 			if name, ok := strings.CutPrefix(c, windowCommentPrefix); ok {
 				marked = true
-				x, err := ParseWindowName(name)
-				if err != nil {
+				x, err := profiler.ParseWindow(name)
+				if err != nil || x.String() != name {
 					if w != profiler.WindowBoth {
 						t.Fatalf("bad marking %q gave %v", c, w)
 					}

@@ -255,7 +255,7 @@ func WriteTable(out io.Writer, s *profiler.Snapshot, rows int) error {
 	}
 	fmt.Fprintf(out, "arenaprof: allocations from %s to %s (%s), window=%s, mean=%d bytes\n",
 		s.Start.Format(time.RFC3339), s.End.Format(time.RFC3339), s.End.Sub(s.Start).Round(time.Millisecond),
-		WindowName(s.Window), s.MeanBytes)
+		s.Window.String(), s.MeanBytes)
 	fmt.Fprintf(out, "%d sample events, estimated %s allocated in %d sites", totalSamples, formatBytes(total), len(table))
 	if s.Stats.OverflowEvents > 0 {
 		fmt.Fprintf(out, "; %d events past the bucket bound of %d aggregated without stacks", s.Stats.OverflowEvents, s.Stats.MaxBuckets)

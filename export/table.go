@@ -536,7 +536,7 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	}
 	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, WindowName(r.Window))
+	fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window.String())
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
 	} else {

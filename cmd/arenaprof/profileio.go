@@ -16,36 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/profiler"
-)
-
-// The sample types of an arenaprof profile, in the order the exporter writes
-// them. The reader looks them up by name and unit, not by position.
-var arenaSampleTypes = [...]struct{ typ, unit string }{
-	{"alloc_objects", "count"},
-	{"alloc_space", "bytes"},
-	{"inuse_objects", "count"},
-	{"inuse_space", "bytes"},
-	{"alloc_samples", "count"},
-	{"alloc_tail", "bytes"},
-}
-
-// Indices into arenaSampleTypes (and into arenaProfile.index).
-const (
-	stAllocObjects = iota
-	stAllocSpace
-	stInuseObjects
-	stInuseSpace
-	stAllocSamples
-	stAllocTail
-)
-
-// Label keys written by the exporter.
-const (
-	labelType         = "type"          // string label: Go type name
-	numLabelSize      = "bytes"         // numeric label: object size
-	numLabelMean      = "sampling_mean" // numeric label: mean of the draws
-	windowCommentHead = "arenaprof window="
+	"github.com/arenaprof/arenaprof/export"
 )
 
 // maxProfileBytes bounds how much of a profile (file, URL body, or
@@ -81,12 +52,10 @@ func topOneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
 }
 
-// arenaProfile is a parsed arenaprof profile with its sample-type indices
-// and window marking resolved.
+// arenaProfile is a parsed profile checked to carry arenaprof's sample
+// types.
 type arenaProfile struct {
-	prof   *profile.Profile
-	index  [len(arenaSampleTypes)]int // position of each arenaSampleTypes entry in Sample.Value
-	window profiler.Window
+	prof *profile.Profile
 }
 
 // isProfileURL reports whether src names an http(s) URL rather than a file.
@@ -198,16 +167,16 @@ func decodeArenaProfile(src string, data []byte) (*arenaProfile, error) {
 	}
 	ap := &arenaProfile{prof: p}
 	var missing []string
-	for i, want := range arenaSampleTypes {
-		ap.index[i] = -1
-		for j, st := range p.SampleType {
-			if st.Type == want.typ && st.Unit == want.unit {
-				ap.index[i] = j
+	for _, want := range export.SampleTypes() {
+		found := false
+		for _, st := range p.SampleType {
+			if st.Type == want.Type && st.Unit == want.Unit {
+				found = true
 				break
 			}
 		}
-		if ap.index[i] < 0 {
-			missing = append(missing, want.typ+"/"+want.unit)
+		if !found {
+			missing = append(missing, want.Type+"/"+want.Unit)
 		}
 	}
 	if len(missing) > 0 {
@@ -226,60 +195,5 @@ func decodeArenaProfile(src string, data []byte) (*arenaProfile, error) {
 			return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
 		}
 	}
-	ap.window = profileWindow(p.Comments)
 	return ap, nil
-}
-
-// profileWindow reads the "arenaprof window=W" marking from the comments.
-// Several markings (as left by merging) combine by the union of their
-// flags. No marking, or one that cannot be read, means WindowBoth, the
-// conservative choice (as export.WindowOf reads it).
-func profileWindow(comments []string) profiler.Window {
-	found := false
-	var w profiler.Window
-	for _, c := range comments {
-		name, ok := strings.CutPrefix(c, windowCommentHead)
-		if !ok {
-			continue
-		}
-		v, ok := profWindowByName(name)
-		if !ok {
-			return profiler.WindowBoth
-		}
-		w |= v
-		found = true
-	}
-	if !found {
-		return profiler.WindowBoth
-	}
-	return w
-}
-
-// profWindowNames maps the window markings to their flags.
-var profWindowNames = []struct {
-	name string
-	w    profiler.Window
-}{
-	{"aligned", profiler.WindowAligned},
-	{"start", profiler.WindowStart},
-	{"end", profiler.WindowEnd},
-	{"both", profiler.WindowBoth},
-}
-
-func profWindowByName(s string) (profiler.Window, bool) {
-	for _, n := range profWindowNames {
-		if n.name == s {
-			return n.w, true
-		}
-	}
-	return 0, false
-}
-
-func profWindowName(w profiler.Window) string {
-	for _, n := range profWindowNames {
-		if n.w == w {
-			return n.name
-		}
-	}
-	return fmt.Sprintf("window(%d)", uint8(w))
 }

@@ -195,7 +195,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *export.TableResult) error {
 	}
 	out := topJSON{
 		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
-		Window: profWindowName(res.Window), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
+		Window: res.Window.String(), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))

@@ -487,30 +487,6 @@ func TestTopExporterProfile(t *testing.T) {
 	}
 }
 
-func TestProfileWindow(t *testing.T) {
-	tests := []struct {
-		comments []string
-		want     profiler.Window
-	}{
-		{nil, profiler.WindowBoth},
-		{[]string{"something else"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=aligned"}, profiler.WindowAligned},
-		{[]string{"arenaprof window=start"}, profiler.WindowStart},
-		{[]string{"arenaprof window=end"}, profiler.WindowEnd},
-		{[]string{"arenaprof window=both"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=start", "arenaprof window=end"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=aligned", "arenaprof window=end"}, profiler.WindowEnd},
-		{[]string{"arenaprof window="}, profiler.WindowBoth},
-		{[]string{"arenaprof window=END"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=aligned", "arenaprof window=sideways"}, profiler.WindowBoth},
-	}
-	for _, tt := range tests {
-		if got := profileWindow(tt.comments); got != tt.want {
-			t.Errorf("profileWindow(%q) = %v, want %v", tt.comments, got, tt.want)
-		}
-	}
-}
-
 // checkTopRun fails the test if a run of top panicked in spirit: an exit
 // status other than 0, 1, 2, an error message of other than one line, or a
 // non-finite number in the output.

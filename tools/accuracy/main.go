@@ -93,18 +93,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// parseWindow reads the -window flag: the exact spellings of
+// profiler.Window's names.
 func parseWindow(s string) (profiler.Window, error) {
-	switch s {
-	case "aligned":
-		return profiler.WindowAligned, nil
-	case "start":
-		return profiler.WindowStart, nil
-	case "end":
-		return profiler.WindowEnd, nil
-	case "both":
-		return profiler.WindowBoth, nil
+	w, err := profiler.ParseWindow(s)
+	if err != nil || w.String() != s {
+		return 0, fmt.Errorf("-window must be aligned, start, end or both, got %q", s)
 	}
-	return 0, fmt.Errorf("-window must be aligned, start, end or both, got %q", s)
+	return w, nil
 }
 
 // jsonReport is the -json output.
