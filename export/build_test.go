@@ -65,7 +65,7 @@ func TestBuildFormat(t *testing.T) {
 	allocBig(a, 3)
 	b := newTestArena(t, 2, hooks.Labels{})
 	allocSmall(b, 10)
-	b.reset()
+	b.Reset()
 
 	built, err := export.Build(p)
 	if err != nil {

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/simalloc"
 )
 
 //go:noinline
-func collectorBenchSite(a *collectorTestArena) { a.alloc(64, "main.t") }
+func collectorBenchSite(a *simalloc.Arena) { a.Alloc(64, "main.t") }
 
 // BenchmarkCollectorEvent measures one sample event end to end: stack
 // capture, hooks.Emit and aggregation into an existing bucket. At mean 1

@@ -6,69 +6,17 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/simalloc"
 )
 
-// collectorTestArena is a minimal allocator that follows the sampling model
-// exactly as an arena does, through hooks: its own gap sampler, one event
-// for the object that contains the next successful trial (offset = the
-// remaining gap), a fresh gap after each sampled object, and a release on
-// reset if it emitted anything since the last one.
-type collectorTestArena struct {
-	id      uint64
-	g       *GapSampler
-	gap     int64
-	state   *hooks.State
-	labels  hooks.Labels
-	emitted bool
-	pcs     [hooks.MaxStackDepth]uintptr
-	ev      hooks.Event
-}
-
-func newCollectorTestArena(t testing.TB, seed uint64, labels hooks.Labels) *collectorTestArena {
+// newCollectorTestArena returns a seeded allocator that drives events
+// through hooks as package arena does.
+func newCollectorTestArena(t testing.TB, seed uint64, labels hooks.Labels) *simalloc.Arena {
 	g, err := NewGapSamplerSeeded(0, seed, seed^0x5eed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &collectorTestArena{id: hooks.NewArenaID(), g: g, labels: labels}
-}
-
-// alloc accounts for one object of size bytes; the leaf frame of a sampled
-// event is alloc's caller.
-//
-//go:noinline
-func (a *collectorTestArena) alloc(size int64, typeName string) {
-	if st := hooks.Current(); st != a.state {
-		a.state = st
-		a.g.SetMean(st.MeanBytes)
-		a.gap = a.g.Next()
-	}
-	if a.gap < 0 {
-		return // sampling off
-	}
-	if a.gap >= size {
-		a.gap -= size
-		return
-	}
-	n := hooks.Callers(1, a.pcs[:])
-	a.ev = hooks.Event{
-		TypeName:  typeName,
-		Size:      size,
-		Offset:    a.gap,
-		MeanBytes: a.state.MeanBytes,
-		Stack:     a.pcs[:n],
-		Labels:    a.labels,
-		Arena:     a.id,
-	}
-	hooks.Emit(&a.ev)
-	a.emitted = true
-	a.gap = a.g.Next()
-}
-
-func (a *collectorTestArena) reset() {
-	if a.emitted {
-		a.emitted = false
-		hooks.Release(a.id)
-	}
+	return simalloc.New(g, labels)
 }
 
 func startCollector(t testing.TB, opts ...Option) *Profiler {
@@ -98,15 +46,15 @@ func collectorSum(s *Snapshot) collectorTotals {
 	return t
 }
 
-func collectorSiteA(a *collectorTestArena, n int) {
+func collectorSiteA(a *simalloc.Arena, n int) {
 	for range n {
-		a.alloc(16, "main.small")
+		a.Alloc(16, "main.small")
 	}
 }
 
-func collectorSiteB(a *collectorTestArena, n int) {
+func collectorSiteB(a *simalloc.Arena, n int) {
 	for range n {
-		a.alloc(96, "main.big")
+		a.Alloc(96, "main.big")
 	}
 }
 
@@ -138,7 +86,7 @@ func TestCollectorAggregatesAndInuse(t *testing.T) {
 		t.Errorf("window %v cumulative %v mean %d", s.Window, s.Cumulative(), s.MeanBytes)
 	}
 
-	a.reset()
+	a.Reset()
 	s = p.Snapshot()
 	if tot := collectorSum(s); tot.inuseN != 0 || tot.inuse != 0 || tot.samples != 110 {
 		t.Errorf("after reset: %+v", tot)
@@ -185,7 +133,7 @@ func TestCollectorOptions(t *testing.T) {
 }
 
 //go:noinline
-func collectorAllocSized(a *collectorTestArena, size int64) { a.alloc(size, "main.t") }
+func collectorAllocSized(a *simalloc.Arena, size int64) { a.Alloc(size, "main.t") }
 
 func TestCollectorBucketBound(t *testing.T) {
 	p := startCollector(t, WithMeanBytes(1), WithMaxBuckets(3))
@@ -219,7 +167,7 @@ func TestCollectorBucketBound(t *testing.T) {
 	if over.AllocObjects != wantObj || over.InuseObjects != wantObj {
 		t.Errorf("overflow objects %v / %v, want %v", over.AllocObjects, over.InuseObjects, wantObj)
 	}
-	a.reset()
+	a.Reset()
 	if tot := collectorSum(p.Snapshot()); tot.inuseN != 0 || tot.inuse != 0 {
 		t.Errorf("after reset %+v", tot)
 	}
@@ -235,7 +183,7 @@ func TestCollectorDelta(t *testing.T) {
 		collectorSiteA(a, n) // one stack for both halves
 		if i == 0 {
 			s1 = p.Snapshot()
-			b.reset()
+			b.Reset()
 		}
 	}
 	s2 = p.Snapshot()
@@ -309,7 +257,7 @@ func TestCollectorConcurrent(t *testing.T) {
 			for range rounds {
 				collectorSiteA(a, per)
 				collectorSiteB(a, per/10)
-				a.reset()
+				a.Reset()
 			}
 			collectorSiteA(a, 1) // one live object per worker
 		}()

@@ -1,0 +1,79 @@
+// Package simalloc is a minimal allocator that follows arenaprof's sampling
+// model through package hooks exactly as package arena does, without
+// handing out memory: its own stream of geometric gaps, one event for the
+// object that holds the next successful trial (offset = the remaining gap),
+// a fresh gap after each sampled object, and a release on reset if it
+// emitted anything since the last one. Tests of the collector and the
+// exporter use it to drive events with known sizes from known call sites.
+package simalloc
+
+import "github.com/arenaprof/arenaprof/hooks"
+
+// Gaps draws the failed trials before the next success for a mean;
+// *profiler.GapSampler implements it.
+type Gaps interface {
+	SetMean(mean int64) error
+	Next() int64
+}
+
+// Arena accounts for objects as an arena would and reports the sampled
+// ones. It is not safe for concurrent use.
+type Arena struct {
+	id      uint64
+	g       Gaps
+	gap     int64
+	state   *hooks.State
+	labels  hooks.Labels
+	emitted bool
+	pcs     [hooks.MaxStackDepth]uintptr
+	ev      hooks.Event
+}
+
+// New returns an allocator drawing its gaps from g and labelling its events
+// with labels.
+func New(g Gaps, labels hooks.Labels) *Arena {
+	return &Arena{id: hooks.NewArenaID(), g: g, labels: labels}
+}
+
+// ID returns the identity in the Arena field of its events.
+func (a *Arena) ID() uint64 { return a.id }
+
+// Alloc accounts for one object of size bytes of the named type; the leaf
+// frame of its event, if it is sampled, is Alloc's caller.
+//
+//go:noinline
+func (a *Arena) Alloc(size int64, typeName string) {
+	if st := hooks.Current(); st != a.state {
+		a.state = st
+		_ = a.g.SetMean(st.MeanBytes) // hooks bounds the mean
+		a.gap = a.g.Next()
+	}
+	if a.gap < 0 {
+		return // sampling off
+	}
+	if a.gap >= size {
+		a.gap -= size
+		return
+	}
+	n := hooks.Callers(1, a.pcs[:])
+	a.ev = hooks.Event{
+		TypeName:  typeName,
+		Size:      size,
+		Offset:    a.gap,
+		MeanBytes: a.state.MeanBytes,
+		Stack:     a.pcs[:n],
+		Labels:    a.labels,
+		Arena:     a.id,
+	}
+	hooks.Emit(&a.ev)
+	a.emitted = true
+	a.gap = a.g.Next()
+}
+
+// Reset tells consumers that every object accounted for so far is gone.
+func (a *Arena) Reset() {
+	if a.emitted {
+		a.emitted = false
+		hooks.Release(a.id)
+	}
+}
