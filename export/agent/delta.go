@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// windowComment is the prefix of the window marking in Profile.Comments
+// (DESIGN.md, "Profile format"): "arenaprof window=W".
+const windowComment = "arenaprof window="
+
+// IsInUse reports whether a sample type holds a level rather than a running
+// total: a type whose name starts with "inuse" (inuse_space,
+// inuse_objects). [Delta] keeps such values absolute.
+func IsInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inuse") }
+
+// Delta returns the profile of the window between two snapshots of the
+// same cumulative profile (the runtime's heap profile, or the arena profile
+// since its profiler started): for every sample type but the in-use ones
+// (see [IsInUse]) the value is cur minus prev; in-use values are cur's,
+// absolute (subtracting levels gives meaningless negative memory, see
+// golang/go#57765). A running total that went down (a profile reset, a
+// bucket evicted) is clamped at zero. Samples whose values are all zero are
+// removed.
+//
+// The window runs from the end of prev (TimeNanos+DurationNanos) to the end
+// of cur. When cur carries an arenaprof window marking, the delta is
+// marked "arenaprof window=both": neither end of the window lies on a
+// sample event. prev and cur are not modified.
+func Delta(prev, cur *profile.Profile) (*profile.Profile, error) {
+	if cur == nil {
+		return nil, errors.New("agent: delta of a nil profile")
+	}
+	if prev == nil {
+		return cur.Copy(), nil
+	}
+	if len(prev.SampleType) != len(cur.SampleType) {
+		return nil, fmt.Errorf("agent: delta: %d sample types before, %d now", len(prev.SampleType), len(cur.SampleType))
+	}
+	ratios := make([]float64, len(cur.SampleType))
+	for i, st := range cur.SampleType {
+		if prev.SampleType[i].Type != st.Type || prev.SampleType[i].Unit != st.Unit {
+			return nil, fmt.Errorf("agent: delta: sample type %d changed from %s/%s to %s/%s", i,
+				prev.SampleType[i].Type, prev.SampleType[i].Unit, st.Type, st.Unit)
+		}
+		if !IsInUse(st.Type) {
+			ratios[i] = -1
+		}
+	}
+	neg := prev.Copy()
+	if err := neg.ScaleN(ratios); err != nil {
+		return nil, fmt.Errorf("agent: delta: %w", err)
+	}
+	start := prev.TimeNanos + prev.DurationNanos
+	end := cur.TimeNanos + cur.DurationNanos
+	merged, err := profile.Merge([]*profile.Profile{cur.Copy(), neg})
+	if err != nil {
+		return nil, fmt.Errorf("agent: delta: %w", err)
+	}
+	kept := merged.Sample[:0]
+	for _, s := range merged.Sample {
+		nonzero := false
+		for i, v := range s.Value {
+			if v < 0 && ratios[i] < 0 {
+				s.Value[i], v = 0, 0
+			}
+			nonzero = nonzero || v != 0
+		}
+		if nonzero {
+			kept = append(kept, s)
+		}
+	}
+	clear(merged.Sample[len(kept):])
+	merged.Sample = kept
+	merged = merged.Compact()
+	merged.TimeNanos = start
+	merged.DurationNanos = max(end-start, 0)
+	merged.Period = cur.Period
+	merged.Comments = markWindow(cur.Comments)
+	return merged, nil
+}
+
+// markWindow returns comments with any window marking replaced by
+// "arenaprof window=both"; comments without a marking are returned as is.
+func markWindow(comments []string) []string {
+	var out []string
+	marked := false
+	for _, c := range comments {
+		if strings.HasPrefix(c, windowComment) {
+			marked = true
+			continue
+		}
+		out = append(out, c)
+	}
+	if marked {
+		out = append(out, windowComment+"both")
+	}
+	return out
+}

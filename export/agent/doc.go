@@ -1,0 +1,70 @@
+// Package agent is arenaprof's continuous-profiling agent: it runs inside a
+// service, collects profiles every interval and hands them to destinations
+// (a directory, a Pyroscope-compatible server, or any [Uploader]) without
+// ever making the service wait for a slow or dead backend.
+//
+// Each interval the agent calls every [Source] once, from one goroutine:
+//
+//   - [ProfilerSource]: the arena allocation profile of a
+//     [github.com/arenaprof/arenaprof/profiler.Profiler] as a delta over the
+//     interval (alloc values and raw sums over the window, in-use absolute,
+//     marked "arenaprof window=both"); [ArenaSource] does the same for any
+//     function returning cumulative profiles;
+//   - [WallSource]: a wall-clock profile (github.com/felixge/fgprof) over
+//     the same interval, a separate profile since wall time cannot merge
+//     with space;
+//   - [CPUSource] and [HeapSource]: the runtime's CPU profile over the
+//     interval and its heap profile as a delta;
+//   - anything else implementing [Source] (see [DeltaSource]).
+//
+// Each destination has its own bounded queue and upload goroutine.
+// Collection only appends to the queues; a full queue drops its oldest
+// profile. Uploads time out (Config.Timeout) and errors marked [Retryable]
+// (network errors, timeouts, HTTP 5xx and 429) are retried up to
+// Config.MaxRetries times with exponential backoff and full jitter, or after
+// the server's Retry-After (capped). [Agent.Stats] counts what happened: once
+// the agent has stopped, every profile handed to a destination is counted
+// in exactly one of Uploaded, Failed and Dropped.
+//
+// [Agent.Stop] collects the last partial interval and drains the queues
+// within its context's deadline; when it returns, nothing the agent started
+// is still running.
+//
+// Usage:
+//
+//	prof, err := profiler.Start()
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer prof.Stop()
+//	dir, err := agent.NewDir(agent.DirConfig{Path: "/var/lib/shop/profiles", MaxFiles: 5000})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	a, err := agent.Start(agent.Config{
+//		AppName:   "shop",
+//		Labels:    map[string]string{"env": "prod", "region": "eu-west-1"},
+//		Sources:   []agent.Source{agent.ProfilerSource(prof), agent.WallSource(), agent.HeapSource()},
+//		Uploaders: []agent.Uploader{dir},
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer func() {
+//		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+//		defer cancel()
+//		a.Stop(ctx)
+//	}()
+//
+// To push to Pyroscope instead (or as well), add an uploader:
+//
+//	py, err := agent.NewPyroscope(agent.PyroscopeConfig{
+//		URL:         "https://profiles.example.com",
+//		TenantID:    "team-a",
+//		BearerToken: os.Getenv("PYROSCOPE_TOKEN"),
+//	})
+//
+// [Pyroscope] describes the wire format: POST {URL}/ingest with the name,
+// from, until, spyName and format query parameters and a multipart body
+// with the "profile" and "sample_type_config" parts.
+package agent

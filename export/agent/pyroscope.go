@@ -1,0 +1,390 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultSpyName is the spyName query parameter sent by [Pyroscope]: the
+// value of Go's own Pyroscope SDK, which tells the server the profiles come
+// from a Go program.
+const DefaultSpyName = "gospy"
+
+// PyroscopeConfig configures a Pyroscope-compatible HTTP destination.
+type PyroscopeConfig struct {
+	// URL is the server's base URL (http or https), e.g.
+	// "http://pyroscope:4040"; "/ingest" is appended to its path. User
+	// information in the URL ("https://user:password@host") is taken as
+	// basic-auth credentials and removed from the URL.
+	URL string
+	// TenantID, if set, is sent as the X-Scope-OrgID header.
+	TenantID string
+	// BasicAuthUser and BasicAuthPassword set basic authentication.
+	BasicAuthUser, BasicAuthPassword string
+	// BearerToken sets "Authorization: Bearer ..."; it excludes basic auth.
+	BearerToken string
+	// Headers are added to every request (they cannot override the
+	// authentication, tenant or content-type headers).
+	Headers map[string]string
+	// SpyName is the spyName query parameter; default [DefaultSpyName].
+	SpyName string
+	// RawBody sends the gzipped pprof as the request body with
+	// format=pprof instead of a multipart form. The raw body cannot carry
+	// sample_type_config, so servers fall back to their default sample
+	// types and may ignore types they do not know (alloc_samples,
+	// alloc_tail, wall-clock samples).
+	RawBody bool
+	// Client sends the requests; nil selects a client of the uploader's own
+	// (closed when the agent stops). Redirects are never followed, so
+	// credentials are never sent to another host.
+	Client *http.Client
+}
+
+// Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
+//
+//	POST {URL}/ingest?name=APP.PROFILE{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy&format=pprof
+//
+// with a multipart/form-data body holding a "profile" part (file
+// profile.pprof, the gzipped pprof) and a "sample_type_config" part (file
+// sample_type_config.json, see [SampleTypes]). The application name gets
+// the profile name as a suffix ("shop.arena", "shop.wall") so that the arena
+// profile and the runtime's heap profile, which share sample type names,
+// stay apart.
+//
+// Names follow Pyroscope's rules: in the application name, characters other
+// than ASCII letters, digits, '_', '-' and '.' become '_'; label values keep
+// every character except the ones that delimit the name ('{', '}', ',', '=')
+// and white space or control characters, which become '_'; the whole name is
+// then URL-encoded as a query value.
+//
+// Network errors, timeouts, 5xx and 429 responses are retryable, honouring
+// a Retry-After header; other responses (such as 422 for a body the server
+// cannot parse, or 401) fail the upload. No error or log
+// message holds the password, the token or URL user information.
+type Pyroscope struct {
+	endpoint string // scheme://host/path/ingest, without credentials
+	cfg      PyroscopeConfig
+	client   *http.Client
+	own      *http.Transport // non-nil when the client is ours
+	secrets  []string
+}
+
+// NewPyroscope checks cfg and returns the destination.
+func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("agent: PyroscopeConfig.URL is empty")
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		// The parse error quotes the URL, which may hold credentials.
+		return nil, errors.New("agent: PyroscopeConfig.URL is not a valid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("agent: PyroscopeConfig.URL scheme %q: want http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("agent: PyroscopeConfig.URL has no host")
+	}
+	if u.User != nil {
+		if cfg.BasicAuthUser != "" || cfg.BasicAuthPassword != "" {
+			return nil, errors.New("agent: PyroscopeConfig: credentials both in the URL and in BasicAuthUser/BasicAuthPassword")
+		}
+		cfg.BasicAuthUser = u.User.Username()
+		cfg.BasicAuthPassword, _ = u.User.Password()
+		u.User = nil
+	}
+	if cfg.BearerToken != "" && (cfg.BasicAuthUser != "" || cfg.BasicAuthPassword != "") {
+		return nil, errors.New("agent: PyroscopeConfig: set either basic auth or a bearer token, not both")
+	}
+	for k, v := range cfg.Headers {
+		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("agent: PyroscopeConfig.Headers: invalid header %q", k)
+		}
+	}
+	for _, s := range []string{cfg.TenantID, cfg.BearerToken, cfg.BasicAuthUser, cfg.BasicAuthPassword} {
+		if strings.ContainsAny(s, "\r\n\x00") {
+			return nil, errors.New("agent: PyroscopeConfig: tenant or credentials contain a line break or NUL")
+		}
+	}
+	if cfg.SpyName == "" {
+		cfg.SpyName = DefaultSpyName
+	}
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/ingest"
+	u.RawPath = ""
+	p := &Pyroscope{endpoint: u.String(), cfg: cfg}
+	for _, s := range []string{cfg.BasicAuthPassword, cfg.BearerToken} {
+		if s != "" {
+			p.secrets = append(p.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+		}
+	}
+	if cfg.BasicAuthPassword != "" {
+		// The encoded header value is as good as the password.
+		p.secrets = append(p.secrets, base64.StdEncoding.EncodeToString([]byte(cfg.BasicAuthUser+":"+cfg.BasicAuthPassword)))
+	}
+	if cfg.Client != nil {
+		c := *cfg.Client
+		c.CheckRedirect = noRedirect
+		p.client = &c
+	} else {
+		p.own = http.DefaultTransport.(*http.Transport).Clone()
+		p.client = &http.Client{Transport: p.own, CheckRedirect: noRedirect}
+	}
+	return p, nil
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String names the destination by its endpoint, without credentials.
+func (p *Pyroscope) String() string { return "pyroscope:" + p.endpoint }
+
+// Close releases the idle connections of the uploader's own client.
+func (p *Pyroscope) Close() error {
+	if p.own != nil {
+		p.own.CloseIdleConnections()
+	}
+	return nil
+}
+
+// redact removes every credential from s.
+func (p *Pyroscope) redact(s string) string {
+	for _, sec := range p.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "REDACTED")
+		}
+	}
+	return s
+}
+
+// Upload sends u in one request.
+func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
+	q := url.Values{}
+	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
+	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
+	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
+	q.Set("spyName", p.cfg.SpyName)
+	q.Set("format", "pprof")
+
+	var body []byte
+	var contentType string
+	if p.cfg.RawBody {
+		body, contentType = u.Data, "application/octet-stream"
+	} else {
+		var err error
+		body, contentType, err = multipartBody(u)
+		if err != nil {
+			return fmt.Errorf("agent: pyroscope: building request: %w", err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint+"?"+q.Encode(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("agent: pyroscope: building request: %s", p.redact(err.Error()))
+	}
+	for k, v := range p.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("User-Agent", "arenaprof-agent")
+	if p.cfg.TenantID != "" {
+		req.Header.Set("X-Scope-OrgID", p.cfg.TenantID)
+	}
+	switch {
+	case p.cfg.BearerToken != "":
+		req.Header.Set("Authorization", "Bearer "+p.cfg.BearerToken)
+	case p.cfg.BasicAuthUser != "" || p.cfg.BasicAuthPassword != "":
+		req.SetBasicAuth(p.cfg.BasicAuthUser, p.cfg.BasicAuthPassword)
+	default:
+		req.Header.Del("Authorization")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		// *url.Error repeats the URL; report the inner error against the
+		// endpoint without the query.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		msg := fmt.Errorf("agent: pyroscope: POST %s: %s", p.endpoint, p.redact(err.Error()))
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return msg // cancelled by the agent: not worth a retry
+		}
+		return Retryable(msg, 0)
+	}
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	text := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "?"))
+	err = fmt.Errorf("agent: pyroscope: POST %s: %s: %s", p.endpoint, resp.Status, p.redact(text))
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+	}
+	return err
+}
+
+func multipartBody(u *Upload) ([]byte, string, error) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	fw, err := w.CreateFormFile("profile", "profile.pprof")
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := fw.Write(u.Data); err != nil {
+		return nil, "", err
+	}
+	if len(u.SampleTypes) > 0 {
+		js, err := json.Marshal(u.SampleTypes)
+		if err != nil {
+			return nil, "", err
+		}
+		h := make(textproto.MIMEHeader)
+		h.Set("Content-Disposition", `form-data; name="sample_type_config"; filename="sample_type_config.json"`)
+		h.Set("Content-Type", "application/json")
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := pw.Write(js); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), w.FormDataContentType(), nil
+}
+
+// MaxRetryAfter bounds what [ParseRetryAfter] returns.
+const MaxRetryAfter = 24 * time.Hour
+
+// ParseRetryAfter reads a Retry-After header value: a number of seconds or
+// an HTTP date (relative to now). It returns 0 for an empty, malformed,
+// negative or past value, and at most [MaxRetryAfter].
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n >= int64(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	d := t.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	return min(d, MaxRetryAfter)
+}
+
+// IngestName builds the name query parameter of Pyroscope's /ingest:
+// "APP.PROFILE{k1=v1,k2=v2}" with keys sorted, or "APP.PROFILE" without
+// labels. See [Pyroscope] for the escaping rules. Label keys are sanitised
+// like the application name, minus '.' and '-'; a key that collides with an
+// earlier one after sanitising is dropped.
+func IngestName(app, profileName string, labels map[string]string) string {
+	var b strings.Builder
+	name := app
+	if profileName != "" {
+		name += "." + profileName
+	}
+	b.WriteString(mapRunes(name, appNameRune))
+	if len(labels) == 0 {
+		return b.String()
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	seen := make(map[string]bool, len(keys))
+	b.WriteByte('{')
+	first := true
+	for _, k := range keys {
+		sk := mapRunes(k, tagKeyRune)
+		if seen[sk] {
+			continue
+		}
+		seen[sk] = true
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(sk)
+		b.WriteByte('=')
+		b.WriteString(mapRunes(labels[k], tagValueRune))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func tagKeyRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'
+}
+
+func appNameRune(r rune) bool { return tagKeyRune(r) || r == '-' || r == '.' }
+
+func tagValueRune(r rune) bool {
+	switch r {
+	case '{', '}', ',', '=', utf8.RuneError:
+		return false
+	}
+	return !unicode.IsSpace(r) && !unicode.IsControl(r) && unicode.IsPrint(r)
+}
+
+// mapRunes replaces each rune of s that ok rejects (and each invalid UTF-8
+// byte) with '_'; an empty result becomes "_".
+func mapRunes(s string, ok func(rune) bool) string {
+	var b strings.Builder
+	for _, r := range s {
+		if ok(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "_"
+	}
+	return b.String()
+}

@@ -1,0 +1,576 @@
+package agent
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// ingested is one request as a Pyroscope server understands it.
+type ingested struct {
+	at          time.Time
+	app         string
+	labels      map[string]string
+	from, until int64
+	spyName     string
+	format      string
+	profile     *profile.Profile
+	sampleTypes map[string]SampleTypeConfig // nil when the part is absent
+	header      http.Header
+}
+
+// fakePyroscope parses each request the way Pyroscope's /ingest does and
+// answers with what respond returns (nil: 200 OK).
+type fakePyroscope struct {
+	t       *testing.T
+	mu      sync.Mutex
+	reqs    []ingested
+	bad     []string // parse errors, reported as 422
+	respond func(n int, w http.ResponseWriter, r *http.Request) bool
+	calls   int
+}
+
+func newFakePyroscope(t *testing.T, respond func(n int, w http.ResponseWriter, r *http.Request) bool) (*fakePyroscope, *httptest.Server) {
+	f := &fakePyroscope{t: t, respond: respond}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakePyroscope) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.calls++
+	n := f.calls
+	f.mu.Unlock()
+	if f.respond != nil && f.respond(n, w, r) {
+		return
+	}
+	in, err := parseIngest(r)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		f.bad = append(f.bad, err.Error())
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	f.reqs = append(f.reqs, in)
+}
+
+func (f *fakePyroscope) requests() ([]ingested, []string, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ingested(nil), f.reqs...), append([]string(nil), f.bad...), f.calls
+}
+
+func parseIngest(r *http.Request) (ingested, error) {
+	in := ingested{at: time.Now(), header: r.Header.Clone()}
+	if r.Method != http.MethodPost {
+		return in, fmt.Errorf("method %s", r.Method)
+	}
+	if !strings.HasSuffix(r.URL.Path, "/ingest") {
+		return in, fmt.Errorf("path %s", r.URL.Path)
+	}
+	q := r.URL.Query()
+	var err error
+	if in.app, in.labels, err = parseName(q.Get("name")); err != nil {
+		return in, err
+	}
+	if in.from, err = strconv.ParseInt(q.Get("from"), 10, 64); err != nil {
+		return in, fmt.Errorf("from: %v", err)
+	}
+	if in.until, err = strconv.ParseInt(q.Get("until"), 10, 64); err != nil {
+		return in, fmt.Errorf("until: %v", err)
+	}
+	in.spyName, in.format = q.Get("spyName"), q.Get("format")
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var data []byte
+	if mt == "multipart/form-data" {
+		if params["boundary"] == "" {
+			return in, errors.New("no boundary")
+		}
+		if err := r.ParseMultipartForm(32 << 20); err != nil {
+			return in, fmt.Errorf("multipart: %v", err)
+		}
+		fh := r.MultipartForm.File["profile"]
+		if len(fh) != 1 || fh[0].Filename != "profile.pprof" {
+			return in, fmt.Errorf("profile part: %v", fh)
+		}
+		if data, err = readPart(fh[0].Open()); err != nil {
+			return in, err
+		}
+		if st := r.MultipartForm.File["sample_type_config"]; len(st) > 0 {
+			if st[0].Filename != "sample_type_config.json" {
+				return in, fmt.Errorf("sample_type_config file %q", st[0].Filename)
+			}
+			js, err := readPart(st[0].Open())
+			if err != nil {
+				return in, err
+			}
+			if err := json.Unmarshal(js, &in.sampleTypes); err != nil {
+				return in, fmt.Errorf("sample_type_config: %v", err)
+			}
+		}
+	} else {
+		if in.format != "pprof" {
+			return in, fmt.Errorf("raw body with format %q", in.format)
+		}
+		if data, err = io.ReadAll(r.Body); err != nil {
+			return in, err
+		}
+	}
+	if in.profile, err = profile.ParseData(data); err != nil {
+		return in, fmt.Errorf("pprof: %v", err)
+	}
+	return in, nil
+}
+
+func readPart(f io.ReadCloser, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// parseName splits "app{k=v,...}" as Pyroscope's segment keys do.
+func parseName(name string) (string, map[string]string, error) {
+	app, rest, has := strings.Cut(name, "{")
+	if app == "" {
+		return "", nil, errors.New("empty app name")
+	}
+	for _, r := range app {
+		if !appNameRune(r) {
+			return "", nil, fmt.Errorf("app name %q has %q", app, r)
+		}
+	}
+	labels := map[string]string{}
+	if !has {
+		return app, labels, nil
+	}
+	body, ok := strings.CutSuffix(rest, "}")
+	if !ok || strings.ContainsAny(body, "{}") {
+		return "", nil, fmt.Errorf("bad label set %q", rest)
+	}
+	for _, kv := range strings.Split(body, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" || strings.Contains(v, "=") {
+			return "", nil, fmt.Errorf("bad label %q", kv)
+		}
+		for _, r := range k {
+			if !tagKeyRune(r) {
+				return "", nil, fmt.Errorf("label key %q has %q", k, r)
+			}
+		}
+		if _, dup := labels[k]; dup {
+			return "", nil, fmt.Errorf("duplicate label %q", k)
+		}
+		labels[k] = v
+	}
+	return app, labels, nil
+}
+
+func TestIngestName(t *testing.T) {
+	tests := []struct {
+		app, profile string
+		labels       map[string]string
+		want         string
+	}{
+		{"shop", "arena", nil, "shop.arena"},
+		{"shop", "", nil, "shop"},
+		{"my shop/v2", "wall", map[string]string{"env": "prod"}, "my_shop_v2.wall{env=prod}"},
+		{"shop", "cpu", map[string]string{"b": "2", "a": "1"}, "shop.cpu{a=1,b=2}"},
+		{"shop", "heap", map[string]string{"path": "a b/ü,{x}=y\x00"}, "shop.heap{path=a_b/ü__x__y_}"},
+		{"ü", "heap", map[string]string{"k.x": "1", "k_x": "2"}, "_.heap{k_x=1}"},
+		{"", "", map[string]string{"k": ""}, "_{k=_}"},
+	}
+	for _, tt := range tests {
+		got := IngestName(tt.app, tt.profile, tt.labels)
+		if got != tt.want {
+			t.Errorf("IngestName(%q, %q, %v) = %q, want %q", tt.app, tt.profile, tt.labels, got, tt.want)
+		}
+		if _, _, err := parseName(got); err != nil {
+			t.Errorf("%q does not parse: %v", got, err)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0", 0},
+		{"-5", 0},
+		{"3", 3 * time.Second},
+		{" 7 ", 7 * time.Second},
+		{"99999999999999999999", 0}, // overflows int64: malformed
+		{"86400000", MaxRetryAfter},
+		{"1.5", 0},
+		{"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
+		{now.Add(1000 * time.Hour).Format(http.TimeFormat), MaxRetryAfter},
+	}
+	for _, tt := range tests {
+		if got := ParseRetryAfter(tt.in, now); got != tt.want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNewPyroscopeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  PyroscopeConfig
+		sub  string
+	}{
+		{"empty", PyroscopeConfig{}, "URL is empty"},
+		{"scheme", PyroscopeConfig{URL: "ftp://h"}, "scheme"},
+		{"no host", PyroscopeConfig{URL: "http:///x"}, "no host"},
+		{"bad url keeps secret", PyroscopeConfig{URL: "http://u:s3cret@h:bad port/"}, "not a valid URL"},
+		{"both auths", PyroscopeConfig{URL: "http://h", BasicAuthUser: "u", BearerToken: "t"}, "not both"},
+		{"url and basic", PyroscopeConfig{URL: "http://u:p@h", BasicAuthUser: "u"}, "both in the URL"},
+		{"bad header", PyroscopeConfig{URL: "http://h", Headers: map[string]string{"a b": "x"}}, "invalid header"},
+		{"header injection", PyroscopeConfig{URL: "http://h", Headers: map[string]string{"X": "a\r\nB: c"}}, "invalid header"},
+		{"tenant newline", PyroscopeConfig{URL: "http://h", TenantID: "a\nb"}, "line break"},
+	}
+	for _, tt := range tests {
+		_, err := NewPyroscope(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.sub) {
+			t.Errorf("%s: err %v, want %q", tt.name, err, tt.sub)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: error reveals the password: %v", tt.name, err)
+		}
+	}
+}
+
+// TestPyroscopeIngest runs the agent against a server that parses every
+// request as Pyroscope does, and checks names, labels, times, headers and
+// the profiles themselves.
+func TestPyroscopeIngest(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    func(url string) PyroscopeConfig
+		prefix string
+		check  func(t *testing.T, h http.Header)
+	}{
+		{"bearer and tenant", func(u string) PyroscopeConfig {
+			return PyroscopeConfig{URL: u, TenantID: "team-a", BearerToken: "tok", Headers: map[string]string{"X-Extra": "1", "Authorization": "ignored"}}
+		}, "", func(t *testing.T, h http.Header) {
+			if h.Get("Authorization") != "Bearer tok" || h.Get("X-Scope-OrgID") != "team-a" || h.Get("X-Extra") != "1" {
+				t.Errorf("headers %v", h)
+			}
+		}},
+		{"basic auth in URL, path prefix", func(u string) PyroscopeConfig {
+			return PyroscopeConfig{URL: strings.Replace(u, "http://", "http://alice:pw@", 1) + "/pyroscope/"}
+		}, "/pyroscope", func(t *testing.T, h http.Header) {
+			want := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:pw"))
+			if h.Get("Authorization") != want || h.Get("X-Scope-OrgID") != "" {
+				t.Errorf("headers %v", h)
+			}
+		}},
+		{"basic auth fields, raw body", func(u string) PyroscopeConfig {
+			return PyroscopeConfig{URL: u, BasicAuthUser: "bob", BasicAuthPassword: "pw2", RawBody: true, SpyName: "custom"}
+		}, "", func(t *testing.T, h http.Header) {
+			if u, p, ok := (&http.Request{Header: h}).BasicAuth(); !ok || u != "bob" || p != "pw2" {
+				t.Errorf("basic auth %q %q %v", u, p, ok)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var paths sync.Map
+			f, srv := newFakePyroscope(t, func(n int, w http.ResponseWriter, r *http.Request) bool {
+				paths.Store(r.URL.Path, true)
+				return false
+			})
+			pcfg := tt.cfg(srv.URL)
+			py, err := NewPyroscope(pcfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := &testSource{name: "arena"}
+			cfg := fastConfig([]Source{src, WallSource()}, py)
+			cfg.Labels["odd"] = "a b/ü,{x}=y"
+			start := time.Now()
+			a, err := Start(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "3 intervals", func() bool { return a.Stats().Uploaded >= 6 })
+			stopAgent(t, a)
+			s := a.Stats()
+			checkBalance(t, s)
+			reqs, bad, calls := f.requests()
+			if len(bad) > 0 || s.Failed != 0 || s.Retried != 0 || uint64(len(reqs)) != s.Uploaded || calls != len(reqs) {
+				t.Fatalf("stats %+v, %d requests, rejected: %v", s, len(reqs), bad)
+			}
+			if _, ok := paths.Load(tt.prefix + "/ingest"); !ok {
+				t.Errorf("no request to %s/ingest", tt.prefix)
+			}
+			wantSpy := pcfg.SpyName
+			if wantSpy == "" {
+				wantSpy = DefaultSpyName
+			}
+			var lastArena int64
+			var wall int
+			for _, in := range reqs {
+				tt.check(t, in.header)
+				wantLabels := map[string]string{"env": "test", "region": "eu-1", "odd": "a_b/ü__x__y"}
+				if fmt.Sprint(in.labels) != fmt.Sprint(wantLabels) {
+					t.Errorf("labels %v, want %v", in.labels, wantLabels)
+				}
+				if in.from < start.Unix() || in.until < in.from || in.until > in.at.Unix() {
+					t.Errorf("from %d until %d, started %d, received %d", in.from, in.until, start.Unix(), in.at.Unix())
+				}
+				if in.spyName != wantSpy || in.format != "pprof" {
+					t.Errorf("spyName %q format %q", in.spyName, in.format)
+				}
+				if pcfg.RawBody != (in.sampleTypes == nil) {
+					t.Errorf("raw body %v but sample_type_config %v", pcfg.RawBody, in.sampleTypes)
+				}
+				for _, st := range in.profile.SampleType {
+					c, ok := in.sampleTypes[st.Type]
+					if pcfg.RawBody {
+						continue
+					}
+					wantAgg := "sum"
+					if strings.HasPrefix(st.Type, "inuse") {
+						wantAgg = "average"
+					}
+					if !ok || c.Aggregation != wantAgg || c.Units == "" || c.Cumulative {
+						t.Errorf("%s: sample type config %+v", st.Type, c)
+					}
+				}
+				switch in.app {
+				case "shop.arena":
+					v := sampleValue(t, in.profile, "alloc_samples")
+					if v <= lastArena {
+						t.Errorf("arena interval %d after %d", v, lastArena)
+					}
+					lastArena = v
+					if got := sampleValue(t, in.profile, "inuse_space"); got != 5000 {
+						t.Errorf("inuse_space %d", got)
+					}
+					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
+						t.Errorf("type label %v", typ)
+					}
+				case "shop.wall":
+					wall++
+					if in.profile.PeriodType.Type != "wallclock" {
+						t.Errorf("wall period type %v", in.profile.PeriodType)
+					}
+				default:
+					t.Errorf("app %q", in.app)
+				}
+			}
+			if lastArena != src.count() || wall == 0 {
+				t.Errorf("last arena interval %d of %d, %d wall profiles", lastArena, src.count(), wall)
+			}
+		})
+	}
+}
+
+// TestPyroscopeFaults injects server failures. Each case collects exactly
+// one profile (the partial interval flushed by Stop) and checks the
+// counters and the number of requests the server saw.
+func TestPyroscopeFaults(t *testing.T) {
+	status := func(code int, hdr ...string) func(int, http.ResponseWriter, *http.Request) bool {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+			for i := 0; i+1 < len(hdr); i += 2 {
+				w.Header().Set(hdr[i], hdr[i+1])
+			}
+			http.Error(w, "injected", code)
+			return true
+		}
+	}
+	firstN := func(n int, f func(int, http.ResponseWriter, *http.Request) bool) func(int, http.ResponseWriter, *http.Request) bool {
+		return func(i int, w http.ResponseWriter, r *http.Request) bool {
+			return i <= n && f(i, w, r)
+		}
+	}
+	hang := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		io.Copy(io.Discard, r.Body) // then the server notices the client leave
+		select {
+		case <-r.Context().Done(): // the client gave up
+		case <-time.After(10 * time.Second):
+		}
+		return true
+	}
+	hangup := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return true
+	}
+	redirect := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusTemporaryRedirect)
+		return true
+	}
+	tests := []struct {
+		name                      string
+		respond                   func(int, http.ResponseWriter, *http.Request) bool
+		timeout                   time.Duration
+		uploaded, failed, retried uint64
+		calls                     int
+		minGap                    time.Duration // between the first two attempts
+	}{
+		{"500 always", status(500), 0, 0, 1, 2, 3, 0},
+		{"503 twice", firstN(2, status(503)), 0, 1, 0, 2, 3, 0},
+		{"429 with Retry-After", firstN(1, status(429, "Retry-After", "1")), 0, 1, 0, 1, 2, 30 * time.Millisecond},
+		{"429 without Retry-After", firstN(1, status(429)), 0, 1, 0, 1, 2, 0},
+		{"400 is not retried", status(400), 0, 0, 1, 0, 1, 0},
+		{"401 is not retried", status(401), 0, 0, 1, 0, 1, 0},
+		{"redirect is not followed", redirect, 0, 0, 1, 0, 1, 0},
+		{"hang past timeout", hang, 50 * time.Millisecond, 0, 1, 2, 3, 0},
+		{"hang once", firstN(1, hang), 50 * time.Millisecond, 1, 0, 1, 2, 0},
+		{"connection closed", hangup, 0, 0, 1, 2, 3, 0},
+		{"connection closed once", firstN(1, hangup), 0, 1, 0, 1, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var times []time.Time
+			f, srv := newFakePyroscope(t, func(n int, w http.ResponseWriter, r *http.Request) bool {
+				mu.Lock()
+				times = append(times, time.Now())
+				mu.Unlock()
+				return tt.respond(n, w, r)
+			})
+			py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := fastConfig([]Source{&testSource{name: "arena"}}, py)
+			cfg.Interval = time.Hour
+			if tt.timeout > 0 {
+				cfg.Timeout = tt.timeout
+			}
+			a, err := Start(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopAgent(t, a)
+			s := a.Stats()
+			checkBalance(t, s)
+			reqs, bad, calls := f.requests()
+			if s.Uploaded != tt.uploaded || s.Failed != tt.failed || s.Retried != tt.retried || s.Dropped != 0 {
+				t.Errorf("stats %+v, want uploaded %d failed %d retried %d", s, tt.uploaded, tt.failed, tt.retried)
+			}
+			if calls != tt.calls || len(bad) > 0 || uint64(len(reqs)) != tt.uploaded {
+				t.Errorf("%d calls (want %d), %d ingested, rejected %v", calls, tt.calls, len(reqs), bad)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if tt.minGap > 0 && len(times) >= 2 && times[1].Sub(times[0]) < tt.minGap {
+				t.Errorf("retry after %v, want at least %v", times[1].Sub(times[0]), tt.minGap)
+			}
+		})
+	}
+}
+
+// TestDeadBackendNeverBlocksCollection: with a server that never answers,
+// collection goes on at its pace, the queue drops its oldest profiles, and
+// Stop returns by its deadline with everything accounted for.
+func TestDeadBackendNeverBlocksCollection(t *testing.T) {
+	_, srv := newFakePyroscope(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		io.Copy(io.Discard, r.Body) // then the server notices the client leave
+		<-r.Context().Done()
+		return true
+	})
+	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &testSource{name: "arena"}
+	cfg := fastConfig([]Source{src}, py)
+	cfg.Interval = 5 * time.Millisecond
+	cfg.Timeout = time.Hour
+	cfg.QueueSize = 4
+	a, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "20 collections", func() bool { return src.count() >= 20 })
+	ctx, cancel := contextWithTimeout(100 * time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err = a.Stop(ctx)
+	if err == nil || time.Since(begin) > 5*time.Second {
+		t.Fatalf("Stop: %v after %v", err, time.Since(begin))
+	}
+	s := a.Stats()
+	checkBalance(t, s)
+	if s.Uploaded != 0 || s.Failed != 0 || s.Dropped != s.Collected || s.Collected < 20 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestSecretsNeverLeak: the password, the token and the encoded basic
+// credentials appear in no error, log line or name, whatever the server
+// echoes back.
+func TestSecretsNeverLeak(t *testing.T) {
+	const password, token = "pa55-w0rd-xyz", "t0ken-abc-123"
+	echo := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "denied %s for %s", r.Header.Get("Authorization"), r.URL.String())
+		return true
+	}
+	_, srv := newFakePyroscope(t, echo)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // connection refused
+	encoded := base64.StdEncoding.EncodeToString([]byte("user:" + password))
+	cfgs := []PyroscopeConfig{
+		{URL: strings.Replace(srv.URL, "http://", "http://user:"+password+"@", 1)},
+		{URL: srv.URL, BearerToken: token},
+		{URL: srv.URL, BasicAuthUser: "user", BasicAuthPassword: password},
+		{URL: strings.Replace(deadURL, "http://", "http://user:"+password+"@", 1)},
+		{URL: deadURL, BearerToken: token},
+	}
+	for i, pc := range cfgs {
+		var logs syncBuffer
+		py, err := NewPyroscope(pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := fastConfig([]Source{&testSource{name: "arena"}}, py)
+		cfg.Interval = time.Hour
+		cfg.Logger = debugLogger(&logs)
+		a, err := Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopAgent(t, a)
+		s := a.Stats()
+		if s.Failed != 1 {
+			t.Fatalf("config %d: stats %+v", i, s)
+		}
+		uerr := py.Upload(t.Context(), &Upload{AppName: "a", Profile: "arena", Data: []byte("x")})
+		all := logs.String() + fmt.Sprint(s) + py.String() + fmt.Sprint(uerr)
+		if !strings.Contains(logs.String(), "upload failed") || uerr == nil {
+			t.Fatalf("config %d: failure not reported: %s / %v", i, logs.String(), uerr)
+		}
+		for _, secret := range []string{password, token, encoded} {
+			if strings.Contains(all, secret) {
+				t.Fatalf("config %d: secret %q leaked in:\n%s", i, secret, all)
+			}
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/pprof"
+	"time"
+
+	"github.com/felixge/fgprof"
+	"github.com/google/pprof/profile"
+)
+
+// WallSource returns the wall-clock profile source, named "wall": a
+// github.com/felixge/fgprof profile over each interval, sampling the stacks
+// of all goroutines (running or waiting) 99 times a second. Its period
+// type is wallclock/nanoseconds, so it cannot be merged with space
+// profiles and is always a separate upload. An interval too short to hold
+// one sample yields an empty profile.
+func WallSource() Source { return &wallSource{} }
+
+type wallSource struct {
+	buf   *bytes.Buffer
+	stop  func() error
+	start time.Time
+}
+
+func (s *wallSource) Name() string { return "wall" }
+
+func (s *wallSource) Start(context.Context) error {
+	s.begin()
+	return nil
+}
+
+func (s *wallSource) begin() {
+	s.buf = new(bytes.Buffer)
+	s.start = time.Now()
+	s.stop = fgprof.Start(s.buf, fgprof.FormatPprof)
+}
+
+// end stops the running fgprof profile and parses it.
+func (s *wallSource) end() (*profile.Profile, error) {
+	if s.stop == nil {
+		return nil, nil
+	}
+	stop, buf, start := s.stop, s.buf, s.start
+	s.stop, s.buf = nil, nil
+	if err := stopFgprof(stop); err != nil {
+		if errors.Is(err, errNoWallSamples) {
+			return emptyWallProfile(start, time.Now()), nil
+		}
+		return nil, fmt.Errorf("wall-clock profile: %w", err)
+	}
+	p, err := profile.Parse(buf)
+	if err != nil {
+		return nil, fmt.Errorf("wall-clock profile: %w", err)
+	}
+	return p, nil
+}
+
+var errNoWallSamples = errors.New("no samples")
+
+// stopFgprof calls fgprof's stop function. fgprof divides by its measured
+// sampling rate, which is zero when the interval held no sample; its
+// sampling goroutine has already exited then, so the panic is turned into
+// errNoWallSamples.
+func stopFgprof(stop func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errNoWallSamples
+		}
+	}()
+	return stop()
+}
+
+func emptyWallProfile(start, end time.Time) *profile.Profile {
+	return &profile.Profile{
+		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "time", Unit: "nanoseconds"}},
+		PeriodType:    &profile.ValueType{Type: "wallclock", Unit: "nanoseconds"},
+		Period:        int64(time.Second / 99),
+		TimeNanos:     start.UnixNano(),
+		DurationNanos: int64(end.Sub(start)),
+	}
+}
+
+func (s *wallSource) Collect(ctx context.Context) (*profile.Profile, error) {
+	p, err := s.end()
+	s.begin()
+	return p, err
+}
+
+func (s *wallSource) Close() error {
+	if s.stop != nil {
+		_ = stopFgprof(s.stop)
+		s.stop, s.buf = nil, nil
+	}
+	return nil
+}
+
+// ErrCPUProfileInUse is returned (wrapped) when the CPU source cannot start
+// because another CPU profile is running: the Go runtime allows only one
+// per process.
+var ErrCPUProfileInUse = errors.New("another CPU profile is already running in this process (the Go runtime allows one at a time); stop it or leave out the cpu source")
+
+// CPUSource returns the runtime CPU profile source, named "cpu": a
+// runtime/pprof CPU profile over each interval. Starting the agent fails
+// with [ErrCPUProfileInUse] when a CPU profile is already running (for
+// example `go test -cpuprofile`, or net/http/pprof serving /profile). If
+// another user takes the CPU profiler between two intervals, the interval
+// reports that error and the source tries again at the next one.
+func CPUSource() Source { return &cpuSource{} }
+
+type cpuSource struct {
+	buf     *bytes.Buffer
+	running bool
+}
+
+func (s *cpuSource) Name() string { return "cpu" }
+
+func (s *cpuSource) Start(context.Context) error { return s.begin() }
+
+func (s *cpuSource) begin() error {
+	buf := new(bytes.Buffer)
+	if err := pprof.StartCPUProfile(buf); err != nil {
+		return fmt.Errorf("cpu profile: %w: %v", ErrCPUProfileInUse, err)
+	}
+	s.buf, s.running = buf, true
+	return nil
+}
+
+func (s *cpuSource) Collect(ctx context.Context) (*profile.Profile, error) {
+	if !s.running {
+		return nil, s.begin()
+	}
+	pprof.StopCPUProfile()
+	buf := s.buf
+	s.buf, s.running = nil, false
+	restartErr := s.begin()
+	p, err := profile.Parse(buf)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return p, restartErr
+}
+
+func (s *cpuSource) Close() error {
+	if s.running {
+		pprof.StopCPUProfile()
+		s.buf, s.running = nil, false
+	}
+	return nil
+}
+
+// HeapSource returns the runtime heap profile source, named "heap": each
+// interval, the difference of two runtime/pprof heap profiles (see
+// [Delta]): alloc_objects and alloc_space over the interval, inuse_objects
+// and inuse_space absolute. The runtime publishes heap figures as of the
+// last completed garbage collection.
+func HeapSource() Source { return DeltaSource("heap", runtimeHeap) }
+
+func runtimeHeap(context.Context) (*profile.Profile, error) {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
+		return nil, fmt.Errorf("heap profile: %w", err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		return nil, fmt.Errorf("heap profile: %w", err)
+	}
+	return p, nil
+}
+
+// ArenaSource returns the arena allocation profile source, named "arena".
+// snapshot returns the profile since the profiler started, as
+// export.Build does: alloc values and the raw sums (alloc_samples,
+// alloc_tail) cumulative, in-use values absolute. Each interval reports the
+// [Delta] against the previous snapshot (the first against a snapshot
+// taken when the agent starts), marked "arenaprof window=both".
+func ArenaSource(snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
+	return DeltaSource("arena", snapshot)
+}
+
+// DeltaSource returns a source named name that turns a cumulative profile
+// into per-interval profiles: it takes a baseline snapshot when the agent
+// starts and reports [Delta](previous, current) each interval.
+func DeltaSource(name string, snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
+	return &deltaSource{name: name, snapshot: snapshot}
+}
+
+type deltaSource struct {
+	name     string
+	snapshot func(context.Context) (*profile.Profile, error)
+	prev     *profile.Profile
+}
+
+func (s *deltaSource) Name() string { return s.name }
+
+func (s *deltaSource) Start(ctx context.Context) error {
+	if s.snapshot == nil {
+		return errors.New("nil snapshot function")
+	}
+	p, err := s.snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	s.prev = p
+	return nil
+}
+
+func (s *deltaSource) Collect(ctx context.Context) (*profile.Profile, error) {
+	cur, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, nil
+	}
+	d, err := Delta(s.prev, cur)
+	if err != nil {
+		// Start again from this snapshot rather than failing forever.
+		s.prev = cur
+		return nil, err
+	}
+	s.prev = cur
+	return d, nil
+}
