@@ -96,10 +96,16 @@ const (
 	kindBytes
 )
 
-// skipString is the number of logical frames between Arena.alloc and the
-// user's function: newSlow and New, makeSlow and MakeSlice, or allocBytes
-// and String/Bytes.
-const skipString = 2
+// skipString is the number of physical frames between Arena.alloc and the
+// allocator's entry point (New, MakeSlice, String or Bytes): newSlow,
+// makeSlow or allocBytes, which are never inlined. The entry point itself
+// is dropped as one logical frame (see emit), whether or not the compiler
+// inlined it into the user's function.
+const skipString = 1
+
+// skipEmit is the number of physical frames emit skips before the ones its
+// callers name: emit and alloc, which are never inlined.
+const skipEmit = 2
 
 // newSlow is the slow path of New.
 //
@@ -137,6 +143,8 @@ func makeSlow[T any](a *Arena, len, cap int) []T {
 }
 
 // allocBytes is the slow path of String and Bytes.
+//
+//go:noinline
 func (a *Arena) allocBytes(n uintptr, kind int, skip int) unsafe.Pointer {
 	ti := stringInfo
 	if kind == kindBytes {
@@ -182,8 +190,10 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 
 // alloc is the common slow path: it hands out count values of type ti,
 // refilling the region, sampling the object and picking up a change of the
-// sampling state as needed. skip is the number of logical frames between
-// alloc and the user's function.
+// sampling state as needed. skip is the number of physical frames between
+// alloc and the allocator's entry point.
+//
+//go:noinline
 func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Pointer {
 	a.check()
 	if st := hooks.Current(); st != a.state {
@@ -225,6 +235,8 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 
 // allocLarge hands out an object larger than a chunk in memory of its own,
 // sampled from the region's stream as if it lay at the region's offset.
+//
+//go:noinline
 func (a *Arena) allocLarge(r *region, ti *typeInfo, count, n uintptr, kind int, skip int) unsafe.Pointer {
 	var p unsafe.Pointer
 	if ti.ptrs {
@@ -341,7 +353,18 @@ func (a *Arena) redraw(r *region) {
 	r.combined = combined(r)
 }
 
-// emit reports a sampled object.
+// emit reports a sampled object. skip is the number of physical frames
+// between alloc and the allocator's entry point.
+//
+// The stack is captured by frame-pointer unwinding (hooks.FastCallers),
+// whose skip counts physical frames: emit, alloc, allocLarge, newSlow,
+// makeSlow and allocBytes are marked //go:noinline so that their number is
+// fixed. The entry point (New, MakeSlice, String or Bytes) comes next, as
+// its own physical frame or inlined into the user's function; either way
+// it is the first logical frame of what FastCallers returns, and is
+// dropped, so the leaf frame is the user's function.
+//
+//go:noinline
 func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	e := &a.event
 	*e = hooks.Event{
@@ -357,8 +380,9 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	if kind == kindSlice {
 		e.Type, e.TypeName = ti.slice()
 	}
-	// Skip emit and alloc, then the allocator's entry points.
-	e.Stack = a.pcs[:hooks.Callers(skip+2, a.pcs[:])]
+	var pcs [hooks.MaxStackDepth + 1]uintptr
+	n := hooks.FastCallers(skipEmit+skip, pcs[:])
+	e.Stack = a.pcs[:copy(a.pcs[:], pcs[min(n, 1):n])]
 	a.emitted = true
 	hooks.Emit(e)
 	e.Stack = nil

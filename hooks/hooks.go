@@ -298,7 +298,8 @@ func NewArenaID() uint64 { return nextArena.Add(1) }
 // goroutine's stack, as [runtime.Callers] does, and returns how many it
 // wrote. skip = 0 makes the caller of Callers the leaf frame; each further
 // unit skips one more logical frame (inlined frames count, so the result
-// does not depend on the compiler's inlining decisions).
+// does not depend on the compiler's inlining decisions). [FastCallers] gives
+// the same stacks at a fraction of the cost, but counts physical frames.
 func Callers(skip int, pcs []uintptr) int {
 	return runtime.Callers(skip+2, pcs)
 }
