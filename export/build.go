@@ -445,19 +445,3 @@ func (b *builder) overflowLocation() *profile.Location {
 	}
 	return b.overflow
 }
-
-// leafSite returns "function file:line" of the leaf frame of a stack that
-// survives dropping, for the text table.
-func (b *builder) leafSite(r *profiler.Record) string {
-	if r.Overflow {
-		return OverflowFunction
-	}
-	for _, l := range b.locations(r.Stack) {
-		if len(l.Line) > 0 {
-			ln := l.Line[0]
-			return fmt.Sprintf("%s %s:%d", ln.Function.Name, ln.Function.Filename, ln.Line)
-		}
-		return fmt.Sprintf("%#x", l.Address)
-	}
-	return "(no stack)"
-}

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/arenaprof/arenaprof/profiler"
@@ -74,9 +72,10 @@ func WithFilename(name string) HandlerOption {
 //     positive integer up to [DefaultMaxSeconds] (see [WithMaxSeconds]) and
 //     below the server's WriteTimeout. If the client goes away, the handler
 //     stops waiting.
-//   - debug=1: a plain-text table of the top allocation sites (leaf frame
-//     and type) with estimated bytes and objects and 95% confidence
-//     intervals, for the whole run or for the seconds=N window.
+//   - debug=1: plain-text tables of the top allocation sites by leaf
+//     function and by type (see [WriteTable]) with estimated bytes and
+//     objects and 95% confidence intervals, for the whole run or for the
+//     seconds=N window.
 //
 // Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
 // that go tool pprof prints their message.
@@ -172,7 +171,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if debug {
 		var buf bytes.Buffer
-		WriteTable(&buf, snap, h.cfg.rows)
+		if err := WriteTable(&buf, snap, h.cfg.rows); err != nil {
+			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Write(buf.Bytes())
@@ -194,118 +196,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
-// tableRow aggregates the records of one site (leaf frame and type).
-type tableRow struct {
-	site, typ string
-	bytes     float64
-	objects   float64
-	samples   int64
-	inuse     float64
-	sizes     []int64
-	strata    []profiler.Stratum
-}
-
-// WriteTable writes a human-readable table of the top rows allocation
-// sites of s (by estimated bytes allocated; rows <= 0 means all): leaf
-// frame, type, estimated bytes and objects, their 95% confidence intervals
-// (computed from the raw sums with [profiler.GroupInterval] at the
-// snapshot's window), the number of sample events and the in-use estimate.
+// WriteTable writes a human-readable summary of s: a heading with the
+// window, then the top rows allocation sites by leaf function and the top
+// rows types (rows <= 0 means all), each with estimated bytes, the 95%
+// interval computed from the raw sums at the snapshot's window, estimated
+// objects and share, as [Table] and [FormatTable] compute them.
 func WriteTable(out io.Writer, s *profiler.Snapshot, rows int) error {
-	b := newBuilder()
-	index := map[[2]string]int{}
-	var table []*tableRow
-	for i := range s.Records {
-		r := &s.Records[i]
-		if r.AllocSamples == 0 && r.InuseSamples == 0 {
-			continue
-		}
-		k := [2]string{b.leafSite(r), r.TypeName}
-		j, ok := index[k]
-		if !ok {
-			j = len(table)
-			index[k] = j
-			table = append(table, &tableRow{site: k[0], typ: k[1]})
-		}
-		t := table[j]
-		t.bytes += r.AllocBytes
-		t.objects += r.AllocObjects
-		t.samples += r.AllocSamples
-		t.inuse += r.InuseBytes
-		if !slices.Contains(t.sizes, r.Size) {
-			t.sizes = append(t.sizes, r.Size)
-		}
-		if r.AllocSamples > 0 {
-			t.strata = append(t.strata, profiler.Stratum{Samples: r.AllocSamples, Tail: r.AllocTail, MeanBytes: r.MeanBytes})
-		}
-	}
-	slices.SortStableFunc(table, func(x, y *tableRow) int {
-		switch {
-		case x.bytes > y.bytes:
-			return -1
-		case x.bytes < y.bytes:
-			return 1
-		}
-		return 0
-	})
-	var total float64
-	var totalSamples int64
-	for _, t := range table {
-		total += t.bytes
-		totalSamples += t.samples
+	prof, err := BuildSnapshot(s)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "arenaprof: allocations from %s to %s (%s), window=%s, mean=%d bytes\n",
 		s.Start.Format(time.RFC3339), s.End.Format(time.RFC3339), s.End.Sub(s.Start).Round(time.Millisecond),
 		s.Window.String(), s.MeanBytes)
-	fmt.Fprintf(out, "%d sample events, estimated %s allocated in %d sites", totalSamples, formatBytes(total), len(table))
 	if s.Stats.OverflowEvents > 0 {
-		fmt.Fprintf(out, "; %d events past the bucket bound of %d aggregated without stacks", s.Stats.OverflowEvents, s.Stats.MaxBuckets)
+		fmt.Fprintf(out, "%d events past the bucket bound of %d aggregated without stacks\n", s.Stats.OverflowEvents, s.Stats.MaxBuckets)
 	}
-	fmt.Fprintln(out)
-	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "bytes\t95%% interval\tobjects\t95%% interval\tsamples\tinuse bytes\t  %-24s %s\n", "type", "site")
-	var firstErr error
-	for i, t := range table {
-		if rows > 0 && i >= rows {
-			fmt.Fprintf(tw, "\t\t\t\t\t\t  (%d more sites)\n", len(table)-rows)
-			break
+	for _, by := range []GroupKind{GroupByFunc, GroupByType} {
+		res, err := Table(prof, TableOptions{By: GroupBy{Kind: by}, N: max(rows, 0)})
+		if err != nil {
+			return err
 		}
-		ivB, ivO := "-", "-"
-		if len(t.strata) > 0 {
-			iv, err := profiler.GroupInterval(t.strata, 0.95, s.Window)
-			if err != nil {
-				ivB = "n/a"
-				if firstErr == nil {
-					firstErr = err
-				}
-			} else {
-				ivB = fmt.Sprintf("[%s, %s]", formatBytes(iv.Lo), formatBytes(iv.Hi))
-				if len(t.sizes) == 1 && t.sizes[0] > 0 {
-					sz := float64(t.sizes[0])
-					ivO = fmt.Sprintf("[%.0f, %.0f]", iv.Lo/sz, iv.Hi/sz)
-				}
-			}
+		fmt.Fprintln(out)
+		if err := FormatTable(out, res, FormatOptions{Width: 100}); err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%d\t%s\t  %-24s %s\n",
-			formatBytes(t.bytes), ivB, t.objects, ivO, t.samples, formatBytes(t.inuse), t.typ, t.site)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if firstErr != nil {
-		fmt.Fprintf(out, "\nintervals not available: %v\n", firstErr)
 	}
 	return nil
-}
-
-func formatBytes(x float64) string {
-	switch {
-	case x >= 1<<30:
-		return fmt.Sprintf("%.2fGiB", x/(1<<30))
-	case x >= 1<<20:
-		return fmt.Sprintf("%.2fMiB", x/(1<<20))
-	case x >= 1<<10:
-		return fmt.Sprintf("%.1fKiB", x/(1<<10))
-	}
-	return fmt.Sprintf("%.0fB", x)
 }
