@@ -99,7 +99,7 @@ type Arena struct {
 	mean    int64 // the sampler's mean; 0 when not sampling
 
 	event hooks.Event
-	pcs   [hooks.MaxStackDepth]uintptr
+	pcs   [hooks.MaxStackDepth + 1]uintptr // the entry point, then the stack
 }
 
 // Option configures an [Arena] or a [Pool].

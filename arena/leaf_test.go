@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/hooks"
 )
 
 // The event path captures stacks by frame-pointer unwinding and skips a
@@ -131,8 +133,8 @@ func TestLeafFrameDeepStack(t *testing.T) {
 		t.Fatalf("%d events, want 1", len(ev))
 	}
 	f := ev[0].frames
-	if len(ev[0].Stack) != len(a.pcs) || len(f) != len(a.pcs) {
-		t.Errorf("stack of %d pcs, %d frames; want %d", len(ev[0].Stack), len(f), len(a.pcs))
+	if len(ev[0].Stack) != hooks.MaxStackDepth || len(f) != hooks.MaxStackDepth {
+		t.Errorf("stack of %d pcs, %d frames; want %d", len(ev[0].Stack), len(f), hooks.MaxStackDepth)
 	}
 	for i, fn := range f {
 		if fn != "github.com/arenaprof/arenaprof/arena.deepAlloc" {

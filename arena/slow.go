@@ -380,9 +380,8 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	if kind == kindSlice {
 		e.Type, e.TypeName = ti.slice()
 	}
-	var pcs [hooks.MaxStackDepth + 1]uintptr
-	n := hooks.FastCallers(skipEmit+skip, pcs[:])
-	e.Stack = a.pcs[:copy(a.pcs[:], pcs[min(n, 1):n])]
+	n := hooks.FastCallers(skipEmit+skip, a.pcs[:])
+	e.Stack = a.pcs[min(n, 1):n]
 	a.emitted = true
 	hooks.Emit(e)
 	e.Stack = nil
