@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
@@ -16,10 +17,6 @@ const (
 	MinChunkSize = 256
 	MaxChunkSize = 1 << 30
 )
-
-// cacheSize is the number of entries of the per-arena type cache; a power
-// of two.
-const cacheSize = 16
 
 // noSample is the sampleAt of a region whose arena does not sample.
 const noSample = ^uint64(0)
@@ -54,6 +51,10 @@ type region struct {
 	chunks []chunk   // every chunk of the region, in allocation order
 	cur    int       // index in chunks of the current chunk
 	next   uintptr   // size in bytes of the next typed slab
+	// slowOnly keeps the fast path away (combined stays 0): set on the
+	// byte region of a poisoning arena, or when the descriptor layout
+	// check failed (see rtype.go).
+	slowOnly bool
 }
 
 // chunk is a block of memory owned by a region.
@@ -61,12 +62,6 @@ type chunk struct {
 	base unsafe.Pointer
 	size uintptr // bytes
 	used uintptr // bytes handed out (high-water mark since the last Reset)
-}
-
-// cacheEntry maps a type key to the region its objects come from.
-type cacheEntry struct {
-	key uintptr
-	reg *region
 }
 
 // Arena is a bump allocator whose allocations are sampled with the per-byte
@@ -80,9 +75,17 @@ type cacheEntry struct {
 //
 // The zero Arena is not usable; call [NewArena].
 type Arena struct {
-	cache [cacheSize]cacheEntry
-	none  region // the region of empty cache entries: never has room
 	bytes region // the byte chunk shared by pointer-free types
+
+	// The type table (see table.go): tab points to slots[0].
+	tab      unsafe.Pointer
+	mult     uint64
+	shift    uint
+	bits     uint
+	slots    []tabEntry
+	entries  []tabEntry // every key the table holds
+	hashSeed uint64
+	none     region // the region of empty slots: never has room
 
 	slabs map[uintptr]*region // typed slabs by type key
 
@@ -99,7 +102,7 @@ type Arena struct {
 	mean    int64 // the sampler's mean; 0 when not sampling
 
 	event hooks.Event
-	pcs   [hooks.MaxStackDepth + 1]uintptr // the entry point, then the stack
+	pcs   [hooks.MaxStackDepth + 4]uintptr // the entry point's frames, then the stack
 }
 
 // Option configures an [Arena] or a [Pool].
@@ -161,7 +164,9 @@ func NewArena(opts ...Option) *Arena {
 		a.sampler = *g
 	}
 	a.bytes.sampleAt = noSample
-	a.clearCache()
+	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast
+	a.bytes.slowOnly = a.poison || layoutKnown && !layoutOK
+	a.clearTable()
 	return a
 }
 
@@ -174,15 +179,13 @@ func (a *Arena) Labels() hooks.Labels { return a.labels }
 // SetLabels replaces the labels carried by the arena's later events.
 func (a *Arena) SetLabels(l hooks.Labels) { a.labels = l }
 
-// typeKey returns an identity of T that costs one load: the type word of an
-// interface holding a *T, a constant of the instantiation's dictionary.
-func typeKey[T any]() uintptr {
-	var x any = (*T)(nil)
-	return *(*uintptr)(unsafe.Pointer(&x))
+// rounded[T] is T padded to a multiple of 8 bytes: unsafe.Sizeof(rounded[T]{})
+// is the number of bytes an object of type T takes from a region. atomic.Int64 is 8-aligned on every
+// platform.
+type rounded[T any] struct {
+	_ [0]atomic.Int64
+	v T
 }
-
-// cacheIndex maps a type key to its cache entry.
-func cacheIndex(k uintptr) uintptr { return (k >> 5) & (cacheSize - 1) }
 
 // fastSize returns the number of bytes an object of n bytes takes from a
 // region: n rounded up to 8, so that every offset stays 8-aligned.
@@ -190,43 +193,41 @@ func fastSize(n uintptr) uintptr { return (n + 7) &^ 7 }
 
 // New returns a pointer to a new zero value of type T allocated in a, like
 // new(T). It panics if a was freed.
+//
+// New is small enough for the compiler to inline into its caller. For a
+// pointer-free T its fast path is the bump of the arena's byte chunk: one
+// compare against the chunk's combined limit (the end of the chunk or the
+// next sampled byte, whichever comes first), one store. Whether T is
+// pointer-free, its size and its alignment are constants of the
+// instantiation: no lookup depends on how many types the program
+// allocates. Other types call the slow path, whose first step is a probe
+// of the arena's collision-free type table.
 func New[T any](a *Arena) *T {
-	if p := TryNew[T](a); p != nil {
-		return p
-	}
-	return newSlow[T](a)
+	return (*T)(newFast[T](a, newSlowKey))
 }
 
-// TryNew is the inlinable fast path of [New]: it returns a pointer to a new
-// zero value of type T allocated in a, or nil when the allocation needs the
-// slow path (a new chunk, a sampled object, the first object of its type,
-// a change of the sampling state, or a freed arena). Then call New.
-//
-// New itself is too large for the compiler to inline into its caller (any
-// call to a function that is not inlined uses most of the inlining budget),
-// so a hot loop that wants the bump inlined writes
+// TryNew is the inlined part of [New] without the call to the slow path:
+// it returns a pointer to a new zero value of type T allocated in a, or nil
+// when the allocation needs the slow path (a new chunk, a sampled object,
+// a type with pointers, a change of the sampling state, or a freed arena).
+// Then call New:
 //
 //	p := arena.TryNew[T](a)
 //	if p == nil {
 //		p = arena.New[T](a)
 //	}
 //
+// New itself is inlined, so TryNew is rarely needed: it is for callers that
+// want to do something else than call New when the fast path fails.
+//
 // TryNew never samples: it returns nil whenever the object holds the next
 // sampled byte, so the pattern above is sampled exactly like New.
 func TryNew[T any](a *Arena) *T {
-	// One cache probe (the key check), one compare against the region's
-	// combined limit, one bump. Empty entries point to a region whose
-	// combined limit is 0, so a miss never dereferences nil.
-	var x any = (*T)(nil)
-	k := *(*uintptr)(unsafe.Pointer(&x))
-	e := &a.cache[(k>>5)&(cacheSize-1)]
-	r := e.reg
-	end := r.off + (unsafe.Sizeof(*new(T))+7)&^7
-	if e.key != k || end > r.combined {
-		return nil
+	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && layoutKnown && pointerFree[T]() {
+		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
+		return (*T)(unsafe.Add(a.bytes.base, off))
 	}
-	r.off = end
-	return (*T)(unsafe.Add(r.base, end-(unsafe.Sizeof(*new(T))+7)&^7))
+	return nil
 }
 
 // MakeSlice returns a new slice of type []T with the given length and
@@ -247,19 +248,18 @@ func MakeSlice[T any](a *Arena, len, cap int) []T {
 // tryMake is the fast path of MakeSlice, for 0 < cap <= maxAlloc/size;
 // nil means "take the slow path".
 func tryMake[T any](a *Arena, cap int) unsafe.Pointer {
-	var x any = (*T)(nil)
-	k := *(*uintptr)(unsafe.Pointer(&x))
-	e := &a.cache[(k>>5)&(cacheSize-1)]
-	r := e.reg
-	n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
-	end := r.off + n
-	// 0 < cap*size <= maxAlloc (checked by MakeSlice), so n and end do not
-	// wrap. Zero-size types never have a cache entry.
-	if e.key != k || end > r.combined {
-		return nil
+	r := &a.bytes
+	if !pointerFree[T]() {
+		r = a.lookup(typeKey[T]())
 	}
-	r.off = end
-	return unsafe.Add(r.base, end-n)
+	// 0 < cap*size <= maxAlloc (checked by MakeSlice), so n and end do not
+	// wrap. A type table entry has a size that is a multiple of 8.
+	n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
+	if off := r.off; off+n <= r.combined && n != 0 {
+		r.off = off + n
+		return unsafe.Add(r.base, off)
+	}
+	return nil
 }
 
 // String returns a copy of s allocated in a.

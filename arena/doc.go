@@ -36,12 +36,14 @@
 //
 // # Cost
 //
-// The fast path of New is one probe of a small per-arena type cache, one
-// compare against the region's combined limit (the end of the chunk or the
-// next sampled byte, whichever comes first) and one bump; everything else
-// (a new chunk, a sampled object, the first object of a type, a change of
-// the sampling state) happens in the slow path. New is a function call;
-// [TryNew] is its inlinable fast path for the hottest loops.
+// New is inlined into its caller. For a pointer-free type its fast path is
+// one compare against the byte chunk's combined limit (the end of the chunk
+// or the next sampled byte, whichever comes first) and one bump: no lookup,
+// so its cost does not depend on how many types a program allocates. A type
+// with pointers costs one call more: a probe of the arena's collision-free
+// type table, then the same compare and bump in the type's slab. Everything
+// else (a new chunk, a sampled object, the first object of a type, a change
+// of the sampling state) happens in the slow path.
 //
 // An Arena is not safe for concurrent use: use one per goroutine, for
 // instance through a [Pool].

@@ -2,6 +2,8 @@ package arena
 
 import (
 	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -64,6 +66,34 @@ func infoOf[T any]() *typeInfo {
 	return v.(*typeInfo)
 }
 
+// infoByKey returns the type information of the type whose pointer type
+// has descriptor key (see typeKey).
+func infoByKey(key uintptr) *typeInfo {
+	if v, ok := infos.Load(key); ok {
+		return v.(*typeInfo)
+	}
+	// An interface holding a nil *T is its type word and a nil data word.
+	var x any
+	(*[2]uintptr)(unsafe.Pointer(&x))[0] = key
+	t := reflect.TypeOf(x).Elem()
+	ti := &typeInfo{
+		key:   key,
+		typ:   t,
+		name:  t.String(),
+		size:  t.Size(),
+		align: uintptr(t.Align()),
+		ptrs:  hasPointers(t),
+		newSlab: func(n int) unsafe.Pointer {
+			return reflect.MakeSlice(reflect.SliceOf(t), n, n).UnsafePointer()
+		},
+		clear: func(p unsafe.Pointer, n int) {
+			reflect.SliceAt(t, p, n).Clear()
+		},
+	}
+	v, _ := infos.LoadOrStore(key, ti)
+	return v.(*typeInfo)
+}
+
 var (
 	stringInfo = &typeInfo{typ: reflect.TypeFor[string](), name: "string", size: 1, align: 1}
 	bytesInfo  = &typeInfo{typ: reflect.TypeFor[[]byte](), name: "[]uint8", size: 1, align: 1}
@@ -107,16 +137,25 @@ const skipString = 1
 // callers name: emit and alloc, which are never inlined.
 const skipEmit = 2
 
-// newSlow is the slow path of New.
+// newSlowKey is the slow path of New[T]; x holds a nil *T, whose type word
+// is the type key of T. Its first step serves T from the type table.
 //
 //go:noinline
-func newSlow[T any](a *Arena) *T {
-	ti := infoOf[T]()
+func newSlowKey(a *Arena, x any) unsafe.Pointer {
+	key := *(*uintptr)(unsafe.Pointer(&x))
+	if e := a.slot(key); e.key == key {
+		r := e.reg
+		if end := r.off + e.size; end <= r.combined {
+			r.off = end
+			return unsafe.Add(r.base, end-e.size)
+		}
+	}
+	ti := infoByKey(key)
 	if ti.size == 0 {
 		a.check()
-		return (*T)(unsafe.Pointer(&zeroBase))
+		return unsafe.Pointer(&zeroBase)
 	}
-	return (*T)(a.alloc(ti, 1, kindObject, skipString))
+	return a.alloc(ti, 1, kindObject, skipString)
 }
 
 // makeSlow is the slow path of MakeSlice.
@@ -164,7 +203,7 @@ func (a *Arena) check() {
 }
 
 // regionFor returns the region objects of type ti come from, and installs
-// the fast-path cache entry when the fast path can serve the type.
+// the type-table entry when the fast path can serve the type through it.
 func (a *Arena) regionFor(ti *typeInfo) *region {
 	r := &a.bytes
 	if ti.ptrs {
@@ -182,8 +221,11 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 	// slab only if that is the element size (always so on 64-bit
 	// platforms, where a type with pointers is 8-aligned). Stricter
 	// alignments than 8 do not exist in Go today; they take the slow path.
-	if ti.key != 0 && !a.poison && ti.align <= 8 && (!ti.ptrs || ti.size%8 == 0) {
-		a.cache[cacheIndex(ti.key)] = cacheEntry{key: ti.key, reg: r}
+	// Pointer-free types need no entry when the fast path reads their
+	// descriptor (layoutKnown).
+	if ti.key != 0 && !a.poison && ti.align <= 8 && ti.size > 0 &&
+		(ti.ptrs && ti.size%8 == 0 || !ti.ptrs && !layoutKnown) {
+		a.install(ti.key, r, fastSize(ti.size))
 	}
 	return r
 }
@@ -306,8 +348,10 @@ func (a *Arena) refill(r *region, n uintptr) {
 // newChunk allocates a chunk of at least n bytes for the region.
 func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	if r.ti == nil {
+		// 8 bytes of slack past the end: a zero-size object the fast path
+		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
-		s := make([]uint64, size/8)
+		s := make([]uint64, size/8+1)
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
 	}
 	if r.next == 0 {
@@ -319,8 +363,12 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	return chunk{base: r.ti.newSlab(int(elems)), size: elems * r.ti.size}
 }
 
-// combined returns the fast path's bound for the region.
+// combined returns the fast path's bound for the region: 0 for a region
+// the fast path must not serve.
 func combined(r *region) uintptr {
+	if r.slowOnly {
+		return 0
+	}
 	if r.sampleAt < uint64(r.limit) {
 		return uintptr(r.sampleAt)
 	}
@@ -381,11 +429,37 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 		e.Type, e.TypeName = ti.slice()
 	}
 	n := hooks.FastCallers(skipEmit+skip, a.pcs[:])
-	e.Stack = a.pcs[min(n, 1):n]
+	drop := min(n, 1) // the entry point
+	if kind == kindObject {
+		// New and newFast, inlined into it; through a function value,
+		// New's wrapper adds another inlined copy of both.
+		for drop < n && isNewFrame(a.pcs[drop]) {
+			drop++
+		}
+	}
+	e.Stack = a.pcs[drop:min(n, drop+hooks.MaxStackDepth)]
 	a.emitted = true
 	hooks.Emit(e)
 	e.Stack = nil
 	e.Type = nil
+}
+
+// newFrames caches, by program counter, whether a frame of an event's
+// stack belongs to New (or newFast, inlined into it).
+var newFrames sync.Map // uintptr -> bool
+
+// isNewFrame reports whether pc, a logical frame of a stack in the form
+// runtime.Callers gives, is in New or newFast.
+func isNewFrame(pc uintptr) bool {
+	if v, ok := newFrames.Load(pc); ok {
+		return v.(bool)
+	}
+	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	const pkg = "github.com/arenaprof/arenaprof/arena."
+	name, ok := strings.CutPrefix(f.Function, pkg)
+	is := ok && (strings.HasPrefix(name, "New[") || strings.HasPrefix(name, "newFast["))
+	newFrames.Store(pc, is)
+	return is
 }
 
 // Reset makes all the arena's memory available again, zeroed, and keeps it
@@ -447,8 +521,9 @@ func (a *Arena) Free() {
 	}
 	a.release()
 	a.freed = true
-	a.clearCache()
-	a.bytes = region{sampleAt: noSample}
+	a.clearTable()
+	// off > combined: even a zero-size New takes the slow path, and panics.
+	a.bytes = region{sampleAt: noSample, base: unsafe.Pointer(&zeroBase), off: 1}
 	a.slabs = nil
 }
 
@@ -456,13 +531,5 @@ func (a *Arena) release() {
 	if a.emitted {
 		a.emitted = false
 		hooks.Release(a.id)
-	}
-}
-
-// clearCache empties the fast path's type cache.
-func (a *Arena) clearCache() {
-	a.none = region{sampleAt: noSample}
-	for i := range a.cache {
-		a.cache[i] = cacheEntry{reg: &a.none}
 	}
 }
