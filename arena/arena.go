@@ -264,25 +264,62 @@ func tryMake[T any](a *Arena, cap int) unsafe.Pointer {
 
 // String returns a copy of s allocated in a.
 func String(a *Arena, s string) string {
+	return stringFast(a, s, stringSlow)
+}
+
+// stringFast is String's body: the bump of the byte region and the copy,
+// else the slow path, passed as a parameter so that String inlines (see
+// newFast).
+func stringFast(a *Arena, s string, slow func(*Arena, string) string) string {
+	if off, n := a.bytes.off, (uintptr(len(s))+7)&^7; off+n <= a.bytes.combined {
+		a.bytes.off = off + n
+		p := (*byte)(unsafe.Add(a.bytes.base, off))
+		copy(unsafe.Slice(p, len(s)), s)
+		return unsafe.String(p, len(s))
+	}
+	return slow(a, s)
+}
+
+// stringSlow is the slow path of String.
+//
+//go:noinline
+func stringSlow(a *Arena, s string) string {
 	if len(s) == 0 {
 		return ""
 	}
-	p := a.allocBytes(uintptr(len(s)), kindString, skipString)
-	b := unsafe.Slice((*byte)(p), len(s))
-	copy(b, s)
+	p := a.allocBytes(uintptr(len(s)), kindString, skipString+1)
+	copy(unsafe.Slice((*byte)(p), len(s)), s)
 	return unsafe.String((*byte)(p), len(s))
 }
 
 // Bytes returns a copy of b allocated in a, with capacity len(b). It returns
 // nil if b is nil.
 func Bytes(a *Arena, b []byte) []byte {
+	return bytesFast(a, b, bytesSlow)
+}
+
+// bytesFast is Bytes's body, like stringFast.
+func bytesFast(a *Arena, b []byte, slow func(*Arena, []byte) []byte) []byte {
+	if off, n := a.bytes.off, (uintptr(len(b))+7)&^7; off+n <= a.bytes.combined && b != nil {
+		a.bytes.off = off + n
+		// append to a slice of capacity len(b) never grows it; the
+		// inliner charges it less than copy and a return.
+		return append(unsafe.Slice((*byte)(unsafe.Add(a.bytes.base, off)), len(b))[:0], b...)
+	}
+	return slow(a, b)
+}
+
+// bytesSlow is the slow path of Bytes.
+//
+//go:noinline
+func bytesSlow(a *Arena, b []byte) []byte {
 	if b == nil {
 		return nil
 	}
 	if len(b) == 0 {
 		return unsafe.Slice((*byte)(unsafe.Pointer(&zeroBase)), 0)
 	}
-	p := a.allocBytes(uintptr(len(b)), kindBytes, skipString)
+	p := a.allocBytes(uintptr(len(b)), kindBytes, skipString+1)
 	c := unsafe.Slice((*byte)(p), len(b))
 	copy(c, b)
 	return c

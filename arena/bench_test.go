@@ -3,6 +3,7 @@ package arena
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -314,4 +315,45 @@ func heapLoop(b *testing.B) {
 	for range b.N {
 		sink32 = new(obj32)
 	}
+}
+
+var sinkS string
+
+// BenchmarkString compares String and Bytes of 100 bytes with MakeSlice
+// and copy, the same work written out by the caller.
+func BenchmarkString(b *testing.B) {
+	src := strings.Repeat("x", 100)
+	srcB := []byte(src)
+	b.Run("impl=string", func(b *testing.B) {
+		a := NewArena()
+		b.ReportAllocs()
+		for i := range b.N {
+			if i%resetEvery == 0 {
+				a.Reset()
+			}
+			sinkS = String(a, src)
+		}
+	})
+	b.Run("impl=bytes", func(b *testing.B) {
+		a := NewArena()
+		b.ReportAllocs()
+		for i := range b.N {
+			if i%resetEvery == 0 {
+				a.Reset()
+			}
+			sinkB = Bytes(a, srcB)
+		}
+	})
+	b.Run("impl=makeslice-copy", func(b *testing.B) {
+		a := NewArena()
+		b.ReportAllocs()
+		for i := range b.N {
+			if i%resetEvery == 0 {
+				a.Reset()
+			}
+			s := MakeSlice[byte](a, len(src), len(src))
+			copy(s, src)
+			sinkB = s
+		}
+	})
 }

@@ -429,13 +429,12 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 		e.Type, e.TypeName = ti.slice()
 	}
 	n := hooks.FastCallers(skipEmit+skip, a.pcs[:])
-	drop := min(n, 1) // the entry point
-	if kind == kindObject {
-		// New and newFast, inlined into it; through a function value,
-		// New's wrapper adds another inlined copy of both.
-		for drop < n && isNewFrame(a.pcs[drop]) {
-			drop++
-		}
+	// The entry point's frames: New and newFast inlined into it (and,
+	// through a function value, the wrapper's inlined copy of both), or
+	// String and stringFast, Bytes and bytesFast, or MakeSlice.
+	drop := min(n, 1)
+	for drop < n && isEntryFrame(a.pcs[drop]) {
+		drop++
 	}
 	e.Stack = a.pcs[drop:min(n, drop+hooks.MaxStackDepth)]
 	a.emitted = true
@@ -444,21 +443,31 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	e.Type = nil
 }
 
-// newFrames caches, by program counter, whether a frame of an event's
-// stack belongs to New (or newFast, inlined into it).
-var newFrames sync.Map // uintptr -> bool
+// entryFrames caches, by program counter, whether a frame of an event's
+// stack belongs to an entry point of the allocator.
+var entryFrames sync.Map // uintptr -> bool
 
-// isNewFrame reports whether pc, a logical frame of a stack in the form
-// runtime.Callers gives, is in New or newFast.
-func isNewFrame(pc uintptr) bool {
-	if v, ok := newFrames.Load(pc); ok {
+// isEntryFrame reports whether pc, a logical frame of a stack in the form
+// runtime.Callers gives, is in an entry point of the allocator or in the
+// fast path inlined into it.
+func isEntryFrame(pc uintptr) bool {
+	if v, ok := entryFrames.Load(pc); ok {
 		return v.(bool)
 	}
 	f, _ := runtime.CallersFrames([]uintptr{pc}).Next()
 	const pkg = "github.com/arenaprof/arenaprof/arena."
 	name, ok := strings.CutPrefix(f.Function, pkg)
-	is := ok && (strings.HasPrefix(name, "New[") || strings.HasPrefix(name, "newFast["))
-	newFrames.Store(pc, is)
+	is := false
+	if ok {
+		switch name {
+		case "String", "stringFast", "Bytes", "bytesFast":
+			is = true
+		default:
+			is = strings.HasPrefix(name, "New[") || strings.HasPrefix(name, "newFast[") ||
+				strings.HasPrefix(name, "MakeSlice[")
+		}
+	}
+	entryFrames.Store(pc, is)
 	return is
 }
 
