@@ -55,6 +55,9 @@ type region struct {
 	// byte region of a poisoning arena, or when the descriptor layout
 	// check failed (see rtype.go).
 	slowOnly bool
+
+	largeUsed []largeBuf             // large buffers handed out since Reset
+	largeFree map[uintptr][]largeBuf // kept by Reset, by size class
 }
 
 // chunk is a block of memory owned by a region.
@@ -95,7 +98,10 @@ type Arena struct {
 	chunkSize uintptr
 	poison    bool
 	freed     bool
-	emitted   bool // an event was emitted since the last Release
+
+	largeRetain uintptr // bound on largeKept
+	largeKept   uintptr // bytes of the large buffers kept by Reset
+	emitted     bool    // an event was emitted since the last Release
 
 	state   *hooks.State // the state seen by the last slow path
 	sampler profiler.GapSampler
@@ -114,11 +120,12 @@ type config struct {
 	seed1, seed2 uint64
 	seeded       bool
 	poison       bool
+	largeRetain  uintptr
 }
 
 // WithChunkSize sets the size in bytes of the arena's byte chunks and the
-// size its typed slabs grow to. Objects larger than a chunk get a chunk of
-// their own. It panics if n is outside [MinChunkSize, MaxChunkSize].
+// size its typed slabs grow to. Objects larger than a chunk get a buffer of
+// their own, which Reset keeps for reuse (see [WithLargeRetain]). It panics if n is outside [MinChunkSize, MaxChunkSize].
 func WithChunkSize(n int) Option {
 	if n < MinChunkSize || n > MaxChunkSize {
 		panic("arenaprof: arena chunk size out of range")
@@ -147,7 +154,7 @@ func WithPoison(on bool) Option {
 
 // NewArena returns an empty arena.
 func NewArena(opts ...Option) *Arena {
-	c := config{chunkSize: DefaultChunkSize}
+	c := config{chunkSize: DefaultChunkSize, largeRetain: DefaultLargeRetain}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -156,6 +163,8 @@ func NewArena(opts ...Option) *Arena {
 		labels:    c.labels,
 		chunkSize: c.chunkSize,
 		poison:    c.poison,
+
+		largeRetain: c.largeRetain,
 	}
 	if c.seeded {
 		a.sampler.Seed(c.seed1, c.seed2)

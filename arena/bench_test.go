@@ -357,3 +357,27 @@ func BenchmarkString(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLargeRequest is a request that needs one buffer of the given
+// size, then resets its arena: 60 KiB fits a chunk, 72 KiB does not and
+// is a large buffer, kept by Reset for the next request.
+func BenchmarkLargeRequest(b *testing.B) {
+	for _, n := range []int{60 << 10, 72 << 10} {
+		b.Run("size="+strconv.Itoa(n>>10)+"KiB", func(b *testing.B) {
+			b.Run("impl=arena", func(b *testing.B) {
+				a := NewArena()
+				b.ReportAllocs()
+				for range b.N {
+					sinkB = MakeSlice[byte](a, n, n)
+					a.Reset()
+				}
+			})
+			b.Run("impl=heap", func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					sinkB = make([]byte, n)
+				}
+			})
+		})
+	}
+}

@@ -280,12 +280,7 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 //
 //go:noinline
 func (a *Arena) allocLarge(r *region, ti *typeInfo, count, n uintptr, kind int, skip int) unsafe.Pointer {
-	var p unsafe.Pointer
-	if ti.ptrs {
-		p = ti.newSlab(int(count))
-	} else {
-		p = unsafe.Pointer(unsafe.SliceData(make([]uint64, n/8)))
-	}
+	p := a.takeLarge(r, ti, count, n)
 	if r.sampleAt != noSample {
 		rem := r.sampleAt - uint64(r.off)
 		if rem < uint64(n) {
@@ -489,6 +484,7 @@ func (a *Arena) Reset() {
 }
 
 func (a *Arena) resetRegion(r *region) {
+	a.resetLarge(r)
 	if len(r.chunks) == 0 {
 		return
 	}
@@ -531,6 +527,7 @@ func (a *Arena) Free() {
 	a.release()
 	a.freed = true
 	a.clearTable()
+	a.largeKept = 0
 	// off > combined: even a zero-size New takes the slow path, and panics.
 	a.bytes = region{sampleAt: noSample, base: unsafe.Pointer(&zeroBase), off: 1}
 	a.slabs = nil
