@@ -56,6 +56,7 @@ type region struct {
 	// check failed (see rtype.go).
 	slowOnly bool
 
+	scratch   sliceHeader            // for ti.clear
 	largeUsed []largeBuf             // large buffers handed out since Reset
 	largeFree map[uintptr][]largeBuf // kept by Reset, by size class
 }
@@ -89,6 +90,9 @@ type Arena struct {
 	entries  []tabEntry // every key the table holds
 	hashSeed uint64
 	none     region // the region of empty slots: never has room
+
+	small        [1 << minTableBits]tabEntry // the first table's slots
+	smallEntries [4]tabEntry                 // the first entries' storage
 
 	slabs map[uintptr]*region // typed slabs by type key
 

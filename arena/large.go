@@ -89,7 +89,7 @@ func (a *Arena) resetLarge(r *region) {
 		}
 		switch {
 		case r.ti != nil:
-			r.ti.clear(b.base, int(b.used/r.ti.size))
+			r.ti.clear(b.base, int(b.used/r.ti.size), &r.scratch)
 		case a.poison:
 			fill(unsafe.Slice((*byte)(b.base), b.used), 0xa5)
 		default:

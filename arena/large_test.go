@@ -117,3 +117,29 @@ func TestLargeTypedReuse(t *testing.T) {
 		t.Error("a typed buffer was reused for another type")
 	}
 }
+
+// TestSteadyStateNoAllocs: a warm arena allocates nothing, for every entry
+// point, typed slabs (cleared at Reset) included.
+func TestSteadyStateNoAllocs(t *testing.T) {
+	type typed struct {
+		s string
+		p *int
+	}
+	a := NewArena()
+	defer a.Free()
+	round := func() {
+		for range 100 {
+			sink32 = New[obj32](a)
+			_ = New[typed](a)
+			sinkS = String(a, "abc")
+			sinkB = Bytes(a, []byte("abc"))
+			sinkB = MakeSlice[byte](a, 10, 10)
+			_ = MakeSlice[*int](a, 3, 3)
+		}
+		a.Reset()
+	}
+	round()
+	if n := testing.AllocsPerRun(20, round); n != 0 {
+		t.Errorf("%v allocations per round, want 0", n)
+	}
+}

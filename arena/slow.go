@@ -28,7 +28,9 @@ type typeInfo struct {
 	// newSlab returns the first element of a new zeroed [n]T.
 	newSlab func(n int) unsafe.Pointer
 	// clear zeroes n values of type T at p, with write barriers.
-	clear func(p unsafe.Pointer, n int)
+	// scratch is memory of the caller's (a region's) the clear function
+	// may use, so that it need not allocate.
+	clear func(p unsafe.Pointer, n int, scratch *sliceHeader)
 }
 
 func (ti *typeInfo) slice() (reflect.Type, string) {
@@ -58,12 +60,18 @@ func infoOf[T any]() *typeInfo {
 		newSlab: func(n int) unsafe.Pointer {
 			return unsafe.Pointer(unsafe.SliceData(make([]T, n)))
 		},
-		clear: func(p unsafe.Pointer, n int) {
+		clear: func(p unsafe.Pointer, n int, _ *sliceHeader) {
 			clear(unsafe.Slice((*T)(p), n))
 		},
 	}
 	v, _ := infos.LoadOrStore(k, ti)
 	return v.(*typeInfo)
+}
+
+// sliceHeader is the layout of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
 }
 
 // infoByKey returns the type information of the type whose pointer type
@@ -76,6 +84,7 @@ func infoByKey(key uintptr) *typeInfo {
 	var x any
 	(*[2]uintptr)(unsafe.Pointer(&x))[0] = key
 	t := reflect.TypeOf(x).Elem()
+	st := reflect.SliceOf(t)
 	ti := &typeInfo{
 		key:   key,
 		typ:   t,
@@ -86,8 +95,12 @@ func infoByKey(key uintptr) *typeInfo {
 		newSlab: func(n int) unsafe.Pointer {
 			return reflect.MakeSlice(reflect.SliceOf(t), n, n).UnsafePointer()
 		},
-		clear: func(p unsafe.Pointer, n int) {
-			reflect.SliceAt(t, p, n).Clear()
+		clear: func(p unsafe.Pointer, n int, scratch *sliceHeader) {
+			// A []T in scratch, cleared through reflect: typed, with
+			// write barriers, and without allocating.
+			*scratch = sliceHeader{p, n, n}
+			reflect.NewAt(st, unsafe.Pointer(scratch)).Elem().Clear()
+			*scratch = sliceHeader{}
 		},
 	}
 	v, _ := infos.LoadOrStore(key, ti)
@@ -496,7 +509,7 @@ func (a *Arena) resetRegion(r *region) {
 		}
 		switch {
 		case r.ti != nil:
-			r.ti.clear(c.base, int(c.used/r.ti.size))
+			r.ti.clear(c.base, int(c.used/r.ti.size), &r.scratch)
 		case a.poison:
 			b := unsafe.Slice((*byte)(c.base), c.used)
 			for j := range b {

@@ -52,6 +52,9 @@ func (a *Arena) slot(k uintptr) *tabEntry {
 // clearTable empties the type table.
 func (a *Arena) clearTable() {
 	a.none = region{sampleAt: noSample}
+	if a.entries == nil {
+		a.entries = a.smallEntries[:0]
+	}
 	a.entries = a.entries[:0]
 	if a.mult == 0 {
 		a.mult = 0x9e3779b97f4a7c15
@@ -63,7 +66,13 @@ func (a *Arena) clearTable() {
 // a.entries, and reports whether they all got a slot of their own. On a
 // collision the first entry keeps the slot.
 func (a *Arena) setTable(bits uint, mult uint64) bool {
-	slots := make([]tabEntry, 1<<bits)
+	var slots []tabEntry
+	if bits == minTableBits {
+		slots = a.small[:] // the first table lives in the Arena
+		clear(slots)
+	} else {
+		slots = make([]tabEntry, 1<<bits)
+	}
 	for i := range slots {
 		slots[i].reg = &a.none
 	}

@@ -219,3 +219,28 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkHandle handles requests of the quick start's mix, one arena from
+// a pool per request, with the profiler off. It is the workload of the
+// profile-guided-optimization profile default.pgo:
+//
+//	go test -run '^$' -bench Handle -cpuprofile $PWD/examples/quickstart/default.pgo ./examples/quickstart
+//	go test -run '^$' -bench Handle -count 10 -pgo off ./examples/quickstart > off.txt
+//	go test -run '^$' -bench Handle -count 10 -pgo $PWD/examples/quickstart/default.pgo ./examples/quickstart > pgo.txt
+func BenchmarkHandle(b *testing.B) {
+	const n = 256
+	reqs := make([]request, n)
+	payloads := make([][]byte, n)
+	for i := range reqs {
+		reqs[i] = newRequest(1, int64(i))
+		payloads[i] = makePayload(nil, reqs[i])
+	}
+	var pool arena.Pool
+	led := newLedger()
+	b.ReportAllocs()
+	for i := range b.N {
+		a := pool.Get(nil)
+		handle(a, reqs[i%n], payloads[i%n], led)
+		pool.Put(a)
+	}
+}
