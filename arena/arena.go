@@ -248,26 +248,25 @@ func TryNew[T any](a *Arena) *T {
 // cap is negative, if len > cap, if the size overflows, or if a was freed.
 func MakeSlice[T any](a *Arena, len, cap int) []T {
 	// uint(len) <= uint(cap) also rejects len < 0; the second compare
-	// rejects cap <= 0 and sizes near maxAlloc. The slow path panics or
-	// handles the empty slice.
-	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) {
-		if p := tryMake[T](a, cap); p != nil {
-			return unsafe.Slice((*T)(p), cap)[:len]
+	// rejects cap <= 0 and sizes near maxAlloc, so n does not wrap. The
+	// slow path panics, handles the empty slice, and serves types with
+	// pointers from the type table.
+	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) && pointerFree[T]() {
+		n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
+		if off := a.bytes.off; off+n <= a.bytes.combined {
+			a.bytes.off = off + n
+			return unsafe.Slice((*T)(unsafe.Add(a.bytes.base, off)), cap)[:len]
 		}
 	}
 	return makeSlow[T](a, len, cap)
 }
 
-// tryMake is the fast path of MakeSlice, for 0 < cap <= maxAlloc/size;
-// nil means "take the slow path".
-func tryMake[T any](a *Arena, cap int) unsafe.Pointer {
-	r := &a.bytes
-	if !pointerFree[T]() {
-		r = a.lookup(typeKey[T]())
-	}
-	// 0 < cap*size <= maxAlloc (checked by MakeSlice), so n and end do not
-	// wrap. A type table entry has a size that is a multiple of 8.
-	n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
+// tryMakeTyped is the first step of makeSlow: the type-table probe and
+// bump for 0 < cap <= maxAlloc/size; nil means "take the slow path".
+func tryMakeTyped[T any](a *Arena, cap int) unsafe.Pointer {
+	r := a.lookup(typeKey[T]())
+	// A type table entry has a size that is a multiple of 8.
+	n := uintptr(cap) * unsafe.Sizeof(*new(T))
 	if off := r.off; off+n <= r.combined && n != 0 {
 		r.off = off + n
 		return unsafe.Add(r.base, off)

@@ -175,6 +175,11 @@ func newSlowKey(a *Arena, x any) unsafe.Pointer {
 //
 //go:noinline
 func makeSlow[T any](a *Arena, len, cap int) []T {
+	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) {
+		if p := tryMakeTyped[T](a, cap); p != nil {
+			return unsafe.Slice((*T)(p), cap)[:len]
+		}
+	}
 	ti := infoOf[T]()
 	switch {
 	case len < 0:
