@@ -111,6 +111,9 @@ type Arena struct {
 	sampler profiler.GapSampler
 	mean    int64 // the sampler's mean; 0 when not sampling
 
+	frames    [8]frameClass // see isEntryFrame
+	nextFrame uint8
+
 	event hooks.Event
 	pcs   [hooks.MaxStackDepth + 4]uintptr // the entry point's frames, then the stack
 }

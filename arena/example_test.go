@@ -59,7 +59,7 @@ func ExampleTryNew() {
 	defer a.Free()
 	var sum int64
 	for i := range 1000 {
-		p := arena.TryNew[[4]int64](a) // inlined: one probe, one compare, one bump
+		p := arena.TryNew[[4]int64](a) // inlined: one compare, one bump
 		if p == nil {
 			p = arena.New[[4]int64](a) // slow path: new chunk, sample, ...
 		}

@@ -446,7 +446,7 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	// through a function value, the wrapper's inlined copy of both), or
 	// String and stringFast, Bytes and bytesFast, or MakeSlice.
 	drop := min(n, 1)
-	for drop < n && isEntryFrame(a.pcs[drop]) {
+	for drop < n && a.isEntryFrame(a.pcs[drop]) {
 		drop++
 	}
 	e.Stack = a.pcs[drop:min(n, drop+hooks.MaxStackDepth)]
@@ -462,7 +462,28 @@ var entryFrames sync.Map // uintptr -> bool
 
 // isEntryFrame reports whether pc, a logical frame of a stack in the form
 // runtime.Callers gives, is in an entry point of the allocator or in the
-// fast path inlined into it.
+// fast path inlined into it. The arena remembers its last answers: events
+// come from a few call sites, and a miss in a shared map is slow when the
+// event path is cold.
+func (a *Arena) isEntryFrame(pc uintptr) bool {
+	for _, e := range a.frames {
+		if e.pc == pc {
+			return e.entry
+		}
+	}
+	is := isEntryFrame(pc)
+	a.frames[a.nextFrame%uint8(len(a.frames))] = frameClass{pc, is}
+	a.nextFrame++
+	return is
+}
+
+// frameClass is a remembered answer of isEntryFrame.
+type frameClass struct {
+	pc    uintptr
+	entry bool
+}
+
+// isEntryFrame is Arena.isEntryFrame without the arena's memory.
 func isEntryFrame(pc uintptr) bool {
 	if v, ok := entryFrames.Load(pc); ok {
 		return v.(bool)
