@@ -151,24 +151,32 @@ const skipString = 1
 const skipEmit = 2
 
 // newSlowKey is the slow path of New[T]; x holds a nil *T, whose type word
-// is the type key of T. Its first step serves T from the type table.
+// is the type key of T. Its first step serves T from the type table; it is
+// kept small (no frame to set up) for that step's sake.
 //
 //go:noinline
 func newSlowKey(a *Arena, x any) unsafe.Pointer {
 	key := *(*uintptr)(unsafe.Pointer(&x))
 	if e := a.slot(key); e.key == key {
 		r := e.reg
-		if end := r.off + e.size; end <= r.combined {
-			r.off = end
-			return unsafe.Add(r.base, end-e.size)
+		if off := r.off; off+e.size <= r.combined {
+			r.off = off + e.size
+			return unsafe.Add(r.base, off)
 		}
 	}
+	return newSlower(a, key)
+}
+
+// newSlower is the rest of New's slow path.
+//
+//go:noinline
+func newSlower(a *Arena, key uintptr) unsafe.Pointer {
 	ti := infoByKey(key)
 	if ti.size == 0 {
 		a.check()
 		return unsafe.Pointer(&zeroBase)
 	}
-	return a.alloc(ti, 1, kindObject, skipString)
+	return a.alloc(ti, 1, kindObject, skipString+1)
 }
 
 // makeSlow is the slow path of MakeSlice.
