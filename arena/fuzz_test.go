@@ -87,3 +87,51 @@ func FuzzChunkSize(f *testing.F) {
 		a.Free()
 	})
 }
+
+// FuzzLargeRetain checks that WithLargeRetain accepts exactly the
+// non-negative bounds, and that an arena never keeps more large-buffer
+// bytes across Reset than its bound, for any mix of request sizes.
+func FuzzLargeRetain(f *testing.F) {
+	f.Add(0, uint32(70000), uint32(300000))
+	f.Add(-1, uint32(1), uint32(2))
+	f.Add(DefaultLargeRetain, uint32(1<<20), uint32(65537))
+	f.Add(200000, uint32(100000), uint32(100001))
+	f.Fuzz(func(t *testing.T, n int, s1, s2 uint32) {
+		var opt Option
+		func() {
+			defer func() {
+				if r := recover(); r != nil && n >= 0 {
+					t.Fatalf("WithLargeRetain(%d) panicked: %v", n, r)
+				}
+			}()
+			opt = WithLargeRetain(n)
+		}()
+		if n < 0 {
+			if opt != nil {
+				t.Fatalf("WithLargeRetain(%d) accepted", n)
+			}
+			return
+		}
+		a := NewArena(opt, WithChunkSize(MinChunkSize))
+		defer a.Free()
+		sizes := []int{int(s1 % (4 << 20)), int(s2 % (4 << 20))}
+		for round := range 3 {
+			for _, sz := range sizes {
+				b := MakeSlice[byte](a, sz, sz)
+				for i := range b {
+					if b[i] != 0 {
+						t.Fatalf("round %d: byte %d of a %d-byte buffer not zero", round, i, sz)
+					}
+				}
+				if sz > 0 {
+					b[sz-1] = 1
+				}
+				_ = MakeSlice[*int](a, sz/64, sz/64)
+			}
+			a.Reset()
+			if a.largeKept > uintptr(n) {
+				t.Fatalf("round %d: kept %d bytes, bound %d", round, a.largeKept, n)
+			}
+		}
+	})
+}
