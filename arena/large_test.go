@@ -127,12 +127,13 @@ func TestSteadyStateNoAllocs(t *testing.T) {
 	}
 	a := NewArena()
 	defer a.Free()
+	src := []byte("abc")
 	round := func() {
 		for range 100 {
 			sink32 = New[obj32](a)
 			_ = New[typed](a)
 			sinkS = String(a, "abc")
-			sinkB = Bytes(a, []byte("abc"))
+			sinkB = Bytes(a, src)
 			sinkB = MakeSlice[byte](a, 10, 10)
 			_ = MakeSlice[*int](a, 3, 3)
 		}
