@@ -10,12 +10,14 @@ import (
 // descriptor, which the instantiation's dictionary holds (a constant of the
 // instantiation, so the branch on it is always predicted). The descriptor's
 // layout belongs to the runtime; rtypeHeader mirrors the part of it that is
-// read (internal/abi.Type and abi.PtrType), the file is built only for the
-// Go releases whose layout was checked (see rtype_known.go), and init
+// read (internal/abi.Type and abi.PtrType). It is read only on the Go
+// releases whose layout was checked (rtype_known.go; later releases build
+// rtype_unknown.go and serve every type through the type table), and init
 // checks it again against package reflect for a table of types before any
-// arena uses it. If that check fails, the byte region's fast path is
-// switched off (its combined limit stays 0) and every allocation takes the
-// slow path, which decides with reflect alone.
+// arena exists. If that check fails, the byte region's fast path is
+// switched off (its combined limit stays 0) and pointer-free allocations
+// take the slow path, which decides with reflect alone. The type word is
+// read from an interface, as everywhere else; no //go:linkname is used.
 
 // rtypeHeader mirrors the start of internal/abi.Type.
 type rtypeHeader struct {
