@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/profiler"
+	isampling "github.com/arenaprof/arenaprof/internal/sampling"
 )
 
 // DefaultChunkSize is the size of the byte chunks an arena carves
@@ -44,7 +44,7 @@ type region struct {
 	// next successful trial of this region's stream; it may lie beyond the
 	// chunk's end (the gap carries into the next chunk). noSample when the
 	// arena does not sample. A uint64, so that offset + gap never overflows
-	// (offsets < 2^31, gaps < 2^46, see profiler.MaxGapFactor).
+	// (offsets < 2^31, gaps < 2^46, see isampling.MaxGapFactor).
 	sampleAt uint64
 
 	ti     *typeInfo // the slab's type; nil for the byte chunk
@@ -108,7 +108,7 @@ type Arena struct {
 	emitted     bool    // an event was emitted since the last Release
 
 	state   *hooks.State // the state seen by the last slow path
-	sampler profiler.GapSampler
+	sampler isampling.GapSampler
 	mean    int64 // the sampler's mean; 0 when not sampling
 
 	frames    [8]frameClass // see isEntryFrame
@@ -176,7 +176,7 @@ func NewArena(opts ...Option) *Arena {
 	if c.seeded {
 		a.sampler.Seed(c.seed1, c.seed2)
 	} else {
-		g, _ := profiler.NewGapSampler(0)
+		g, _ := isampling.NewGapSampler(0)
 		a.sampler = *g
 	}
 	a.bytes.sampleAt = noSample

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/sampling"
 	"github.com/arenaprof/arenaprof/internal/simalloc"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -11,7 +12,7 @@ import (
 // newTestArena returns a seeded allocator that drives events through hooks
 // as package arena does, so the export tests run without package arena.
 func newTestArena(t testing.TB, seed uint64, labels hooks.Labels) *simalloc.Arena {
-	g, err := profiler.NewGapSamplerSeeded(0, seed, seed^0x5eed)
+	g, err := sampling.NewGapSamplerSeeded(0, seed, seed^0x5eed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,6 @@ import (
 
 var benchSink int64
 
-func BenchmarkGapNext(b *testing.B) {
-	g, _ := NewGapSamplerSeeded(DefaultMeanBytes, 1, 2)
-	var s int64
-	for b.Loop() {
-		s += g.Next()
-	}
-	benchSink = s
-}
-
 func BenchmarkComputeInterval(b *testing.B) {
 	for _, s := range []int64{1, 100, 10_000, 1_000_000} {
 		b.Run(fmt.Sprintf("s=%d", s), func(b *testing.B) {

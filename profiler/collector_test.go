@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/sampling"
 	"github.com/arenaprof/arenaprof/internal/simalloc"
 )
 
 // newCollectorTestArena returns a seeded allocator that drives events
 // through hooks as package arena does.
 func newCollectorTestArena(t testing.TB, seed uint64, labels hooks.Labels) *simalloc.Arena {
-	g, err := NewGapSamplerSeeded(0, seed, seed^0x5eed)
+	g, err := sampling.NewGapSamplerSeeded(0, seed, seed^0x5eed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,13 @@
 // The sampling model: every byte of every allocated object gets an
 // independent Bernoulli trial with p = 1/mean; the first success inside an
 // object samples that object (one event with its size and the offset of the
-// successful byte) and the rest of the object gets no trials. [GapSampler]
-// draws the runs of failed trials between successes.
+// successful byte) and the rest of the object gets no trials. Each arena
+// draws the runs of failed trials between successes from its own stream.
 //
 // The statistics turn the events of any group of objects into estimates of
 // the bytes and objects allocated ([WeightedBytes], [Tally]), with exact
 // negative-binomial confidence intervals ([ComputeInterval],
-// [GroupInterval]; quantiles by [NegBinQuantile]).
+// [GroupInterval]).
 //
 // The collector ([Start]) registers with package hooks, aggregates events
 // into buckets keyed by stack, type, labels, size and mean, and hands out

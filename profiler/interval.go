@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/arenaprof/arenaprof/internal/negbin"
 )
 
 // Window says whether the observation window of a group of events starts
@@ -148,14 +150,14 @@ func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err 
 		sHi++
 	}
 	if sLo > 0 {
-		lo, _ = nbQuantile(tail, sLo, p)
+		lo = negbin.QuantileUnchecked(tail, sLo, p)
 		lo = max(lo, 0)
 	}
 	if sHi > 0 {
-		hi, _ = nbQuantile(1-tail, sHi, p)
+		hi = negbin.QuantileUnchecked(1-tail, sHi, p)
 		hi++ // smallest k with CDF(k) >= 1-tail
 	}
-	if hi > nbMaxK {
+	if hi > negbin.MaxK {
 		return 0, 0, fmt.Errorf("profiler: the upper bound for %d samples at mean %d is above 2^53 bytes", s, mean)
 	}
 	return lo, hi, nil
@@ -232,8 +234,8 @@ func mergeStrata(strata []Stratum) ([]Stratum, error) {
 		}
 		m.Samples += st.Samples
 		m.Tail += st.Tail
-		if m.Samples > nbMaxSamples {
-			return nil, fmt.Errorf("profiler: %d samples with mean %d is above %d", m.Samples, st.MeanBytes, int64(nbMaxSamples))
+		if m.Samples > negbin.MaxSamples {
+			return nil, fmt.Errorf("profiler: %d samples with mean %d is above %d", m.Samples, st.MeanBytes, int64(negbin.MaxSamples))
 		}
 		byMean[st.MeanBytes] = m
 	}
@@ -249,8 +251,8 @@ func checkStratum(s, u, mean int64) error {
 	if s < 0 {
 		return fmt.Errorf("profiler: number of samples %d is negative", s)
 	}
-	if s > nbMaxSamples {
-		return fmt.Errorf("profiler: number of samples %d is above %d", s, int64(nbMaxSamples))
+	if s > negbin.MaxSamples {
+		return fmt.Errorf("profiler: number of samples %d is above %d", s, int64(negbin.MaxSamples))
 	}
 	if u < s {
 		return fmt.Errorf("profiler: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/arenaprof/arenaprof/internal/sampling"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -20,11 +21,11 @@ const (
 var schemeNames = []string{schemeArenaprof, schemeGo, schemeStride, schemeAmount}
 
 // randomized is arenaprof's per-byte sampling, simulated exactly as the
-// arena runs it: one gap of failed trials drawn by profiler.GapSampler;
+// arena runs it: one gap of failed trials drawn by sampling.GapSampler;
 // an object of size s with gap < s is sampled at offset gap and a new gap
 // is drawn (the rest of the object gets no trials), else gap -= s.
 type randomized struct {
-	g       *profiler.GapSampler
+	g       *sampling.GapSampler
 	mean    int64
 	gap     int64
 	est     []float64 // sum of profiler.WeightedBytes per event
@@ -33,7 +34,7 @@ type randomized struct {
 }
 
 func newRandomized(mean int64, types int, seed1, seed2 uint64) (*randomized, error) {
-	g, err := profiler.NewGapSamplerSeeded(mean, seed1, seed2)
+	g, err := sampling.NewGapSamplerSeeded(mean, seed1, seed2)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package profiler
+package negbin
 
 import (
 	"math"
@@ -37,14 +37,14 @@ var quantileTable = []struct{ s, lo, hi int64 }{
 	{10000, 1004017229, 1044156743},
 }
 
-func TestNegBinQuantileTable(t *testing.T) {
+func TestQuantileTable(t *testing.T) {
 	p := 1.0 / 102400
 	for _, row := range quantileTable {
 		for _, c := range []struct {
 			target float64
 			want   int64
 		}{{0.025, row.lo}, {0.975, row.hi}} {
-			got, err := NegBinQuantile(c.target, row.s, p)
+			got, err := Quantile(c.target, row.s, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestNegBinQuantileTable(t *testing.T) {
 // = 1 - sum_{j<s} C(n,j) p^j q^(n-j) with n = s+k, in 320-bit arithmetic.
 // The terms are formed by the recurrence t_{j+1} = t_j (n-j)/(j+1) p/q from
 // t_0 = q^n, so no lgamma is involved.
-func bigNegBinCDF(k, s int64, p float64) float64 {
+func bigCDF(k, s int64, p float64) float64 {
 	const prec = 320
 	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
 	bp := nf().SetFloat64(p)
@@ -133,11 +133,11 @@ func TestNegBinCDFAgainstBig(t *testing.T) {
 		)
 	}
 	for _, c := range cases {
-		got, err := NegBinCDF(c.k, c.s, c.p)
+		got, err := CDF(c.k, c.s, c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := bigNegBinCDF(c.k, c.s, c.p)
+		want := bigCDF(c.k, c.s, c.p)
 		if d := math.Abs(got - want); !(d <= 1e-9) {
 			t.Errorf("CDF(k=%d; s=%d, p=%v) = %.15g, reference %.15g (error %.3g)", c.k, c.s, c.p, got, want, d)
 		} else {
@@ -163,7 +163,7 @@ func TestNegBinCDFLargeParameters(t *testing.T) {
 			if k < 0 || k > 1e15 {
 				continue
 			}
-			got, err := NegBinCDF(k, c.s, c.p)
+			got, err := CDF(k, c.s, c.p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestNegBinCDFLargeParameters(t *testing.T) {
 				t.Fatalf("s=%d p=%v k=%d: CDF %v (previous %v)", c.s, c.p, k, got, prev)
 			}
 			prev = got
-			cp, _ := NegBinCDFCampPaulson(k, c.s, c.p)
+			cp, _ := CDFCampPaulson(k, c.s, c.p)
 			if c.s >= 1_000_000 && math.Abs(cp-got) > 1e-6 {
 				t.Errorf("s=%d p=%v k=%d: CDF %v, Camp-Paulson %v", c.s, c.p, k, got, cp)
 			}
@@ -180,7 +180,7 @@ func TestNegBinCDFLargeParameters(t *testing.T) {
 	for _, k := range []int64{0, 1, 1e9, 1e12, 1e15} {
 		for _, s := range []int64{1, 1e4, 1e7} {
 			for _, p := range []float64{1e-9, 1e-5, 0.3, 1} {
-				v, _ := NegBinCDF(k, s, p)
+				v, _ := CDF(k, s, p)
 				if !(v >= 0 && v <= 1) {
 					t.Errorf("CDF(%d; %d, %v) = %v", k, s, p, v)
 				}
@@ -225,7 +225,7 @@ func TestNegBinEdgeCases(t *testing.T) {
 		{1, 1, 0.25, 1 - 0.75*0.75},
 		{0, 2, 0.5, 0.25},
 	} {
-		got, err := NegBinCDF(c.k, c.s, c.p)
+		got, err := CDF(c.k, c.s, c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,17 +236,17 @@ func TestNegBinEdgeCases(t *testing.T) {
 	// s = 1 is geometric: CDF(k) = 1 - q^(k+1).
 	for _, k := range []int64{0, 1, 100, 102400, 1e6, 3e6} {
 		want := -math.Expm1(float64(k+1) * math.Log1p(-p))
-		if got, _ := NegBinCDF(k, 1, p); math.Abs(got-want) > 1e-13 {
+		if got, _ := CDF(k, 1, p); math.Abs(got-want) > 1e-13 {
 			t.Errorf("geometric CDF(%d) = %v, want %v", k, got, want)
 		}
 	}
-	if q, _ := NegBinQuantile(0.5, 0, p); q != -1 {
+	if q, _ := Quantile(0.5, 0, p); q != -1 {
 		t.Errorf("quantile of the point mass: %d, want -1", q)
 	}
-	if q, _ := NegBinQuantile(0.2, 1, 0.25); q != -1 {
+	if q, _ := Quantile(0.2, 1, 0.25); q != -1 {
 		t.Errorf("quantile below CDF(0): %d, want -1", q)
 	}
-	if q, _ := NegBinQuantile(0.3, 1, 0.25); q != 0 {
+	if q, _ := Quantile(0.3, 1, 0.25); q != 0 {
 		t.Errorf("quantile: %d, want 0", q)
 	}
 }
@@ -256,19 +256,19 @@ func TestNegBinErrors(t *testing.T) {
 		s int64
 		p float64
 	}{{-1, 0.5}, {1 << 41, 0.5}, {1, 0}, {1, -0.1}, {1, 1.5}, {1, math.NaN()}, {1, math.Inf(1)}} {
-		if _, err := NegBinCDF(1, c.s, c.p); err == nil {
-			t.Errorf("NegBinCDF(1, %d, %v): no error", c.s, c.p)
+		if _, err := CDF(1, c.s, c.p); err == nil {
+			t.Errorf("CDF(1, %d, %v): no error", c.s, c.p)
 		}
-		if _, err := NegBinCDFCampPaulson(1, c.s, c.p); err == nil {
-			t.Errorf("NegBinCDFCampPaulson(1, %d, %v): no error", c.s, c.p)
+		if _, err := CDFCampPaulson(1, c.s, c.p); err == nil {
+			t.Errorf("CDFCampPaulson(1, %d, %v): no error", c.s, c.p)
 		}
-		if _, err := NegBinQuantile(0.5, c.s, c.p); err == nil {
-			t.Errorf("NegBinQuantile(0.5, %d, %v): no error", c.s, c.p)
+		if _, err := Quantile(0.5, c.s, c.p); err == nil {
+			t.Errorf("Quantile(0.5, %d, %v): no error", c.s, c.p)
 		}
 	}
 	for _, target := range []float64{0, 1, -1, 2, math.NaN(), math.Inf(-1)} {
-		if _, err := NegBinQuantile(target, 1, 0.5); err == nil {
-			t.Errorf("NegBinQuantile(%v): no error", target)
+		if _, err := Quantile(target, 1, 0.5); err == nil {
+			t.Errorf("Quantile(%v): no error", target)
 		}
 	}
 }
@@ -286,7 +286,7 @@ func TestCampPaulsonError(t *testing.T) {
 		worst, at := 0.0, int64(0)
 		for k := int64(0); float64(k) < 12*mean+20/p; k += max(1, int64(mean/2000)) {
 			exact := nbCDF(k, c.s, p)
-			approx, _ := NegBinCDFCampPaulson(k, c.s, p)
+			approx, _ := CDFCampPaulson(k, c.s, p)
 			if d := math.Abs(exact - approx); d > worst {
 				worst, at = d, k
 			}

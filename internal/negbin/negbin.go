@@ -1,4 +1,7 @@
-package profiler
+// Package negbin evaluates the negative binomial distribution's CDF and
+// quantiles exactly, for arenaprof's confidence intervals (package
+// profiler). It is internal: users get intervals from package profiler.
+package negbin
 
 import (
 	"fmt"
@@ -12,7 +15,7 @@ import (
 //
 //	P(X <= k) = I_p(s, k+1) = P(Binomial(s+k, p) >= s).
 //
-// [NegBinCDF] evaluates it exactly (to about 1e-12 absolute, see the tests):
+// [CDF] evaluates it exactly (to about 1e-12 absolute, see the tests):
 // the prefactor x^a (1-x)^b / B(a, b) is formed from Stirling-series
 // remainders and e - ln(1+e) terms, so nothing cancels even when b = k+1 is
 // near 1e15 (three lgamma calls would lose five digits at 1e9 and all of
@@ -38,19 +41,19 @@ const nbMaxSamples = 1 << 40
 //
 // s = 0 is the point mass at 0 (the CDF is 1 for every k >= 0); k < 0
 // gives 0. It is an error if s < 0, s > 2^40, or p is not in (0, 1].
-func NegBinCDF(k, s int64, p float64) (float64, error) {
+func CDF(k, s int64, p float64) (float64, error) {
 	if err := nbCheck(s, p); err != nil {
 		return 0, err
 	}
 	return nbCDF(k, s, p), nil
 }
 
-// NegBinCDFCampPaulson returns the Camp-Paulson normal approximation of
-// P(X <= k) for X ~ NB(s, p). It is much cheaper than [NegBinCDF] but not
+// CDFCampPaulson returns the Camp-Paulson normal approximation of
+// P(X <= k) for X ~ NB(s, p). It is much cheaper than [CDF] but not
 // exact: at p = 1/102400 its largest absolute error over all k is about
 // 0.012 at s = 1, 1.3e-3 at s = 5, 6e-4 at s = 10 and 6e-5 at s = 100
 // (measured by TestCampPaulsonError). arenaprof's intervals never use it.
-func NegBinCDFCampPaulson(k, s int64, p float64) (float64, error) {
+func CDFCampPaulson(k, s int64, p float64) (float64, error) {
 	if err := nbCheck(s, p); err != nil {
 		return 0, err
 	}
@@ -72,15 +75,15 @@ func NegBinCDFCampPaulson(k, s int64, p float64) (float64, error) {
 	return 0.5 * math.Erfc(z/math.Sqrt2), nil
 }
 
-// NegBinQuantile returns the largest k with P(X <= k) < target for
+// Quantile returns the largest k with P(X <= k) < target for
 // X ~ NB(s, p), or -1 when P(X <= 0) >= target already. This is the
 // convention of the quantile table of the sampling design (reference 000):
 // every row of that table is the smallest k with CDF(k) >= target, minus 1.
-// The smallest k with CDF(k) >= target is therefore NegBinQuantile(...)+1.
+// The smallest k with CDF(k) >= target is therefore Quantile(...)+1.
 //
 // target must be in (0, 1). The search stops at 2^53 failed trials: if even
 // CDF(2^53) < target, the result is 2^53.
-func NegBinQuantile(target float64, s int64, p float64) (int64, error) {
+func Quantile(target float64, s int64, p float64) (int64, error) {
 	if err := nbCheck(s, p); err != nil {
 		return 0, err
 	}
@@ -374,4 +377,17 @@ func nbBetaFrac(a, b, x, y, lambda float64) (float64, int) {
 		bnp1 = 1
 	}
 	return r, it
+}
+
+// MaxK is the largest count of failures a quantile returns (2^53).
+const MaxK = nbMaxK
+
+// MaxSamples is the largest number of successes accepted (2^40).
+const MaxSamples = nbMaxSamples
+
+// QuantileUnchecked is [Quantile] for arguments the caller has already
+// checked: target in (0, 1), s in [0, MaxSamples], p in (0, 1].
+func QuantileUnchecked(target float64, s int64, p float64) int64 {
+	k, _ := nbQuantile(target, s, p)
+	return k
 }

@@ -1,4 +1,8 @@
-package profiler
+// Package sampling draws arenaprof's per-byte sampling trials: the gaps of
+// failed trials between sampled bytes (a geometric variate per gap). Package
+// arena runs one [GapSampler] per arena. It is internal: the sampling model
+// and its statistics are documented in package profiler.
+package sampling
 
 import (
 	"fmt"
