@@ -146,7 +146,12 @@ func WithLabels(l hooks.Labels) Option {
 }
 
 // WithSeed seeds the arena's sampling generator, for reproducible tests and
-// simulations. By default every arena draws from its own random seed.
+// simulations. By default every arena draws from its own random seed. The
+// arenas made with one seed pair (by a seeded [Pool], or by several
+// NewArena calls) each draw their own independent stream: the n-th arena
+// made with the seed in the process gets the stream derived from (seed1,
+// seed2, n), so a program that makes its arenas in the same order draws the
+// same streams on every run.
 func WithSeed(seed1, seed2 uint64) Option {
 	return func(c *config) { c.seed1, c.seed2, c.seeded = seed1, seed2, true }
 }
@@ -174,7 +179,7 @@ func NewArena(opts ...Option) *Arena {
 		largeRetain: c.largeRetain,
 	}
 	if c.seeded {
-		a.sampler.Seed(c.seed1, c.seed2)
+		a.sampler.Seed(nextSeed(c.seed1, c.seed2))
 	} else {
 		g, _ := isampling.NewGapSampler(0)
 		a.sampler = *g
