@@ -154,8 +154,8 @@ func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err 
 		lo = max(lo, 0)
 	}
 	if sHi > 0 {
-		hi = negbin.QuantileUnchecked(1-tail, sHi, p)
-		hi++ // smallest k with CDF(k) >= 1-tail
+		hi = negbin.SurvivalQuantileUnchecked(tail, sHi, p)
+		hi++ // smallest k with P(X > k) <= tail
 	}
 	if hi > negbin.MaxK {
 		return 0, 0, fmt.Errorf("profiler: the upper bound for %d samples at mean %d is above 2^53 bytes", s, mean)

@@ -74,3 +74,33 @@ func FuzzQuantile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSurvivalQuantile: the upper quantile satisfies its convention
+// SF(k) > tail >= SF(k+1) (up to the 2^53 cap).
+func FuzzSurvivalQuantile(f *testing.F) {
+	f.Add(0.025, int64(8), 1.0/102400)
+	f.Add(1e-15, int64(10000), 1.0/102400)
+	f.Add(0.5, int64(0), 0.3)
+	f.Fuzz(func(t *testing.T, tail float64, s int64, p float64) {
+		if s > 1e8 {
+			s %= 1e8
+		}
+		if !(tail > 0 && tail < 1) || nbCheck(s, p) != nil {
+			return
+		}
+		k := SurvivalQuantileUnchecked(tail, s, p)
+		if k < -1 || k > nbMaxK {
+			t.Fatalf("survival quantile(%v; %d, %v) = %d", tail, s, p, k)
+		}
+		if k >= 0 {
+			if v := nbSF(k, s, p); !(v > tail) {
+				t.Fatalf("survival quantile(%v; %d, %v) = %d but SF(k) = %v", tail, s, p, k, v)
+			}
+		}
+		if k < nbMaxK {
+			if v := nbSF(k+1, s, p); !(v <= tail) {
+				t.Fatalf("survival quantile(%v; %d, %v) = %d but SF(k+1) = %v", tail, s, p, k, v)
+			}
+		}
+	})
+}

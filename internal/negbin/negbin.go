@@ -120,6 +120,23 @@ func nbCDF(k, s int64, p float64) float64 {
 	return v
 }
 
+// nbSF is the survival function P(X > k) = 1 - I_p(s, k+1) = I_q(k+1, s)
+// with q = 1-p, evaluated directly (never as 1 - CDF).
+func nbSF(k, s int64, p float64) float64 {
+	switch {
+	case k < 0:
+		return 1
+	case s == 0 || p >= 1:
+		return 0
+	case k == 0: // not all s first trials succeed
+		return -math.Expm1(float64(s) * math.Log(p))
+	case s == 1: // geometric
+		return math.Exp(float64(k+1) * math.Log1p(-p))
+	}
+	v, _ := nbIncBeta(1-p, p, float64(k)+1, float64(s))
+	return v
+}
+
 // nbQuantile searches for the largest k in [-1, 2^53] with CDF(k) < target.
 // It returns k and the number of CDF evaluations.
 //
@@ -128,6 +145,23 @@ func nbCDF(k, s int64, p float64) float64 {
 // normal approximation, and narrows it by interpolation (Illinois variant of
 // regula falsi) with a bisection step whenever interpolation stalls.
 func nbQuantile(target float64, s int64, p float64) (int64, int) {
+	return nbSearch(target, s, p, false)
+}
+
+// nbSurvivalQuantile searches for the largest k in [-1, 2^53] with
+// P(X > k) > tail, so that k+1 is the smallest k with P(X > k) <= tail. It
+// compares the survival function itself with tail, never 1-tail with the
+// CDF: near 1 both 1-tail and the CDF keep only about 1e-16 absolute
+// precision, which is all the precision of a tail of 1e-16 and a
+// relative error of 2e-7 at tail 5e-10; the survival function keeps its
+// relative precision however small it is.
+func nbSurvivalQuantile(tail float64, s int64, p float64) (int64, int) {
+	return nbSearch(tail, s, p, true)
+}
+
+// nbSearch is nbQuantile, or with upper set nbSurvivalQuantile: it runs the
+// same search on the increasing function -SF(k) against -tail.
+func nbSearch(target float64, s int64, p float64, upper bool) (int64, int) {
 	if s == 0 || p >= 1 {
 		return -1, 0 // the distribution is the point mass at 0
 	}
@@ -135,6 +169,17 @@ func nbQuantile(target float64, s int64, p float64) (int64, int) {
 	cdf := func(k int64) float64 {
 		evals++
 		return nbCDF(k, s, p)
+	}
+	z := 0.0
+	if upper {
+		z = -nbNormalQuantile(target)
+		cdf = func(k int64) float64 {
+			evals++
+			return -nbSF(k, s, p)
+		}
+		target = -target
+	} else {
+		z = nbNormalQuantile(target)
 	}
 	if cdf(0) >= target {
 		return -1, evals
@@ -144,7 +189,6 @@ func nbQuantile(target float64, s int64, p float64) (int64, int) {
 	sd := math.Sqrt(ss*(1-p)) / p
 	// Normal approximation with a small skewness correction, used only as a
 	// starting point.
-	z := nbNormalQuantile(target)
 	guess := mean + sd*(z+(z*z-1)*(2-p)/(6*math.Sqrt(ss*(1-p))))
 	step := math.Max(1, 0.05*sd)
 	g := nbClampK(guess)
@@ -389,5 +433,14 @@ const MaxSamples = nbMaxSamples
 // checked: target in (0, 1), s in [0, MaxSamples], p in (0, 1].
 func QuantileUnchecked(target float64, s int64, p float64) int64 {
 	k, _ := nbQuantile(target, s, p)
+	return k
+}
+
+// SurvivalQuantileUnchecked returns the largest k in [-1, 2^53] with
+// P(X > k) > tail, for X ~ NB(s, p), comparing the survival function with
+// tail directly (precise for tails far below 1e-16). Arguments as for
+// [QuantileUnchecked], with tail in (0, 1).
+func SurvivalQuantileUnchecked(tail float64, s int64, p float64) int64 {
+	k, _ := nbSurvivalQuantile(tail, s, p)
 	return k
 }

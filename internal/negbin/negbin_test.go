@@ -62,7 +62,7 @@ func TestQuantileTable(t *testing.T) {
 	}
 }
 
-// bigNegBinCDF returns P(NB(s,p) <= k) = P(Binomial(s+k, p) >= s)
+// bigCDF returns P(NB(s,p) <= k) = P(Binomial(s+k, p) >= s)
 // = 1 - sum_{j<s} C(n,j) p^j q^(n-j) with n = s+k, in 320-bit arithmetic.
 // The terms are formed by the recurrence t_{j+1} = t_j (n-j)/(j+1) p/q from
 // t_0 = q^n, so no lgamma is involved.
@@ -294,6 +294,58 @@ func TestCampPaulsonError(t *testing.T) {
 		t.Logf("Camp-Paulson at p=1/102400, s=%d: largest error %.3g at k=%d", c.s, worst, at)
 		if worst > c.bound {
 			t.Errorf("s=%d: Camp-Paulson error %v above %v", c.s, worst, c.bound)
+		}
+	}
+}
+
+// bigSF returns P(NB(s,p) > k) = P(Binomial(s+k, p) < s) in 320-bit
+// arithmetic, as bigCDF does, without forming 1 - CDF.
+func bigSF(k, s int64, p float64) float64 {
+	const prec = 320
+	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	bp := nf().SetFloat64(p)
+	bq := nf().Sub(nf().SetInt64(1), bp)
+	n := s + k
+	pow := nf().SetInt64(1)
+	base := nf().Set(bq)
+	for e := n; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			pow.Mul(pow, base)
+		}
+		base.Mul(base, base)
+	}
+	ratio := nf().Quo(bp, bq)
+	term := pow
+	sum := nf()
+	tmp := nf()
+	for j := int64(0); j < s; j++ {
+		sum.Add(sum, term)
+		term.Mul(term, tmp.SetInt64(n-j))
+		term.Quo(term, tmp.SetInt64(j+1))
+		term.Mul(term, ratio)
+	}
+	res, _ := sum.Float64()
+	return res
+}
+
+// TestSurvivalQuantileExtremeTails: the upper quantile compares the
+// survival function with the tail, so it is right (against 320-bit
+// arithmetic, to the CDF's 1e-9 relative precision) even where 1-tail
+// cannot be told from 1 in float64.
+func TestSurvivalQuantileExtremeTails(t *testing.T) {
+	for _, s := range []int64{1, 2, 10, 100} {
+		for _, p := range []float64{1.0 / 102400, 1.0 / 4096, 0.3} {
+			for _, tail := range []float64{0.025, 5e-10, 1e-15, 1e-30} {
+				k := SurvivalQuantileUnchecked(tail, s, p) + 1 // smallest k with SF(k) <= tail
+				if sf := bigSF(k, s, p); !(sf <= tail*(1+1e-9)) {
+					t.Errorf("s=%d p=%v tail=%v: k=%d has SF %v above the tail", s, p, tail, k, sf)
+				}
+				if k > 0 {
+					if sf := bigSF(k-1, s, p); !(sf > tail*(1-1e-9)) {
+						t.Errorf("s=%d p=%v tail=%v: k-1=%d has SF %v, k is not the smallest", s, p, tail, k-1, sf)
+					}
+				}
+			}
 		}
 	}
 }
