@@ -106,6 +106,7 @@ type Arena struct {
 	largeRetain uintptr // bound on largeKept
 	largeKept   uintptr // bytes of the large buffers kept by Reset
 	emitted     bool    // an event was emitted since the last Release
+	unreleased  *atomic.Bool // emitted, shared with the cleanup that releases a dropped arena (see cleanup.go)
 
 	state   *hooks.State // the state seen by the last slow path
 	sampler isampling.GapSampler
@@ -184,6 +185,7 @@ func NewArena(opts ...Option) *Arena {
 		g, _ := isampling.NewGapSampler(0)
 		a.sampler = *g
 	}
+	a.addCleanup()
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast
 	a.bytes.slowOnly = a.poison || layoutKnown && !layoutOK

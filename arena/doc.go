@@ -32,7 +32,11 @@
 // collector scans with the right type. After [Arena.Reset], memory of a
 // type is reused for the same type only, so a value wrongly used after
 // Reset is a logic error, never memory corruption. [Arena.Free] hands the
-// memory back to the garbage collector.
+// memory back to the garbage collector. An arena dropped without Reset or
+// Free is reclaimed by the garbage collector like any value, and its
+// sampled objects are then released automatically (a cleanup registered
+// with [runtime.AddCleanup] tells the profiler, as Free would), so in-use
+// profiles stop counting them.
 //
 // # Cost
 //

@@ -459,6 +459,7 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	}
 	e.Stack = a.pcs[drop:min(n, drop+hooks.MaxStackDepth)]
 	a.emitted = true
+	a.unreleased.Store(true)
 	hooks.Emit(e)
 	e.Stack = nil
 	e.Type = nil
@@ -566,7 +567,9 @@ func (a *Arena) resetRegion(r *region) {
 // Free drops the arena's memory for the garbage collector to reclaim. The
 // values handed out stay valid for as long as they are referenced, but the
 // arena can no longer be used: New, MakeSlice, String, Bytes and Reset
-// panic. Calling Free again does nothing.
+// panic. Calling Free again does nothing. An arena dropped without Free is
+// released for the profiler by the garbage collector (see the package
+// documentation); Free releases it at once.
 func (a *Arena) Free() {
 	if a.freed {
 		return
@@ -583,6 +586,7 @@ func (a *Arena) Free() {
 func (a *Arena) release() {
 	if a.emitted {
 		a.emitted = false
+		a.unreleased.Store(false)
 		hooks.Release(a.id)
 	}
 }
