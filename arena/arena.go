@@ -103,9 +103,9 @@ type Arena struct {
 	poison    bool
 	freed     bool
 
-	largeRetain uintptr // bound on largeKept
-	largeKept   uintptr // bytes of the large buffers kept by Reset
-	emitted     bool    // an event was emitted since the last Release
+	largeRetain uintptr      // bound on largeKept
+	largeKept   uintptr      // bytes of the large buffers kept by Reset
+	emitted     bool         // an event was emitted since the last Release
 	unreleased  *atomic.Bool // emitted, shared with the cleanup that releases a dropped arena (see cleanup.go)
 
 	state   *hooks.State // the state seen by the last slow path
