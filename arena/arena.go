@@ -102,6 +102,7 @@ type Arena struct {
 	chunkSize uintptr
 	poison    bool
 	freed     bool
+	pooled    bool // in a Pool, between Put and Get
 
 	largeRetain uintptr      // bound on largeKept
 	largeKept   uintptr      // bytes of the large buffers kept by Reset
@@ -307,6 +308,7 @@ func stringFast(a *Arena, s string, slow func(*Arena, string) string) string {
 //go:noinline
 func stringSlow(a *Arena, s string) string {
 	if len(s) == 0 {
+		a.check() // String panics after Free, even for ""
 		return ""
 	}
 	p := a.allocBytes(uintptr(len(s)), kindString, skipString+1)
@@ -335,6 +337,7 @@ func bytesFast(a *Arena, b []byte, slow func(*Arena, []byte) []byte) []byte {
 //
 //go:noinline
 func bytesSlow(a *Arena, b []byte) []byte {
+	a.check() // Bytes panics after Free, even for nil and empty b
 	if b == nil {
 		return nil
 	}

@@ -33,6 +33,7 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 		a = NewArena(p.opts...)
 		a.base = a.labels
 	}
+	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
 		if l := hooks.LabelsFromContext(ctx); l.Len() > 0 {
@@ -43,11 +44,17 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 }
 
 // Put resets a and takes it back; the caller must not use a or anything
-// allocated in it afterwards. Put ignores nil and freed arenas.
+// allocated in it afterwards. Put ignores nil and freed arenas. It panics
+// if a is already in a pool (put twice without a Get in between): two
+// later Gets would hand the same arena to two goroutines.
 func (p *Pool) Put(a *Arena) {
 	if a == nil || a.freed {
 		return
 	}
+	if a.pooled {
+		panic("arenaprof: Pool.Put of an arena already in a pool")
+	}
+	a.pooled = true
 	a.Reset()
 	a.labels = a.base
 	p.p.Put(a)

@@ -284,6 +284,9 @@ func TestBadInputPanics(t *testing.T) {
 		{"MakeSlice empty", func() { MakeSlice[byte](a, 0, 0) }},
 		{"String", func() { String(a, "x") }},
 		{"Bytes", func() { Bytes(a, []byte("x")) }},
+		{"String empty", func() { String(a, "") }},
+		{"Bytes nil", func() { Bytes(a, nil) }},
+		{"Bytes empty", func() { Bytes(a, []byte{}) }},
 		{"Reset", func() { a.Reset() }},
 	} {
 		mustPanic(t, "after Free: "+c.name, "after Free", c.fn)
@@ -443,4 +446,19 @@ func TestPoolLabels(t *testing.T) {
 	f := NewArena()
 	f.Free()
 	p.Put(f) // ignored
+}
+
+// TestPoolDoublePut: putting an arena back twice without a Get in between
+// panics instead of letting two Gets share it; Get, Put, Get, Put is fine.
+func TestPoolDoublePut(t *testing.T) {
+	p := NewPool()
+	a := p.Get(nil)
+	p.Put(a)
+	mustPanic(t, "double Put", "already in a pool", func() { p.Put(a) })
+	q := NewPool()
+	mustPanic(t, "Put into another pool", "already in a pool", func() { q.Put(a) })
+	b := p.Get(nil)
+	p.Put(b)
+	b = p.Get(nil)
+	p.Put(b)
 }
