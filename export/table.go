@@ -173,6 +173,10 @@ type TableRow struct {
 	// Samples is the number of sample events (for in-use: events whose
 	// objects are still in use, recovered from the in-use bytes).
 	Samples int64
+	// SamplesMax equals Samples, except for in-use rows with overflow
+	// samples (mixed object sizes, no size label), whose event count is
+	// only bounded: Samples <= count <= SamplesMax.
+	SamplesMax int64
 	// Tail is the raw sum of size-offset over the events. For in-use rows
 	// the profile does not record it: Tail and TailMax bound it.
 	Tail, TailMax int64
@@ -230,7 +234,7 @@ func tableIndexes(p *profile.Profile) ([numSampleTypes]int, error) {
 // tableStratum holds the raw sums of one group under one mean. For in-use
 // samples the tail is only bounded: tailLo <= u <= tailHi.
 type tableStratum struct {
-	samples, tailLo, tailHi int64
+	samples, samplesHi, tailLo, tailHi int64
 }
 
 // tableGroup accumulates one row.
@@ -362,13 +366,13 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 	var err error
 	for _, s := range p.Sample {
 		v := func(i int) int64 { return s.Value[idx[i]] }
-		var bytes, objects, samples, tailLo, tailHi int64
+		var bytes, objects, samples, samplesHi, tailLo, tailHi int64
 		if inuse {
 			bytes, objects = v(IndexInuseSpace), v(IndexInuseObjects)
 		} else {
 			bytes, objects = v(IndexAllocSpace), v(IndexAllocObjects)
 			samples, tailLo = v(IndexAllocSamples), v(IndexAllocTail)
-			tailHi = tailLo
+			samplesHi, tailHi = samples, tailLo
 		}
 		if bytes == 0 && objects == 0 && samples == 0 && tailLo == 0 {
 			continue // empty bucket, e.g. in a delta profile
@@ -381,7 +385,7 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 			return nil, nil, merr
 		}
 		if inuse {
-			samples, tailLo, tailHi, err = inuseRawSums(s, bytes, mean)
+			samples, samplesHi, tailLo, tailHi, err = inuseRawSums(s, bytes, mean)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -399,6 +403,7 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 			tableAdd(&t.row.Bytes, bytes, &err)
 			tableAdd(&t.row.Objects, objects, &err)
 			tableAdd(&t.row.Samples, samples, &err)
+			tableAdd(&t.row.SamplesMax, samplesHi, &err)
 			tableAdd(&t.row.Tail, tailLo, &err)
 			tableAdd(&t.row.TailMax, tailHi, &err)
 			st := t.strata[mean]
@@ -407,6 +412,7 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 				t.strata[mean] = st
 			}
 			tableAdd(&st.samples, samples, &err)
+			tableAdd(&st.samplesHi, samplesHi, &err)
 			tableAdd(&st.tailLo, tailLo, &err)
 			tableAdd(&st.tailHi, tailHi, &err)
 		}
@@ -427,34 +433,47 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 	return groups, total, nil
 }
 
-// inuseRawSums recovers the raw sums of the in-use objects of one sample.
-// The exporter sums the same weight WeightedBytes(size, mean) for every
-// in-use event of the sample and rounds once, so the event count is
-// round(inuse_space / weight) exactly. The tail of the in-use events was
-// not recorded; each event contributes size-offset in [1, size], so
-// count <= u <= count*size.
-func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, tailLo, tailHi int64, err error) {
+// inuseRawSums recovers the raw sums of the in-use objects of one sample:
+// bounds on its event count and on its tail.
+//
+// With the object size (the bytes label): the exporter sums the same weight
+// WeightedBytes(size, mean) for every in-use event of the sample and rounds
+// once, so the event count is round(inuse_space / weight) exactly. The tail
+// of the in-use events was not recorded; each event contributes size-offset
+// in [1, size], so count <= u <= count*size.
+//
+// Without it (an overflow sample, which aggregates objects of mixed sizes):
+// every event's weight w = size/(1-(1-1/mean)^size) is at least mean and at
+// least size, and the in-use bytes B are the rounded sum of the weights, so
+// 1 <= count <= (B+1/2)/mean and count <= u <= B. Interval bounds grow with
+// both the count and the tail, so the lower bound taken at the smallest
+// (count, tail) and the upper at the largest still cover.
+func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, tailLo, tailHi int64, err error) {
 	size, ok := tableFirstNumLabel(s, LabelBytes)
 	if !ok {
-		return 0, 0, 0, fmt.Errorf("export: a sample has in-use bytes but no %q label with the object size, so its event count cannot be recovered", LabelBytes)
+		if inuseBytes <= 0 {
+			return 0, 0, 0, 0, nil
+		}
+		countHi = max(1, int64((float64(inuseBytes)+0.5)/float64(mean)))
+		return 1, countHi, 1, inuseBytes, nil
 	}
 	w, werr := profiler.WeightedBytes(size, mean)
 	if werr != nil {
-		return 0, 0, 0, fmt.Errorf("export: a sample has an unusable size or mean: %v", werr)
+		return 0, 0, 0, 0, fmt.Errorf("export: a sample has an unusable size or mean: %v", werr)
 	}
 	c := math.Round(float64(inuseBytes) / w)
 	if inuseBytes > 0 && c < 1 {
-		return 0, 0, 0, fmt.Errorf("export: a sample has %d in-use bytes, less than the weight %.0f of one event of %d bytes at mean %d", inuseBytes, w, size, mean)
+		return 0, 0, 0, 0, fmt.Errorf("export: a sample has %d in-use bytes, less than the weight %.0f of one event of %d bytes at mean %d", inuseBytes, w, size, mean)
 	}
 	if c >= math.MaxInt64 {
-		return 0, 0, 0, errTableOverflow
+		return 0, 0, 0, 0, errTableOverflow
 	}
 	count = int64(c)
 	hi, lo := bits.Mul64(uint64(count), uint64(size))
 	if hi != 0 || lo > math.MaxInt64 {
-		return 0, 0, 0, errTableOverflow
+		return 0, 0, 0, 0, errTableOverflow
 	}
-	return count, count, int64(lo), nil
+	return count, count, count, int64(lo), nil
 }
 
 // interval fills row.Lo and row.Hi from the strata. For alloc the tail is
@@ -477,14 +496,14 @@ func (g *tableGroup) interval(conf float64, w profiler.Window, period int64) err
 	for i, m := range means {
 		st := g.strata[m]
 		lo[i] = profiler.Stratum{Samples: st.samples, Tail: st.tailLo, MeanBytes: m}
-		hi[i] = profiler.Stratum{Samples: st.samples, Tail: st.tailHi, MeanBytes: m}
+		hi[i] = profiler.Stratum{Samples: st.samplesHi, Tail: st.tailHi, MeanBytes: m}
 	}
 	in, err := profiler.GroupInterval(lo, conf, w)
 	if err != nil {
 		return fmt.Errorf("export: interval of group %q: %v", g.row.Key, err)
 	}
 	g.row.Lo, g.row.Hi = in.Lo, in.Hi
-	if g.row.TailMax != g.row.Tail {
+	if g.row.TailMax != g.row.Tail || g.row.SamplesMax != g.row.Samples {
 		in, err = profiler.GroupInterval(hi, conf, w)
 		if err != nil {
 			return fmt.Errorf("export: interval of group %q: %v", g.row.Key, err)

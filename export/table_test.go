@@ -178,8 +178,6 @@ func TestTableErrors(t *testing.T) {
 	neg.Sample[0].Value[1] = -5 // reversed order: index 1 is alloc_samples
 	badMean := tblFixture(t)
 	badMean.Sample[0].NumLabel[LabelMean] = []int64{0}
-	noSize := tblFixture(t)
-	delete(noSize.Sample[0].NumLabel, LabelBytes)
 	short := tblFixture(t)
 	short.Sample[0].Value = short.Sample[0].Value[:3]
 	tests := []struct {
@@ -192,7 +190,6 @@ func TestTableErrors(t *testing.T) {
 		{"heap profile", heap, TableOptions{}, "lacks the sample types inuse_objects/count"},
 		{"negative", neg, TableOptions{}, "negative values"},
 		{"bad mean", badMean, TableOptions{}, "sampling_mean 0"},
-		{"inuse without size", noSize, TableOptions{InUse: true}, "object size"},
 		{"short values", short, TableOptions{}, "3 values for 6 sample types"},
 		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
 		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
@@ -382,8 +379,8 @@ func TestInuseRawSums(t *testing.T) {
 			}
 			for _, c := range counts {
 				s := &profile.Sample{NumLabel: map[string][]int64{LabelBytes: {size}}}
-				got, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
-				if err != nil || got != c || lo != c || hi != c*size {
+				got, gotHi, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
+				if err != nil || got != c || gotHi != c || lo != c || hi != c*size {
 					t.Errorf("size %d mean %d count %d: got %d [%d, %d], %v", size, mean, c, got, lo, hi, err)
 				}
 			}
@@ -491,4 +488,38 @@ func FuzzTable(f *testing.F) {
 			t.Fatalf("non-finite number:\n%s", s)
 		}
 	})
+}
+
+// TestTableInuseOverflow: an in-use table of a profile with overflow
+// samples (mixed sizes, no size label) works, and its total interval
+// covers the true in-use bytes. One interval at confidence 1-1e-7: a sound
+// interval fails falsely with probability below 1e-7.
+func TestTableInuseOverflow(t *testing.T) {
+	p, err := profiler.Start(profiler.WithMeanBytes(512), profiler.WithMaxBuckets(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	var truth int64
+	for i := range 20000 {
+		n := 8 * (1 + i%37) // multiples of 8: the arena's rounding is exact
+		arena.MakeSlice[byte](a, n, n)
+		truth += int64(n)
+	}
+	p.Stop()
+	if p.Stats().OverflowEvents == 0 {
+		t.Fatal("no overflow events; the test needs them")
+	}
+	prof, err := Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Table(prof, TableOptions{InUse: true, Confidence: 1 - 1e-7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot := float64(truth); !(r.Total.Lo <= tot && tot <= r.Total.Hi) || r.Total.SamplesMax < r.Total.Samples {
+		t.Errorf("in-use %v outside [%v, %v] (events in [%d, %d])", tot, r.Total.Lo, r.Total.Hi, r.Total.Samples, r.Total.SamplesMax)
+	}
+	a.Free()
 }
