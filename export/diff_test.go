@@ -1,0 +1,184 @@
+package export_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+var (
+	diffSink16   *[16]byte
+	diffSink256  *[256]byte
+	diffSink4096 *[4096]byte
+)
+
+// diffWorkload allocates n16, n256 and n4096 objects of three types.
+//
+//go:noinline
+func diffWorkload(a *arena.Arena, n16, n256, n4096 int) {
+	for range n16 {
+		diffSink16 = arena.New[[16]byte](a)
+	}
+	for range n256 {
+		diffSink256 = arena.New[[256]byte](a)
+	}
+	for range n4096 {
+		diffSink4096 = arena.New[[4096]byte](a)
+	}
+}
+
+// diffProfile profiles one run of diffWorkload through a real arena seeded
+// with (seed, 7), at the given sampling mean.
+func diffProfile(t *testing.T, mean int64, seed uint64, n16, n256, n4096 int) *profile.Profile {
+	t.Helper()
+	p, err := profiler.Start(profiler.WithMeanBytes(mean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena(arena.WithSeed(seed, 7))
+	diffWorkload(a, n16, n256, n4096)
+	a.Reset()
+	prof, err := export.Build(p)
+	p.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return roundTrip(t, prof)
+}
+
+// chernoffMax returns the smallest k such that, for X ~ Binomial(n, p),
+// the Chernoff bound on P(X >= k) is below alpha.
+func chernoffMax(n int, p, alpha float64) int {
+	for k := int(math.Ceil(float64(n) * p)); k <= n; k++ {
+		q := float64(k) / float64(n)
+		kl := q * math.Log(q/p)
+		if q < 1 {
+			kl += (1 - q) * math.Log((1-q)/(1-p))
+		}
+		if math.Exp(-float64(n)*kl) < alpha {
+			return k
+		}
+	}
+	return n + 1
+}
+
+// No false alarms: pairs of profiles of the same workload through real
+// arenas with different seeds (and, in half the runs, different sampling
+// means), compared at C = 0.9. Each of the 3 groups and the total is
+// flagged with probability at most 0.1. Disjoint byte ranges are sampled
+// independently (the gaps are memoryless), so the number of flagged groups
+// is dominated by Binomial(3*runs, 0.1); the test fails when it reaches the
+// Chernoff bound's 1e-6 quantile, so a false failure has probability below
+// 1e-6. The seeds are fixed, so the run is deterministic.
+func TestDiffNoFalseAlarms(t *testing.T) {
+	runs := 40
+	if testing.Short() {
+		runs = 15
+	}
+	const conf = 0.9
+	flagged, groups, totalFlagged := 0, 0, 0
+	for r := range runs {
+		meanNew := int64(1024)
+		if r%2 == 1 {
+			meanNew = 3000 // different means in BASE and NEW
+		}
+		base := diffProfile(t, 1024, uint64(2*r+1), 20000, 1500, 100)
+		next := diffProfile(t, meanNew, uint64(2*r+2), 20000, 1500, 100)
+		res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range res.Rows {
+			if !row.HasRatio {
+				t.Fatalf("run %d: %s present in one profile only", r, row.Key)
+			}
+			groups++
+			if row.Significant {
+				flagged++
+			}
+		}
+		if res.Total.Significant {
+			totalFlagged++
+		}
+	}
+	limit := chernoffMax(groups, 1-conf, 1e-6)
+	t.Logf("false alarms at C=%v: %d of %d groups (%.3f), %d of %d totals; limit %d", conf, flagged, groups,
+		float64(flagged)/float64(groups), totalFlagged, runs, limit)
+	if flagged >= limit {
+		t.Errorf("%d of %d groups flagged at confidence %v (limit %d)", flagged, groups, conf, limit)
+	}
+	if totalFlagged >= chernoffMax(runs, 1-conf, 1e-6) {
+		t.Errorf("%d of %d totals flagged", totalFlagged, runs)
+	}
+}
+
+// Power: [16]byte doubles, [4096]byte halves, [256]byte stays. At
+// confidence 1-1e-7 (and over 1000 events per side and group), the two
+// changes are flagged, the unchanged group is not, and each true ratio lies
+// in its interval. Each interval misses with probability at most 1e-7; at
+// these counts a true 2x change escapes detection with probability far
+// below 1e-7 (the interval half-widths are under 20%). So a false failure
+// has probability below 1e-6.
+func TestDiffPower(t *testing.T) {
+	const conf = 1 - 1e-7
+	base := diffProfile(t, 1024, 101, 100000, 8000, 800)
+	next := diffProfile(t, 2048, 102, 200000, 8000, 400)
+	res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"[16]uint8": 2, "[256]uint8": 1, "[4096]uint8": 0.5}
+	if len(res.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(res.Rows), len(want), res.Rows)
+	}
+	for _, row := range res.Rows {
+		truth, ok := want[row.Key]
+		if !ok {
+			t.Fatalf("unexpected group %q", row.Key)
+		}
+		if !row.HasRatio || !(row.RatioLo <= truth && truth <= row.RatioHi) {
+			t.Errorf("%s: true ratio %v outside [%v, %v]", row.Key, truth, row.RatioLo, row.RatioHi)
+		}
+		if row.Significant != (truth != 1) {
+			t.Errorf("%s: significant %v, true ratio %v, interval [%v, %v]", row.Key, row.Significant, truth, row.RatioLo, row.RatioHi)
+		}
+	}
+	// Sorted by the size of the change: 16 MB more of [16]byte, then 1.6 MB
+	// less of [4096]byte, then the unchanged group.
+	if res.Rows[0].Key != "[16]uint8" || res.Rows[2].Key != "[256]uint8" {
+		t.Errorf("order %s, %s, %s", res.Rows[0].Key, res.Rows[1].Key, res.Rows[2].Key)
+	}
+}
+
+// Groups present in one profile only get no ratio and are never flagged;
+// their difference is the other side's estimate.
+func TestDiffOneSided(t *testing.T) {
+	base := diffProfile(t, 1024, 201, 20000, 0, 0)
+	next := diffProfile(t, 1024, 202, 0, 0, 200)
+	res, err := export.Diff(base, next, export.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Confidence != 0.95 || res.Groups != 2 {
+		t.Fatalf("confidence %v, groups %d", res.Confidence, res.Groups)
+	}
+	for _, row := range res.Rows {
+		if row.HasRatio || row.Significant {
+			t.Errorf("%s: one-sided row has a ratio: %+v", row.Key, row)
+		}
+		if row.Delta != row.New.Bytes-row.Base.Bytes || row.Delta == 0 {
+			t.Errorf("%s: delta %d, base %d, new %d", row.Key, row.Delta, row.Base.Bytes, row.New.Bytes)
+		}
+	}
+	if _, err := export.Diff(base, next, export.DiffOptions{Confidence: 1}); err == nil {
+		t.Error("confidence 1 accepted")
+	}
+	if _, err := export.Diff(nil, next, export.DiffOptions{}); err == nil {
+		t.Error("nil profile accepted")
+	}
+}
