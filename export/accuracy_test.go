@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,11 +224,15 @@ func TestConcurrentArenas(t *testing.T) {
 			}
 		}
 	}()
+	// The arenas stay reachable until the profile is built: a dropped arena
+	// is released by the garbage collector, and its objects leave in-use.
+	arenas := make([]*arena.Arena, workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			a := arena.NewArena(arena.WithSeed(uint64(w), 9), arena.WithLabels(hooks.NewLabels("worker", strconv.Itoa(w%3))))
+			arenas[w] = a
 			for range rounds {
 				concurrentWorkload(a, 20)
 				a.Reset()
@@ -239,6 +244,7 @@ func TestConcurrentArenas(t *testing.T) {
 	close(stop)
 	t.Logf("%d profiles written during the run", <-built)
 	v := sumValues(roundTrip(t, must(export.Build(p))))
+	runtime.KeepAlive(arenas)
 	wantN := int64(workers * (rounds*20 + 5) * 2)
 	if v[export.IndexAllocSamples] != wantN || v[export.IndexInuseObjects] != int64(workers*5*2) {
 		t.Errorf("values %v, want %d samples and %d live objects", v, wantN, workers*10)

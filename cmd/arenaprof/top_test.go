@@ -299,11 +299,6 @@ func TestTopBadInput(t *testing.T) {
 	garbage := writeTemp(t, "garbage.pb.gz", []byte("\x00\x01this is not a profile at all\xff\xfe"))
 	gzGarbage := writeTemp(t, "gz.pb.gz", []byte{0x1f, 0x8b, 1, 2, 3, 4, 5})
 	empty := writeTemp(t, "empty.pb.gz", nil)
-	noSize := buildFixture(t)
-	for _, s := range noSize.Sample {
-		delete(s.NumLabel, "bytes")
-	}
-	noSizePath := writeTemp(t, "nosize.pb.gz", profileBytes(t, noSize))
 
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL + "/debug/arenaprof/profile"
@@ -325,7 +320,6 @@ func TestTopBadInput(t *testing.T) {
 		{"empty file", []string{empty}, 1, "is empty"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "nope.pb.gz")}, 1, "no such file"},
 		{"directory", []string{t.TempDir()}, 1, "is a directory"},
-		{"inuse without size", []string{"-sample", "inuse", noSizePath}, 1, "object size"},
 		{"unknown by", []string{"-by", "color", good}, 2, `unknown -by "color"; use type, func, stack or label=KEY`},
 		{"empty label key", []string{"-by", "label=", good}, 2, "needs a label key"},
 		{"unknown sample", []string{"-sample", "peak", good}, 2, `unknown -sample "peak"`},
