@@ -5,9 +5,11 @@
 //
 //	arenaprof interval -samples S -tail U [-mean 102400] [-confidence 0.95] [-window aligned|start|end|both] [-json]
 //	arenaprof top [-by type|func|stack|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-json] PROFILE
+//	arenaprof diff [-by ...] [-sample alloc|inuse] [-n N] [-confidence C] [-fail-above R] [-json] BASE NEW
 //
 // Exit status: 0 on success, 2 for bad flags or arguments, 1 for other
-// failures (an unreadable profile, an unreachable URL).
+// failures (an unreadable profile, an unreachable URL); diff exits 3 when
+// its -fail-above gate fails.
 package main
 
 import (
@@ -28,6 +30,7 @@ func commands() []command {
 	return []command{
 		{"interval", "confidence interval for S sample events with tail sum U", runInterval},
 		{"top", "estimates with confidence intervals per type, function, stack or label", runTop},
+		{"diff", "which groups really changed between two profiles, with an interval on the ratio", runDiff},
 	}
 }
 

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/arenaprof/arenaprof/export"
+)
+
+const diffUsage = `usage: arenaprof diff [flags] BASE NEW
+
+Compares two arenaprof profiles group by group: the estimated bytes in
+BASE and in NEW, their ratio NEW/BASE with an interval that holds with
+probability at least C, and the difference. A row is significant (marked
+*) when its interval excludes 1. Rows are sorted by the size of the
+change, largest first; groups present in one profile only have no ratio.
+BASE and NEW are profile files (gzipped or not) or http(s) URLs of the
+arenaprof handler.
+
+The interval combines each profile's exact per-group interval, taken at
+confidence sqrt(C): the profiles are sampled independently, so both hold
+together with probability at least C. It is conservative, never
+anti-conservative, for any sampling means and windows.
+
+flags:
+  -by type|func|stack|label=KEY
+        group by Go type, leaf function, whole stack (leaf first), or the
+        value of a string label (default type)
+  -sample alloc|inuse
+        allocated bytes, or bytes of objects still in use (default alloc)
+  -n N  show the N largest changes, 0 for all (default 10); the total row
+        and -fail-above always cover every group
+  -confidence C
+        confidence of the ratio intervals, strictly between 0 and 1
+        (default 0.95)
+  -fail-above R
+        exit with status 3 when some group's ratio_lo exceeds R (R > 0),
+        e.g. 1.2: fail when a group grew by at least 20% with confidence C
+  -json print JSON instead of a table: {"sample", "by", "confidence",
+        "groups", "rows": [{"key", "base_bytes", "new_bytes", "base_samples",
+        "new_samples", "diff_bytes", "ratio", "ratio_lo", "ratio_hi",
+        "significant"}], "total": {...}}; the ratio fields are null when a
+        side has no samples; ratio_hi is null when unbounded
+
+exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
+3 the -fail-above gate failed.
+`
+
+// diffOptions are the parsed flags of arenaprof diff.
+type diffOptions struct {
+	by         export.GroupBy
+	sample     string
+	n          int
+	confidence float64
+	failAbove  float64 // 0: no gate
+	json       bool
+	base, next string
+}
+
+// diffGateCode is the exit status when the -fail-above gate fails.
+const diffGateCode = 3
+
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseDiffArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, diffUsage)
+		return 0
+	}
+	var res *export.DiffResult
+	if err == nil {
+		res, err = diff(opts, stdout)
+	}
+	if err != nil {
+		code := 1
+		var te *topError
+		if errors.As(err, &te) {
+			code = te.code
+		}
+		fmt.Fprintln(stderr, topOneLine("arenaprof diff: "+err.Error()))
+		return code
+	}
+	if opts.failAbove > 0 {
+		var bad []string
+		for _, r := range res.Rows {
+			if r.HasRatio && r.RatioLo > opts.failAbove {
+				bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
+			}
+		}
+		if len(bad) > 0 {
+			fmt.Fprintf(stderr, "arenaprof diff: %d group(s) grew by more than %s with confidence %g: %s\n",
+				len(bad), strconv.FormatFloat(opts.failAbove, 'g', -1, 64), opts.confidence, strings.Join(bad, ", "))
+			return diffGateCode
+		}
+	}
+	return 0
+}
+
+// parseDiffArgs parses the flags and the BASE and NEW arguments. Flags may
+// come before, between or after them.
+func parseDiffArgs(args []string) (diffOptions, error) {
+	fs := flag.NewFlagSet("arenaprof diff", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	by := fs.String("by", "type", "")
+	sample := fs.String("sample", "alloc", "")
+	n := fs.String("n", "10", "")
+	conf := fs.String("confidence", "0.95", "")
+	fail := fs.String("fail-above", "", "")
+	js := fs.Bool("json", false, "")
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return diffOptions{}, err
+			}
+			return diffOptions{}, topUsageErr("%v; run 'arenaprof diff -h' for the flags", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	var opts diffOptions
+	var err error
+	if opts.by, err = parseGroupBy(*by); err != nil {
+		return opts, err
+	}
+	switch *sample {
+	case "alloc", "inuse":
+		opts.sample = *sample
+	default:
+		return opts, topUsageErr("unknown -sample %q; use alloc or inuse", *sample)
+	}
+	nv, err := strconv.Atoi(strings.TrimSpace(*n))
+	if err != nil || nv < 0 {
+		return opts, topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *n)
+	}
+	opts.n = nv
+	cv, err := strconv.ParseFloat(strings.TrimSpace(*conf), 64)
+	if err != nil || !(cv > 0 && cv < 1) {
+		return opts, topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *conf)
+	}
+	opts.confidence = cv
+	if *fail != "" {
+		fv, err := strconv.ParseFloat(strings.TrimSpace(*fail), 64)
+		if err != nil || !(fv > 0) || math.IsInf(fv, 1) {
+			return opts, topUsageErr("bad -fail-above %q; use a ratio above 0, e.g. 1.2 to fail on growth of at least 20%%", *fail)
+		}
+		opts.failAbove = fv
+	}
+	opts.json = *js
+	if len(pos) != 2 {
+		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
+	}
+	opts.base, opts.next = pos[0], pos[1]
+	return opts, nil
+}
+
+// diff loads both profiles, compares them and writes the report; it
+// returns the comparison of every group for the -fail-above gate.
+func diff(opts diffOptions, stdout io.Writer) (*export.DiffResult, error) {
+	base, err := loadArenaProfile(opts.base)
+	if err != nil {
+		return nil, err
+	}
+	next, err := loadArenaProfile(opts.next)
+	if err != nil {
+		return nil, err
+	}
+	res, err := export.Diff(base.prof, next.prof, export.DiffOptions{
+		By: opts.by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
+	})
+	if err != nil {
+		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "export: "))
+	}
+	shown := res.Rows
+	if opts.n > 0 && len(shown) > opts.n {
+		shown = shown[:opts.n]
+	}
+	if opts.json {
+		err = writeDiffJSON(stdout, opts, res, shown)
+	} else {
+		err = writeDiffTable(stdout, res, shown)
+	}
+	return res, err
+}
+
+// diffRowJSON is one row of the -json output.
+type diffRowJSON struct {
+	Key         string   `json:"key"`
+	BaseBytes   int64    `json:"base_bytes"`
+	NewBytes    int64    `json:"new_bytes"`
+	BaseSamples int64    `json:"base_samples"`
+	NewSamples  int64    `json:"new_samples"`
+	DiffBytes   int64    `json:"diff_bytes"`
+	Ratio       *float64 `json:"ratio"`
+	RatioLo     *float64 `json:"ratio_lo"`
+	RatioHi     *float64 `json:"ratio_hi"`
+	Significant bool     `json:"significant"`
+}
+
+// diffJSON is the -json output.
+type diffJSON struct {
+	Sample     string        `json:"sample"`
+	By         string        `json:"by"`
+	Confidence float64       `json:"confidence"`
+	Groups     int           `json:"groups"`
+	Rows       []diffRowJSON `json:"rows"`
+	Total      diffRowJSON   `json:"total"`
+}
+
+func diffRowOut(r export.DiffRow) diffRowJSON {
+	out := diffRowJSON{
+		Key: r.Key, BaseBytes: r.Base.Bytes, NewBytes: r.New.Bytes,
+		BaseSamples: r.Base.Samples, NewSamples: r.New.Samples,
+		DiffBytes: r.Delta, Significant: r.Significant,
+	}
+	if r.HasRatio {
+		ratio, lo := r.Ratio, r.RatioLo
+		out.Ratio, out.RatioLo = &ratio, &lo
+		if !math.IsInf(r.RatioHi, 1) {
+			hi := r.RatioHi
+			out.RatioHi = &hi
+		}
+	}
+	return out
+}
+
+func writeDiffJSON(w io.Writer, opts diffOptions, res *export.DiffResult, shown []export.DiffRow) error {
+	out := diffJSON{
+		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
+		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
+	}
+	for _, r := range shown {
+		out.Rows = append(out.Rows, diffRowOut(r))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// diffKeyWidth bounds the width of the key column.
+const diffKeyWidth = 40
+
+func writeDiffTable(w io.Writer, res *export.DiffResult, shown []export.DiffRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
+	fmt.Fprintf(tw, "BASE\tNEW\tDIFF\tRATIO\t%s INTERVAL\t\t GROUP\n", conf)
+	line := func(r export.DiffRow) {
+		ratio, iv, mark := "-", "-", ""
+		if r.HasRatio {
+			ratio = diffRatio(r.Ratio)
+			iv = "[" + diffRatio(r.RatioLo) + ", " + diffRatio(r.RatioHi) + "]"
+			if r.Significant {
+				mark = "*"
+			}
+		}
+		key := r.Display
+		if len([]rune(key)) > diffKeyWidth {
+			rs := []rune(key)
+			key = string(rs[:diffKeyWidth-3]) + "..."
+		}
+		delta := export.HumanBytes(math.Abs(float64(r.Delta)))
+		switch {
+		case r.Delta > 0:
+			delta = "+" + delta
+		case r.Delta < 0:
+			delta = "-" + delta
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\n", export.HumanBytes(float64(r.Base.Bytes)),
+			export.HumanBytes(float64(r.New.Bytes)), delta, ratio, iv, mark, diffPrintable(key))
+	}
+	for _, r := range shown {
+		line(r)
+	}
+	line(res.Total)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if hidden := res.Groups - len(shown); hidden > 0 {
+		_, err := fmt.Fprintf(w, "(%d more groups; -n 0 shows all)\n", hidden)
+		return err
+	}
+	return nil
+}
+
+// diffRatio formats a ratio with three significant digits.
+func diffRatio(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// diffPrintable replaces control characters so that a key cannot break the
+// table's layout.
+func diffPrintable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '\t' {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+type diffSmall struct{ x [2]int64 }
+
+type diffBig struct{ x [64]int64 }
+
+//go:noinline
+func allocDiffWorkload(a *arena.Arena, small, big int) {
+	for range small {
+		_ = arena.New[diffSmall](a)
+	}
+	for range big {
+		_ = arena.New[diffBig](a)
+	}
+}
+
+// diffProfileFile profiles one run of allocDiffWorkload through a real
+// arena and writes it to a temporary file.
+func diffProfileFile(t *testing.T, name string, mean int64, seed uint64, small, big int) string {
+	t.Helper()
+	p, err := profiler.Start(profiler.WithMeanBytes(mean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena(arena.WithSeed(seed, 3))
+	allocDiffWorkload(a, small, big)
+	a.Reset()
+	p.Stop()
+	var buf bytes.Buffer
+	if err := export.Write(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	return writeTemp(t, name, buf.Bytes())
+}
+
+func runDiffArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(append([]string{"diff"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// The CLI end to end: [diffSmall] doubles (about 2000 events in BASE at
+// mean 1024), [diffBig] is the same, a third type exists in NEW only. At
+// confidence 1-1e-7 the doubling is flagged and 2 lies in its interval,
+// and the unchanged type is not flagged, each with probability at least
+// 1-1e-7, so a false failure has probability below 1e-6.
+func TestDiffCLI(t *testing.T) {
+	base := diffProfileFile(t, "base.pb.gz", 1024, 11, 64000, 4000)
+	next := diffProfileFile(t, "new.pb.gz", 4096, 12, 128000, 4000)
+	code, out, errOut := runDiffArgs("-json", "-confidence", "0.9999999", base, next)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep diffJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.By != "type" || rep.Sample != "alloc" || rep.Confidence != 0.9999999 || len(rep.Rows) != 2 {
+		t.Fatalf("header or rows wrong:\n%s", out)
+	}
+	small, big := rep.Rows[0], rep.Rows[1]
+	if !strings.HasSuffix(small.Key, "diffSmall") || !strings.HasSuffix(big.Key, "diffBig") {
+		t.Fatalf("order %s, %s", small.Key, big.Key)
+	}
+	if small.Ratio == nil || !small.Significant || !(*small.RatioLo <= 2 && 2 <= *small.RatioHi) {
+		t.Errorf("doubled type: %+v", small)
+	}
+	if big.Significant || !(*big.RatioLo <= 1 && 1 <= *big.RatioHi) {
+		t.Errorf("unchanged type: %+v", big)
+	}
+	if small.DiffBytes != small.NewBytes-small.BaseBytes {
+		t.Errorf("diff_bytes %d", small.DiffBytes)
+	}
+
+	// The gate: the doubling exceeds 1.2 with confidence 0.9999999 but
+	// not 3.
+	code, _, errOut = runDiffArgs("-confidence", "0.9999999", "-fail-above", "1.2", base, next)
+	if code != diffGateCode || !strings.Contains(errOut, "diffSmall") {
+		t.Errorf("gate 1.2: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = runDiffArgs("-fail-above", "3", base, next)
+	if code != 0 {
+		t.Errorf("gate 3: exit %d, %q", code, errOut)
+	}
+
+	// The table: a header, two rows and the total.
+	code, out, errOut = runDiffArgs(base, next)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "95% INTERVAL") || !strings.Contains(lines[1], "*") ||
+		!strings.HasSuffix(lines[3], "total") {
+		t.Errorf("table:\n%s", out)
+	}
+	checkTopRun(t, code, out, errOut)
+}
+
+// A group present in one profile only has null ratio fields.
+func TestDiffCLIOneSided(t *testing.T) {
+	base := diffProfileFile(t, "base.pb.gz", 1024, 21, 10000, 0)
+	next := diffProfileFile(t, "new.pb.gz", 1024, 22, 0, 500)
+	code, out, errOut := runDiffArgs("-json", "-n", "0", base, next)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var raw struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.Rows) != 2 {
+		t.Fatalf("rows:\n%s", out)
+	}
+	for _, r := range raw.Rows {
+		for _, k := range []string{"ratio", "ratio_lo", "ratio_hi"} {
+			if v, ok := r[k]; !ok || v != nil {
+				t.Errorf("%v: %s = %v, want null", r["key"], k, v)
+			}
+		}
+		if r["significant"] != false {
+			t.Errorf("%v flagged", r["key"])
+		}
+	}
+	code, out, _ = runDiffArgs(base, next)
+	if code != 0 || strings.Count(out, " - ") < 2 {
+		t.Errorf("table exit %d:\n%s", code, out)
+	}
+}
+
+// Bad flags and arguments exit 2, bad profiles exit 1, each with a
+// one-line message.
+func TestDiffBadInput(t *testing.T) {
+	good := fixturePath(t)
+	heap := writeTemp(t, "heap.pb.gz", heapProfile(t))
+	empty := writeTemp(t, "empty", nil)
+	junk := writeTemp(t, "junk", []byte("not a profile"))
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{good}, 2, "BASE and NEW"},
+		{[]string{good, good, good}, 2, "BASE and NEW"},
+		{[]string{"-confidence", "1", good, good}, 2, "-confidence"},
+		{[]string{"-confidence", "NaN", good, good}, 2, "-confidence"},
+		{[]string{"-fail-above", "0", good, good}, 2, "-fail-above"},
+		{[]string{"-fail-above", "-1", good, good}, 2, "-fail-above"},
+		{[]string{"-fail-above", "Inf", good, good}, 2, "-fail-above"},
+		{[]string{"-fail-above", "x", good, good}, 2, "-fail-above"},
+		{[]string{"-n", "-1", good, good}, 2, "-n"},
+		{[]string{"-by", "label=", good, good}, 2, "label key"},
+		{[]string{"-by", "size", good, good}, 2, "-by"},
+		{[]string{"-sample", "x", good, good}, 2, "-sample"},
+		{[]string{"-nope", good, good}, 2, "flag"},
+		{[]string{good, heap}, 1, "not an arenaprof profile"},
+		{[]string{empty, good}, 1, "empty"},
+		{[]string{good, junk}, 1, "not a pprof profile"},
+		{[]string{good, "/does/not/exist"}, 1, "exist"},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runDiffArgs(tc.args...)
+		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q (want %q)", tc.args, code, tc.code, out, errOut, tc.want)
+		}
+	}
+	if code, _, errOut := runDiffArgs("-h"); code != 0 || !strings.Contains(errOut, "usage: arenaprof diff") {
+		t.Errorf("-h: exit %d, %q", code, errOut)
+	}
+	// The fixture against itself: every ratio is 1, nothing is flagged.
+	code, out, errOut := runDiffArgs("-json", "-n", "0", "-by", "label=handler", good, good)
+	if code != 0 || strings.Contains(out, `"significant": true`) {
+		t.Errorf("self diff: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
+// FuzzDiffFlags feeds arbitrary flag values: diff never panics, exits 0, 1,
+// 2 or 3 and prints one-line errors.
+func FuzzDiffFlags(f *testing.F) {
+	good := fixturePath(f)
+	f.Add("0.95", "1.2", "10", "type")
+	f.Add("1e-300", "1e300", "0", "label=handler")
+	f.Add("0.9999999999999999", "NaN", "-3", "stack")
+	f.Fuzz(func(t *testing.T, conf, fail, n, by string) {
+		code, out, errOut := runDiffArgs("-confidence", conf, "-fail-above", fail, "-n", n, "-by", by, good, good)
+		if code == diffGateCode {
+			code = 1 // a gate failure has a one-line message too
+		}
+		checkTopRun(t, code, out, errOut)
+	})
+}
