@@ -271,6 +271,42 @@ func tableSampleMean(s *profile.Sample, period int64) (int64, error) {
 	return m, nil
 }
 
+// checkSampleMean refuses a sample whose allocated bytes contradict the
+// mean it claims (its sampling_mean label, or the profile's period): a
+// profile whose labels were rewritten, or merged from profiles of different
+// means under one label, would otherwise give intervals for the wrong mean.
+//
+// The exporter writes alloc_space = round(n * WeightedBytes(size, mean))
+// for n events of one size; merging or subtracting profiles adds at most
+// one unit of rounding per event (and one for a subtraction), so a sample
+// is refused when alloc_space is off by more than n+1. An overflow sample
+// (mixed sizes, no size label) is refused when alloc_space is below
+// n*mean - (n+1): every event's weight is at least the mean.
+func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
+	if n <= 0 || allocBytes < 0 || tail < 0 {
+		return nil
+	}
+	tol := float64(n) + 1
+	size, ok := tableFirstNumLabel(s, LabelBytes)
+	if !ok {
+		if want := float64(n) * float64(mean); float64(allocBytes) < want-tol {
+			return fmt.Errorf("export: a sample contradicts its sampling mean %d: %d events weigh at least %.0f bytes at that mean, the sample has %d allocated bytes", mean, n, want, allocBytes)
+		}
+		return nil
+	}
+	w, err := profiler.WeightedBytes(size, mean)
+	if err != nil {
+		return fmt.Errorf("export: a sample has an unusable size or mean: %v", err)
+	}
+	if want := float64(n) * w; math.Abs(float64(allocBytes)-want) > tol {
+		return fmt.Errorf("export: a sample contradicts its sampling mean %d: %d events of %d bytes weigh %.0f bytes at that mean, the sample has %d allocated bytes", mean, n, size, want, allocBytes)
+	}
+	if tail < n || float64(tail) > float64(n)*float64(size) {
+		return fmt.Errorf("export: a sample's tail %d is outside [%d, %d] for %d events of %d bytes", tail, n, n*size, n, size)
+	}
+	return nil
+}
+
 // Table groups the samples of an arenaprof profile and returns, for each
 // group, the sample events, the estimated bytes and objects and the interval
 // of the true bytes at the chosen confidence, largest group first, with a
@@ -291,7 +327,9 @@ func tableSampleMean(s *profile.Sample, period int64) (int64, error) {
 //
 // Table returns an error for a profile without the arenaprof sample types,
 // negative values (a delta taken out of order), a sampling mean out of
-// range, an in-use sample without its object size, or sums that overflow.
+// range, a sample whose values contradict its sampling mean (see
+// checkSampleMean: labels rewritten, or profiles of different means merged
+// under one label), or sums that overflow.
 func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 	if p == nil {
 		return nil, errors.New("export: nil profile")
@@ -383,6 +421,9 @@ func tableGroups(p *profile.Profile, idx [numSampleTypes]int, g GroupBy, inuse b
 		mean, merr := tableSampleMean(s, p.Period)
 		if merr != nil {
 			return nil, nil, merr
+		}
+		if err := checkSampleMean(s, v(IndexAllocSpace), v(IndexAllocSamples), v(IndexAllocTail), mean); err != nil {
+			return nil, nil, err
 		}
 		if inuse {
 			samples, samplesHi, tailLo, tailHi, err = inuseRawSums(s, bytes, mean)

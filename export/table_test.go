@@ -178,6 +178,10 @@ func TestTableErrors(t *testing.T) {
 	neg.Sample[0].Value[1] = -5 // reversed order: index 1 is alloc_samples
 	badMean := tblFixture(t)
 	badMean.Sample[0].NumLabel[LabelMean] = []int64{0}
+	relabelled := tblFixture(t)
+	relabelled.Sample[0].NumLabel[LabelMean] = []int64{2 * relabelled.Sample[0].NumLabel[LabelMean][0]}
+	badTail := tblFixture(t)
+	badTail.Sample[0].Value[0] = 0 // reversed order: index 0 is alloc_tail
 	short := tblFixture(t)
 	short.Sample[0].Value = short.Sample[0].Value[:3]
 	tests := []struct {
@@ -190,6 +194,9 @@ func TestTableErrors(t *testing.T) {
 		{"heap profile", heap, TableOptions{}, "lacks the sample types inuse_objects/count"},
 		{"negative", neg, TableOptions{}, "negative values"},
 		{"bad mean", badMean, TableOptions{}, "sampling_mean 0"},
+		{"mean contradicts values", relabelled, TableOptions{}, "contradicts its sampling mean"},
+		{"mean contradicts values, in use", relabelled, TableOptions{InUse: true}, "contradicts its sampling mean"},
+		{"tail outside", badTail, TableOptions{}, "tail 0 is outside"},
 		{"short values", short, TableOptions{}, "3 values for 6 sample types"},
 		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
 		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
@@ -522,4 +529,33 @@ func TestTableInuseOverflow(t *testing.T) {
 		t.Errorf("in-use %v outside [%v, %v] (events in [%d, %d])", tot, r.Total.Lo, r.Total.Hi, r.Total.Samples, r.Total.SamplesMax)
 	}
 	a.Free()
+}
+
+// TestTableMergedProfilesAccepted: merging profiles adds rounding to the
+// weighted values; the check of values against sampling_mean allows it.
+func TestTableMergedProfilesAccepted(t *testing.T) {
+	p, err := profiler.Start(profiler.WithMeanBytes(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	var profs []*profile.Profile
+	for range 5 {
+		tblAllocRecords(a, 3000)
+		tblAllocEntries(a, 3000)
+		prof, err := Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		profs = append(profs, prof)
+	}
+	p.Stop()
+	a.Free()
+	m, err := profile.Merge(profs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Table(m, TableOptions{}); err != nil {
+		t.Errorf("merged profile refused: %v", err)
+	}
 }
