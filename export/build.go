@@ -172,6 +172,11 @@ func BuildSnapshot(s *profiler.Snapshot) (*profile.Profile, error) {
 			"arenaprof overflow: %d events past the bound of %d buckets were aggregated without their stacks",
 			s.Stats.OverflowEvents, s.Stats.MaxBuckets))
 	}
+	if s.Stats.CatchAllEvents > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf(
+			"arenaprof catch-all: %d events past the bound on overflow buckets were aggregated under type %s, without their type",
+			s.Stats.CatchAllEvents, profiler.CatchAllType))
+	}
 	if s.Stats.Dropped > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", s.Stats.Dropped))
 	}

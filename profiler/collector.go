@@ -55,6 +55,13 @@ func WithMeanBytes(n int64) Option {
 // they are aggregated into one overflow bucket per type and mean, whose stack
 // is a single synthetic frame, and counted in [Stats.OverflowEvents]. Estimate
 // totals therefore still include them.
+//
+// Overflow buckets are bounded too, by max(1, n/16) across shards: past that
+// bound, events of further types go to a catch-all bucket per mean and shard
+// (type [CatchAllType]), counted in [Stats.CatchAllEvents]; they keep their
+// bytes and their mean but lose their type. So the profiler never holds more
+// than n + max(1, n/16) buckets plus 64 per mean in force, whatever the
+// workload.
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -84,6 +91,7 @@ type Profiler struct {
 	buckets         atomic.Int64 // regular buckets, across shards
 	overflowBuckets atomic.Int64
 	overflowEvents  atomic.Uint64
+	catchAllEvents  atomic.Uint64
 	events          atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
@@ -295,10 +303,21 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 				return x
 			}
 		}
-		b := &collectorBucket{hash: oh, typeName: e.TypeName, mean: e.MeanBytes, overflow: true}
+		typeName := e.TypeName
+		if p.overflowBuckets.Add(1) > int64(p.maxOverflowBuckets()) {
+			p.overflowBuckets.Add(-1)
+			p.catchAllEvents.Add(1)
+			typeName = CatchAllType
+			oh = collectorOverflowHash(typeName, e.MeanBytes)
+			for x := sh.buckets[oh]; x != nil; x = x.next {
+				if x.overflow && x.mean == e.MeanBytes && x.typeName == typeName {
+					return x
+				}
+			}
+		}
+		b := &collectorBucket{hash: oh, typeName: typeName, mean: e.MeanBytes, overflow: true}
 		b.next = sh.buckets[oh]
 		sh.buckets[oh] = b
-		p.overflowBuckets.Add(1)
 		return b
 	}
 	b := &collectorBucket{
@@ -316,6 +335,14 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 }
 
 const collectorLiveIndexAt = 8
+
+// CatchAllType is the type name of the catch-all buckets, which hold the
+// events past both the bucket and the overflow-bucket bounds (see
+// [WithMaxBuckets]).
+const CatchAllType = "arenaprof.other"
+
+// maxOverflowBuckets is the bound on overflow buckets (see WithMaxBuckets).
+func (p *Profiler) maxOverflowBuckets() int { return max(1, p.maxBuckets/16) }
 
 // collectorFreeMax bounds the released live lists a shard keeps for reuse.
 const collectorFreeMax = 16
@@ -385,7 +412,8 @@ type Stats struct {
 	Buckets         int    // regular buckets, across shards (at most MaxBuckets)
 	MaxBuckets      int    // the bound set by WithMaxBuckets
 	OverflowBuckets int    // overflow buckets (one per type and mean, per shard)
-	OverflowEvents  uint64 // events that went to an overflow bucket
+	OverflowEvents  uint64 // events that went to an overflow bucket (catch-all included)
+	CatchAllEvents  uint64 // events that went to a catch-all bucket and lost their type
 	Dropped         uint64 // events without a valid weight (not aggregated)
 	LiveArenas      int    // arenas with sampled objects not yet released
 }
@@ -399,6 +427,7 @@ func (p *Profiler) Stats() Stats {
 		MaxBuckets:      p.maxBuckets,
 		OverflowBuckets: int(p.overflowBuckets.Load()),
 		OverflowEvents:  p.overflowEvents.Load(),
+		CatchAllEvents:  p.catchAllEvents.Load(),
 		Dropped:         p.dropped.Load(),
 	}
 	for i := range p.shards {
@@ -620,6 +649,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	st.Events -= min(st.Events, prev.Stats.Events)
 	st.Releases -= min(st.Releases, prev.Stats.Releases)
 	st.OverflowEvents -= min(st.OverflowEvents, prev.Stats.OverflowEvents)
+	st.CatchAllEvents -= min(st.CatchAllEvents, prev.Stats.CatchAllEvents)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
 	return &Snapshot{
 		Start:     prev.End,

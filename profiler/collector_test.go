@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -324,4 +325,45 @@ func FuzzCollectorOptions(f *testing.F) {
 			p.Stop()
 		}
 	})
+}
+
+// TestBucketHardCap: with many types past both bounds, the profiler holds
+// at most maxBuckets + max(1, maxBuckets/16) buckets plus one catch-all per
+// mean and shard, and every event is still counted (none dropped).
+func TestBucketHardCap(t *testing.T) {
+	const maxBuckets = 32
+	p, err := Start(WithMaxBuckets(maxBuckets), WithMeanBytes(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	const events = 5000
+	for i := range events {
+		p.sampled(&hooks.Event{
+			Arena:     uint64(i % 4),
+			TypeName:  "t" + strconv.Itoa(i),
+			Size:      8,
+			Offset:    0,
+			MeanBytes: 1,
+		})
+	}
+	st := p.Stats()
+	snap := p.Snapshot()
+	catchAll := 0
+	var n int64
+	for _, r := range snap.Records {
+		n += r.AllocSamples
+		if r.TypeName == CatchAllType {
+			catchAll++
+		}
+	}
+	if limit := maxBuckets + max(1, maxBuckets/16) + 4; len(snap.Records) > limit || catchAll == 0 || catchAll > 4 {
+		t.Errorf("%d records (%d catch-all), want at most %d", len(snap.Records), catchAll, limit)
+	}
+	if n != events || st.Events != events || st.Dropped != 0 {
+		t.Errorf("%d events in records, stats %+v", n, st)
+	}
+	if st.CatchAllEvents != events-maxBuckets-uint64(max(1, maxBuckets/16)) {
+		t.Errorf("catch-all events %d", st.CatchAllEvents)
+	}
 }
