@@ -182,3 +182,47 @@ func TestDiffOneSided(t *testing.T) {
 		t.Error("nil profile accepted")
 	}
 }
+
+// Power and coverage at C = 0.95 and moderate sample counts, over many
+// pairs of real-arena profiles: BASE at mean 1024 has about 100 events of
+// [16]byte and 400 of [256]byte; NEW, at mean 2048, doubles [16]byte and
+// halves [256]byte, so NEW has about 100 events of each. The test logs the
+// share of runs flagging each change (the power) and asserts coverage: each
+// interval misses its true ratio with probability at most 0.05, so over
+// 2*runs independent intervals the misses are dominated by
+// Binomial(2*runs, 0.05) and reaching its Chernoff 1e-6 quantile has
+// probability below 1e-6.
+func TestDiffPowerModerate(t *testing.T) {
+	runs := 100
+	if testing.Short() {
+		runs = 30
+	}
+	const conf = 0.95
+	flagged := map[string]int{}
+	misses := 0
+	for r := range runs {
+		base := diffProfile(t, 1024, uint64(1000+2*r), 6400, 1600, 0)
+		next := diffProfile(t, 2048, uint64(1001+2*r), 12800, 800, 0)
+		res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range res.Rows {
+			truth := map[string]float64{"[16]uint8": 2, "[256]uint8": 0.5}[row.Key]
+			if truth == 0 || !row.HasRatio {
+				t.Fatalf("run %d: row %+v", r, row)
+			}
+			if row.Significant {
+				flagged[row.Key]++
+			}
+			if !(row.RatioLo <= truth && truth <= row.RatioHi) {
+				misses++
+			}
+		}
+	}
+	t.Logf("power at C=%v over %d runs: 2x (about 100 events per side) flagged %d, 0.5x (400 -> 100 events) flagged %d; true ratio outside the interval %d of %d",
+		conf, runs, flagged["[16]uint8"], flagged["[256]uint8"], misses, 2*runs)
+	if misses >= chernoffMax(2*runs, 1-conf, 1e-6) {
+		t.Errorf("true ratio outside the interval %d of %d times", misses, 2*runs)
+	}
+}
