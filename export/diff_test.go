@@ -1,6 +1,7 @@
 package export_test
 
 import (
+	"flag"
 	"math"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
 )
+
+var diffRuns = flag.Int("diffruns", 0, "pairs of profiles for TestDiffNoFalseAlarms (0: 40, or 15 with -short)")
 
 var (
 	diffSink16   *[16]byte
@@ -69,51 +72,55 @@ func chernoffMax(n int, p, alpha float64) int {
 
 // No false alarms: pairs of profiles of the same workload through real
 // arenas with different seeds (and, in half the runs, different sampling
-// means), compared at C = 0.9. Each of the 3 groups and the total is
-// flagged with probability at most 0.1. Disjoint byte ranges are sampled
+// means), compared at C = 0.9 and at C = 0.95. Each of the 3 groups and
+// the total is flagged with probability at most 1 - C. Disjoint byte ranges are sampled
 // independently (the gaps are memoryless), so the number of flagged groups
-// is dominated by Binomial(3*runs, 0.1); the test fails when it reaches the
-// Chernoff bound's 1e-6 quantile, so a false failure has probability below
-// 1e-6. The seeds are fixed, so the run is deterministic.
+// is dominated by Binomial(3*runs, 1-C); the test fails when it reaches
+// the Chernoff bound's 1e-6/4 quantile (two confidences, groups and
+// totals), so a false failure has probability below 1e-6. The seeds are fixed, so the run is deterministic.
 func TestDiffNoFalseAlarms(t *testing.T) {
 	runs := 40
 	if testing.Short() {
 		runs = 15
 	}
-	const conf = 0.9
-	flagged, groups, totalFlagged := 0, 0, 0
-	for r := range runs {
-		meanNew := int64(1024)
-		if r%2 == 1 {
-			meanNew = 3000 // different means in BASE and NEW
-		}
-		base := diffProfile(t, 1024, uint64(2*r+1), 20000, 1500, 100)
-		next := diffProfile(t, meanNew, uint64(2*r+2), 20000, 1500, 100)
-		res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, row := range res.Rows {
-			if !row.HasRatio {
-				t.Fatalf("run %d: %s present in one profile only", r, row.Key)
-			}
-			groups++
-			if row.Significant {
-				flagged++
-			}
-		}
-		if res.Total.Significant {
-			totalFlagged++
-		}
+	if *diffRuns > 0 {
+		runs = *diffRuns
 	}
-	limit := chernoffMax(groups, 1-conf, 1e-6)
-	t.Logf("false alarms at C=%v: %d of %d groups (%.3f), %d of %d totals; limit %d", conf, flagged, groups,
-		float64(flagged)/float64(groups), totalFlagged, runs, limit)
-	if flagged >= limit {
-		t.Errorf("%d of %d groups flagged at confidence %v (limit %d)", flagged, groups, conf, limit)
-	}
-	if totalFlagged >= chernoffMax(runs, 1-conf, 1e-6) {
-		t.Errorf("%d of %d totals flagged", totalFlagged, runs)
+	for _, conf := range []float64{0.9, 0.95} {
+		flagged, groups, totalFlagged := 0, 0, 0
+		for r := range runs {
+			meanNew := int64(1024)
+			if r%2 == 1 {
+				meanNew = 3000 // different means in BASE and NEW
+			}
+			base := diffProfile(t, 1024, uint64(2*r+1), 20000, 1500, 100)
+			next := diffProfile(t, meanNew, uint64(2*r+2), 20000, 1500, 100)
+			res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range res.Rows {
+				if !row.HasRatio {
+					t.Fatalf("run %d: %s present in one profile only", r, row.Key)
+				}
+				groups++
+				if row.Significant {
+					flagged++
+				}
+			}
+			if res.Total.Significant {
+				totalFlagged++
+			}
+		}
+		limit := chernoffMax(groups, 1-conf, 1e-6/4)
+		t.Logf("false alarms at C=%v: %d of %d groups (%.2f%%), %d of %d totals; limit %d", conf, flagged, groups,
+			100*float64(flagged)/float64(groups), totalFlagged, runs, limit)
+		if flagged >= limit {
+			t.Errorf("%d of %d groups flagged at confidence %v (limit %d)", flagged, groups, conf, limit)
+		}
+		if totalFlagged >= chernoffMax(runs, 1-conf, 1e-6/4) {
+			t.Errorf("%d of %d totals flagged", totalFlagged, runs)
+		}
 	}
 }
 
