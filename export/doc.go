@@ -48,6 +48,16 @@
 // allocator's own frames (package arena) are dropped, so the leaf frame is
 // the function that called arena.New.
 //
+// # Comparing profiles
+//
+// [Diff] compares two profiles group by group (type, function, stack or
+// label): both estimates, the ratio new/base with an interval holding with
+// probability at least C, and the difference. The interval combines the
+// two profiles' exact per-group intervals, each at confidence sqrt(C);
+// since the profiles are sampled independently it is conservative for any
+// sampling means, windows and sample type. Tests comparing two versions
+// of code in-process can assert that no group's RatioLo exceeds a bound.
+//
 // # Windows
 //
 // Each profile carries one comment "arenaprof window=W", W one of aligned,

@@ -1,0 +1,51 @@
+package export_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// exampleRun profiles n allocations of [64]byte through a seeded arena.
+func exampleRun(seed uint64, n int) *profile.Profile {
+	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	if err != nil {
+		panic(err)
+	}
+	a := arena.NewArena(arena.WithSeed(seed, 1))
+	for range n {
+		_ = arena.New[[64]byte](a)
+	}
+	a.Reset()
+	p.Stop()
+	var buf bytes.Buffer
+	if err := export.Write(&buf, p); err != nil {
+		panic(err)
+	}
+	prof, err := profile.Parse(&buf)
+	if err != nil {
+		panic(err)
+	}
+	return prof
+}
+
+// A test comparing two versions of code: the new one allocates twice as
+// much, and Diff says so with confidence 0.99.
+func ExampleDiff() {
+	base := exampleRun(1, 100000) // about 1560 sample events
+	next := exampleRun(2, 200000)
+	res, err := export.Diff(base, next, export.DiffOptions{Confidence: 0.99})
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range res.Rows {
+		fmt.Printf("%s: significant %v, grew by at least 50%%: %v\n", r.Key, r.Significant, r.RatioLo > 1.5)
+	}
+	// Output:
+	// [64]uint8: significant true, grew by at least 50%: true
+}
