@@ -42,7 +42,8 @@ flags:
         (default 0.95)
   -fail-above R
         exit with status 3 when some group's ratio_lo exceeds R (R > 0),
-        e.g. 1.2: fail when a group grew by at least 20% with confidence C
+        e.g. 1.2: fail when a group grew by at least 20% with confidence C;
+        groups present in NEW only have no ratio and do not trip the gate
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "groups", "rows": [{"key", "base_bytes", "new_bytes", "base_samples",
         "new_samples", "diff_bytes", "ratio", "ratio_lo", "ratio_hi",

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -199,5 +200,44 @@ func FuzzDiffFlags(f *testing.F) {
 			code = 1 // a gate failure has a one-line message too
 		}
 		checkTopRun(t, code, out, errOut)
+	})
+}
+
+// FuzzDiffProfile compares an arbitrary profile with the fixture (both
+// ways): diff never panics, never prints a non-finite number and keeps
+// every ratio interval ordered around its ratio.
+func FuzzDiffProfile(f *testing.F) {
+	fixture := buildFixture(f)
+	f.Add(profileBytes(f, fixture))
+	f.Add([]byte{})
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ap, err := decodeArenaProfile("fuzz.pb", data)
+		if err != nil {
+			return
+		}
+		for _, inuse := range []bool{false, true} {
+			for _, pair := range [][2]*arenaProfile{{ap, {prof: fixture}}, {{prof: fixture}, ap}} {
+				res, err := export.Diff(pair[0].prof, pair[1].prof, export.DiffOptions{InUse: inuse, By: export.GroupBy{Kind: export.GroupByStack}})
+				if err != nil {
+					if strings.Contains(err.Error(), "\n") {
+						t.Fatalf("multi-line error: %q", err)
+					}
+					continue
+				}
+				for _, r := range append(res.Rows, res.Total) {
+					if r.HasRatio && !(r.RatioLo >= 0 && r.RatioLo <= r.RatioHi && !math.IsNaN(r.Ratio)) {
+						t.Fatalf("%s: ratio %v in [%v, %v]", r.Key, r.Ratio, r.RatioLo, r.RatioHi)
+					}
+				}
+				var out bytes.Buffer
+				if err := writeDiffTable(&out, res, res.Rows); err != nil {
+					t.Fatal(err)
+				}
+				if s := out.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+					t.Fatalf("non-finite number in output:\n%s", s)
+				}
+			}
+		}
 	})
 }
