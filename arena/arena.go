@@ -111,7 +111,7 @@ type Arena struct {
 
 	state   *hooks.State // the state seen by the last slow path
 	sampler isampling.GapSampler
-	mean    int64 // the sampler's mean; 0 when not sampling
+	mean    int64 // the sampler's mean (hooks.State.TrialMeanBytes); 0 when sampling is turned off
 
 	frames    [8]frameClass // see isEntryFrame
 	nextFrame uint8

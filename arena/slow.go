@@ -292,8 +292,10 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 	}
 	if r.sampleAt < uint64(r.off+n) {
 		// The object holds the stream's next successful trial.
-		off := int64(r.sampleAt - uint64(r.off))
-		a.emit(ti, kind, int64(n), off, skip)
+		if a.state.MeanBytes > 0 { // else nobody listens: only the trial is drawn
+			off := int64(r.sampleAt - uint64(r.off))
+			a.emit(ti, kind, int64(n), off, skip)
+		}
 		r.sampleAt = uint64(r.off+n) + uint64(a.sampler.Next())
 	}
 	r.off += n
@@ -310,7 +312,9 @@ func (a *Arena) allocLarge(r *region, ti *typeInfo, count, n uintptr, kind int, 
 	if r.sampleAt != noSample {
 		rem := r.sampleAt - uint64(r.off)
 		if rem < uint64(n) {
-			a.emit(ti, kind, int64(n), int64(rem), skip+1) // and allocLarge
+			if a.state.MeanBytes > 0 {
+				a.emit(ti, kind, int64(n), int64(rem), skip+1) // and allocLarge
+			}
 			r.sampleAt = uint64(r.off) + uint64(a.sampler.Next())
 		} else {
 			r.sampleAt -= uint64(n)
@@ -396,16 +400,22 @@ func combined(r *region) uintptr {
 	return r.limit
 }
 
-// setState picks up a change of the global sampling state. A new mean
-// redraws every region's gap: the cached trials are discarded whatever
-// their outcome, which keeps the trials that follow independent.
+// setState picks up a change of the global sampling state. The trial
+// stream runs at the state's TrialMeanBytes whether or not anybody listens
+// (events are emitted only while MeanBytes > 0), so the bytes allocated
+// after a consumer registers get their trials at once. A new mean redraws
+// every region's gap: the trials between the last draw and the current
+// offset all failed, and by the memorylessness of the geometric gap the
+// pending one can be discarded and redrawn under the new mean, which keeps
+// the trials that follow independent; every event carries the mean its gap
+// was drawn under.
 func (a *Arena) setState(st *hooks.State) {
 	a.state = st
-	if st.MeanBytes == a.mean {
+	if st.TrialMeanBytes == a.mean {
 		return
 	}
-	a.mean = st.MeanBytes
-	_ = a.sampler.SetMean(st.MeanBytes) // hooks bounds the mean
+	a.mean = st.TrialMeanBytes
+	_ = a.sampler.SetMean(st.TrialMeanBytes) // hooks bounds the mean
 	a.redraw(&a.bytes)
 	for _, r := range a.slabs {
 		a.redraw(r)

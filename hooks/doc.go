@@ -21,8 +21,11 @@
 //
 // Usage, as an allocator, in its slow path:
 //
-//	if st := hooks.Current(); st.MeanBytes > 0 {
-//		// draw gaps with mean st.MeanBytes; for each sampled object:
+//	st := hooks.Current()
+//	// draw gaps with mean st.TrialMeanBytes, even while nobody listens, so
+//	// that bytes allocated right after a consumer registers get trials;
+//	// for each sampled object, emit only while st.MeanBytes > 0:
+//	if st.MeanBytes > 0 {
 //		e := hooks.Event{TypeName: "main.record", Size: size, Offset: off,
 //			MeanBytes: st.MeanBytes, Arena: id, Time: time.Now()}
 //		e.Stack = buf[:hooks.Callers(1, buf)]

@@ -85,6 +85,12 @@ type State struct {
 	// MeanBytes is the mean distance between sampled bytes, or 0 when
 	// sampling is off (no consumer, or a mean <= 0 was set).
 	MeanBytes int64
+	// TrialMeanBytes is the mean of the trial streams allocators keep
+	// running: the configured mean even while no consumer is registered,
+	// so that every byte allocated after a consumer registers gets its
+	// trial (an allocator draws its trials at all times and emits only
+	// while MeanBytes > 0); 0 after SetMeanBytes with n <= 0.
+	TrialMeanBytes int64
 }
 
 // Enabled reports whether sampling is on.
@@ -113,7 +119,7 @@ var (
 )
 
 func init() {
-	current.Store(&State{})
+	current.Store(&State{TrialMeanBytes: configured})
 	consumers.Store(new([]*consumer))
 }
 
@@ -126,7 +132,7 @@ func publish() {
 	if len(*consumers.Load()) > 0 && configured > 0 {
 		mean = configured
 	}
-	current.Store(&State{MeanBytes: mean})
+	current.Store(&State{MeanBytes: mean, TrialMeanBytes: configured})
 }
 
 // SetMeanBytes sets the mean distance in bytes between sampled bytes
