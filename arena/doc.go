@@ -4,6 +4,11 @@
 // with probability 1/mean; the object holding a successful trial is
 // reported with its type, size, stack and labels through package hooks).
 //
+// Sizes are the bytes an object takes from the arena: its size rounded up
+// to a multiple of 8 (a 5-byte String takes, is sampled as and is reported
+// as 8 bytes; a 12-byte struct as 16). Profiles count these bytes, which is
+// the memory the arena uses.
+//
 // Usage, one arena per request:
 //
 //	var pool arena.Pool // or arena.NewPool(options...)

@@ -29,8 +29,9 @@ const (
 const (
 	// LabelType is the string label holding the Go type of the objects.
 	LabelType = "type"
-	// LabelBytes is the numeric label (unit bytes) holding the object size.
-	// Overflow samples, which mix sizes, have none.
+	// LabelBytes is the numeric label (unit bytes) holding the object size
+	// as the arena takes it: the requested size rounded up to a multiple of
+	// 8 bytes. Overflow samples, which mix sizes, have none.
 	LabelBytes = "bytes"
 	// LabelMean is the numeric label (unit bytes) holding the sampling mean
 	// the sample's events were drawn under.
