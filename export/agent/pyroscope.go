@@ -57,14 +57,17 @@ type PyroscopeConfig struct {
 
 // Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
 //
-//	POST {URL}/ingest?name=APP.PROFILE{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy&format=pprof
+//	POST {URL}/ingest?name=APP.PROFILE{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
 //
 // with a multipart/form-data body holding a "profile" part (file
 // profile.pprof, the gzipped pprof) and a "sample_type_config" part (file
 // sample_type_config.json, see [SampleTypes]). The application name gets
 // the profile name as a suffix ("shop.arena", "shop.wall") so that the arena
 // profile and the runtime's heap profile, which share sample type names,
-// stay apart.
+// stay apart. The multipart request carries no format parameter: the
+// server reads the body as raw pprof whenever format=pprof is present,
+// before it looks at the content type, so format=pprof is sent only with
+// [PyroscopeConfig.RawBody].
 //
 // Names follow Pyroscope's rules: in the application name, characters other
 // than ASCII letters, digits, '_', '-' and '.' become '_'; label values keep
@@ -73,8 +76,10 @@ type PyroscopeConfig struct {
 // then URL-encoded as a query value.
 //
 // Network errors, timeouts, 5xx and 429 responses are retryable, honouring
-// a Retry-After header; other responses (such as 422 for a body the server
-// cannot parse, or 401) fail the upload. No error or log
+// a Retry-After header, and so is a 422 that reports an unhealthy ring
+// ("empty ring" while the server starts, "unhealthy instances" while it
+// stops); other responses (such as 422 for a body the server cannot parse,
+// or 401) fail the upload. No error or log
 // message holds the password, the token or URL user information.
 type Pyroscope struct {
 	endpoint string // scheme://host/path/ingest, without credentials
@@ -191,11 +196,11 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
 	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
 	q.Set("spyName", p.cfg.SpyName)
-	q.Set("format", "pprof")
 
 	var body []byte
 	var contentType string
 	if p.cfg.RawBody {
+		q.Set("format", "pprof")
 		body, contentType = u.Data, "application/octet-stream"
 	} else {
 		var err error
@@ -245,13 +250,33 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-	text := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "?"))
-	err = fmt.Errorf("agent: pyroscope: POST %s: %s: %s", p.endpoint, resp.Status, p.redact(text))
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+	// Redact the whole body read, then cut it: cutting first could leave
+	// the prefix of a secret that straddles the cut.
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+	text := p.redact(strings.ToValidUTF8(string(snippet), "?"))
+	transient := resp.StatusCode == http.StatusUnprocessableEntity && ringUnhealthy(text)
+	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
+	err = fmt.Errorf("agent: pyroscope: POST %s: %s: %s", p.endpoint, resp.Status, text)
+	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return err
+}
+
+// ringUnhealthy reports whether a 422 body is the server's complaint that
+// its ring is not ready (at start-up or shutdown) rather than about the
+// request.
+func ringUnhealthy(body string) bool {
+	return strings.Contains(body, "empty ring") || strings.Contains(body, "unhealthy instances") ||
+		strings.Contains(body, "too many unhealthy instances")
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }
 
 func multipartBody(u *Upload) ([]byte, string, error) {

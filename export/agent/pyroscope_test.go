@@ -96,7 +96,10 @@ func parseIngest(r *http.Request) (ingested, error) {
 	in.spyName, in.format = q.Get("spyName"), q.Get("format")
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var data []byte
-	if mt == "multipart/form-data" {
+	// The real server reads the body as raw pprof whenever format=pprof,
+	// before it looks at the content type; a multipart body with
+	// format=pprof is rejected there with 422.
+	if in.format != "pprof" && mt == "multipart/form-data" {
 		if params["boundary"] == "" {
 			return in, errors.New("no boundary")
 		}
@@ -125,6 +128,9 @@ func parseIngest(r *http.Request) (ingested, error) {
 	} else {
 		if in.format != "pprof" {
 			return in, fmt.Errorf("raw body with format %q", in.format)
+		}
+		if mt == "multipart/form-data" {
+			return in, errors.New("parsing IngestInput-pprof failed: multipart body with format=pprof")
 		}
 		if data, err = io.ReadAll(r.Body); err != nil {
 			return in, err
@@ -338,7 +344,7 @@ func TestPyroscopeIngest(t *testing.T) {
 				if in.from < start.Unix() || in.until < in.from || in.until > in.at.Unix() {
 					t.Errorf("from %d until %d, started %d, received %d", in.from, in.until, start.Unix(), in.at.Unix())
 				}
-				if in.spyName != wantSpy || in.format != "pprof" {
+				if wantFormat := map[bool]string{true: "pprof"}[pcfg.RawBody]; in.spyName != wantSpy || in.format != wantFormat {
 					t.Errorf("spyName %q format %q", in.spyName, in.format)
 				}
 				if pcfg.RawBody != (in.sampleTypes == nil) {
@@ -419,6 +425,12 @@ func TestPyroscopeFaults(t *testing.T) {
 		}
 		return true
 	}
+	body := func(code int, text string) func(int, http.ResponseWriter, *http.Request) bool {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+			http.Error(w, text, code)
+			return true
+		}
+	}
 	redirect := func(_ int, w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusTemporaryRedirect)
 		return true
@@ -437,6 +449,10 @@ func TestPyroscopeFaults(t *testing.T) {
 		{"429 without Retry-After", firstN(1, status(429)), 0, 1, 0, 1, 2, 0},
 		{"400 is not retried", status(400), 0, 0, 1, 0, 1, 0},
 		{"401 is not retried", status(401), 0, 0, 1, 0, 1, 0},
+		// The real server's answers while its ring is not ready.
+		{"422 empty ring is retried", firstN(2, body(422, `{"code":"unknown","message":"empty ring"}`)), 0, 1, 0, 2, 3, 0},
+		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 1, 0, 1, 2, 0},
+		{"422 unparsable is not retried", body(422, `{"code":"unknown","message":"parsing IngestInput-pprof failed"}`), 0, 0, 1, 0, 1, 0},
 		{"redirect is not followed", redirect, 0, 0, 1, 0, 1, 0},
 		{"hang past timeout", hang, 50 * time.Millisecond, 0, 1, 2, 3, 0},
 		{"hang once", firstN(1, hang), 50 * time.Millisecond, 1, 0, 1, 2, 0},
@@ -525,6 +541,30 @@ func TestDeadBackendNeverBlocksCollection(t *testing.T) {
 // TestSecretsNeverLeak: the password, the token and the encoded basic
 // credentials appear in no error, log line or name, whatever the server
 // echoes back.
+// TestSecretStraddlingTheCut: an error body is redacted before it is cut,
+// so a token crossing the cut leaks no prefix.
+func TestSecretStraddlingTheCut(t *testing.T) {
+	const token = "tok-SUPERSECRET-0123456789"
+	for pad := 230; pad < 260; pad++ {
+		_, srv := newFakePyroscope(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, "%s%s", strings.Repeat("x", pad), r.Header.Get("Authorization"))
+			return true
+		})
+		py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL, BearerToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uerr := py.Upload(t.Context(), &Upload{AppName: "a", Profile: "arena", Data: []byte("x")})
+		if uerr == nil {
+			t.Fatal("no error")
+		}
+		if msg := uerr.Error(); strings.Contains(msg, "tok-S") {
+			t.Fatalf("pad %d: token prefix leaked: %s", pad, msg)
+		}
+	}
+}
+
 func TestSecretsNeverLeak(t *testing.T) {
 	const password, token = "pa55-w0rd-xyz", "t0ken-abc-123"
 	echo := func(_ int, w http.ResponseWriter, r *http.Request) bool {
