@@ -185,15 +185,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
 	}
-	var buf bytes.Buffer
-	if err := prof.Write(&buf); err != nil {
-		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
-		return
-	}
+	// The profile is built; encoding it cannot fail, so it streams straight
+	// to the client instead of through a buffer holding the whole profile.
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(buf.Bytes())
+	writeProfile(w, prof)
 }
 
 // WriteTable writes a human-readable summary of s: a heading with the

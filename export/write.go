@@ -1,14 +1,31 @@
 package export
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/arenaprof/arenaprof/profiler"
 )
+
+// writeProfile writes prof to w gzipped at gzip.BestSpeed. pprof readers
+// accept any gzip level; the default level spends most of an export's time
+// in deflate for a few percent of size.
+func writeProfile(w io.Writer, prof *profile.Profile) error {
+	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if err := prof.WriteUncompressed(gz); err != nil {
+		return err
+	}
+	return gz.Close()
+}
 
 // Write writes the profile of everything p has seen since it started to w,
 // in pprof's gzipped protocol buffer format.
@@ -17,7 +34,7 @@ func Write(w io.Writer, p *profiler.Profiler) error {
 	if err != nil {
 		return err
 	}
-	return prof.Write(w)
+	return writeProfile(w, prof)
 }
 
 // WriteSnapshot writes the profile of a snapshot (cumulative or delta) to w.
@@ -26,7 +43,7 @@ func WriteSnapshot(w io.Writer, s *profiler.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	return prof.Write(w)
+	return writeProfile(w, prof)
 }
 
 // WriteFile writes the profile of everything p has seen since it started
@@ -59,7 +76,7 @@ func WriteSnapshotFile(path string, s *profiler.Snapshot) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err = prof.Write(f); err != nil {
+	if err = writeProfile(f, prof); err != nil {
 		return fmt.Errorf("export: writing %s: %w", path, err)
 	}
 	if err = f.Chmod(0o644); err != nil {
