@@ -110,7 +110,7 @@ var (
 	current    atomic.Pointer[State]
 	nextArena  atomic.Uint64
 
-	events    atomic.Uint64
+	events    [eventShards]paddedCounter
 	invalid   atomic.Uint64
 	panicked  atomic.Uint64
 	lastPanic atomic.Pointer[string]
@@ -219,7 +219,7 @@ func Emit(e *Event) {
 		invalid.Add(1)
 		return
 	}
-	events.Add(1)
+	events[e.Arena%eventShards].n.Add(1)
 	for _, c := range *consumers.Load() {
 		if !c.disabled.Load() {
 			deliver(c, e, nil)
@@ -283,7 +283,10 @@ type Stats struct {
 
 // ReadStats returns the counters.
 func ReadStats() Stats {
-	s := Stats{Events: events.Load(), Invalid: invalid.Load(), ConsumerPanics: panicked.Load()}
+	s := Stats{Invalid: invalid.Load(), ConsumerPanics: panicked.Load()}
+	for i := range events {
+		s.Events += events[i].n.Load()
+	}
 	for _, c := range *consumers.Load() {
 		s.Consumers++
 		if c.disabled.Load() {
@@ -308,4 +311,15 @@ func NewArenaID() uint64 { return nextArena.Add(1) }
 // the same stacks at a fraction of the cost, but counts physical frames.
 func Callers(skip int, pcs []uintptr) int {
 	return runtime.Callers(skip+2, pcs)
+}
+
+// eventShards is how many counters Emit spreads its event count over, by
+// arena: one counter shared by every core would make each event on one core
+// invalidate the cache line the others write to.
+const eventShards = 16
+
+// paddedCounter is a counter alone on its cache line.
+type paddedCounter struct {
+	n atomic.Uint64
+	_ [56]byte
 }
