@@ -56,7 +56,24 @@ func (s *wallSource) end() (*profile.Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wall-clock profile: %w", err)
 	}
+	nameWall(p)
 	return p, nil
+}
+
+// wallSampleType is the name the wall-clock duration sample type carries.
+// Pyroscope names a profile's type after its sample types, and files it as
+// its wall profile type (wall:wall:nanoseconds:wallclock:nanoseconds) only
+// when a sample type is literally "wall"; fgprof calls it "time", which the
+// server stores as an unrelated "time" type.
+const wallSampleType = "wall"
+
+// nameWall renames fgprof's "time" sample type to [wallSampleType].
+func nameWall(p *profile.Profile) {
+	for _, st := range p.SampleType {
+		if st.Type == "time" && st.Unit == "nanoseconds" {
+			st.Type = wallSampleType
+		}
+	}
 }
 
 var errNoWallSamples = errors.New("no samples")
@@ -76,7 +93,7 @@ func stopFgprof(stop func() error) (err error) {
 
 func emptyWallProfile(start, end time.Time) *profile.Profile {
 	return &profile.Profile{
-		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "time", Unit: "nanoseconds"}},
+		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: wallSampleType, Unit: "nanoseconds"}},
 		PeriodType:    &profile.ValueType{Type: "wallclock", Unit: "nanoseconds"},
 		Period:        int64(time.Second / 99),
 		TimeNanos:     start.UnixNano(),

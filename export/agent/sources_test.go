@@ -141,6 +141,10 @@ func TestWallSource(t *testing.T) {
 		if p.PeriodType.Type != "wallclock" || p.PeriodType.Unit != "nanoseconds" {
 			t.Fatalf("period type %v", p.PeriodType)
 		}
+		// Pyroscope files it as its wall type only under this name.
+		if len(p.SampleType) != 2 || p.SampleType[1].Type != "wall" || p.SampleType[1].Unit != "nanoseconds" {
+			t.Fatalf("sample types %v, want samples/count and wall/nanoseconds", p.SampleType)
+		}
 		if err := p.CheckValid(); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +157,7 @@ func TestWallSource(t *testing.T) {
 	// Back to back: possibly no sample at all; never a panic.
 	for range 3 {
 		p, err := s.Collect(context.Background())
-		if err != nil || p == nil || p.PeriodType.Type != "wallclock" {
+		if err != nil || p == nil || p.PeriodType.Type != "wallclock" || p.SampleType[1].Type != "wall" {
 			t.Fatalf("immediate collect: %v, %v", p, err)
 		}
 	}
