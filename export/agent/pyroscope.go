@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -53,6 +54,58 @@ type PyroscopeConfig struct {
 	// (closed when the agent stops). Redirects are never followed, so
 	// credentials are never sent to another host.
 	Client *http.Client
+}
+
+// String describes c with every secret redacted: the URL's password, the
+// basic-auth password, the bearer token, the tenant and header values. It
+// serves fmt's %v, %+v and %s.
+func (c PyroscopeConfig) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{URL:%s", redactURL(c.URL))
+	if c.TenantID != "" {
+		b.WriteString(" TenantID:REDACTED")
+	}
+	if c.BasicAuthUser != "" {
+		fmt.Fprintf(&b, " BasicAuthUser:%s", c.BasicAuthUser)
+	}
+	if c.BasicAuthPassword != "" {
+		b.WriteString(" BasicAuthPassword:REDACTED")
+	}
+	if c.BearerToken != "" {
+		b.WriteString(" BearerToken:REDACTED")
+	}
+	if len(c.Headers) > 0 {
+		keys := make([]string, 0, len(c.Headers))
+		for k := range c.Headers {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		fmt.Fprintf(&b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
+	}
+	if c.SpyName != "" {
+		fmt.Fprintf(&b, " SpyName:%s", c.SpyName)
+	}
+	if c.RawBody {
+		b.WriteString(" RawBody:true")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// GoString is String, so that %#v redacts too.
+func (c PyroscopeConfig) GoString() string { return "agent.PyroscopeConfig" + c.String() }
+
+// LogValue is String, so that log/slog redacts too.
+func (c PyroscopeConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// redactURL returns raw with any password replaced (url.URL.Redacted), or
+// "(unparsable URL)" when it cannot be parsed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
@@ -136,6 +189,18 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 	for _, s := range []string{cfg.BasicAuthPassword, cfg.BearerToken} {
 		if s != "" {
 			p.secrets = append(p.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+		}
+	}
+	// Custom header values (often API keys) and the tenant are kept out of
+	// messages too; very short values are not, since replacing them would
+	// garble the message without hiding anything.
+	others := []string{cfg.TenantID}
+	for _, v := range cfg.Headers {
+		others = append(others, v)
+	}
+	for _, s := range others {
+		if len(s) >= 4 {
+			p.secrets = append(p.secrets, s, url.QueryEscape(s))
 		}
 	}
 	if cfg.BasicAuthPassword != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -562,6 +563,46 @@ func TestSecretStraddlingTheCut(t *testing.T) {
 		if msg := uerr.Error(); strings.Contains(msg, "tok-S") {
 			t.Fatalf("pad %d: token prefix leaked: %s", pad, msg)
 		}
+	}
+}
+
+// TestConfigPrintsRedacted: %v, %+v, %s, %#v and slog never show a secret.
+func TestConfigPrintsRedacted(t *testing.T) {
+	c := PyroscopeConfig{
+		URL:      "http://admin:hunter2pass@host:4040",
+		TenantID: "tenant-secret", BasicAuthUser: "u", BasicAuthPassword: "pw-secret-1",
+		BearerToken: "tok-secret-2", Headers: map[string]string{"X-Api-Key": "key-secret-3"},
+	}
+	var logs strings.Builder
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("cfg", "config", c)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("cfg", "config", c)
+	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%s", c), fmt.Sprintf("%#v", c), fmt.Sprint(&c), logs.String()} {
+		for _, secret := range []string{"hunter2pass", "tenant-secret", "pw-secret-1", "tok-secret-2", "key-secret-3"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%q leaked in %s", secret, out)
+			}
+		}
+		if !strings.Contains(out, "host:4040") || !strings.Contains(out, "X-Api-Key") {
+			t.Errorf("lost the non-secret parts: %s", out)
+		}
+	}
+}
+
+// TestHeaderAndTenantNotInErrors: a server echoing the request's headers
+// shows neither header values nor the tenant in the upload error.
+func TestHeaderAndTenantNotInErrors(t *testing.T) {
+	_, srv := newFakePyroscope(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, "denied %s %s", r.Header.Get("X-Api-Key"), r.Header.Get("X-Scope-OrgID"))
+		return true
+	})
+	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL, TenantID: "tenant-secret", Headers: map[string]string{"X-Api-Key": "key-secret-3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uerr := py.Upload(t.Context(), &Upload{AppName: "a", Profile: "arena", Data: []byte("x")})
+	if uerr == nil || strings.Contains(uerr.Error(), "tenant-secret") || strings.Contains(uerr.Error(), "key-secret-3") {
+		t.Fatalf("error %v", uerr)
 	}
 }
 
