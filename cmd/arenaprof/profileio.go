@@ -94,8 +94,10 @@ func readProfileSource(src string) ([]byte, error) {
 func fetchProfile(rawURL string) ([]byte, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return nil, topInputErr("cannot fetch %q: not a valid URL; use the form http://host:port/path", rawURL)
+		// The URL is not quoted: it may hold a password.
+		return nil, topInputErr("cannot fetch the profile: not a valid URL; use the form http://host:port/path")
 	}
+	shown := u.Redacted() // messages never show a password
 	timeout := httpBaseTimeout
 	if s := u.Query().Get("seconds"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 1<<20 {
@@ -106,14 +108,14 @@ func fetchProfile(rawURL string) ([]byte, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, topInputErr("cannot fetch %s: %v", rawURL, err)
+		return nil, topInputErr("cannot fetch %s: %v", shown, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // drop the URL, which the message already names
 		}
-		return nil, topInputErr("cannot fetch %s: %v; check that the program is running and serves the arenaprof handler at that address", rawURL, err)
+		return nil, topInputErr("cannot fetch %s: %v; check that the program is running and serves the arenaprof handler at that address", shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -122,14 +124,14 @@ func fetchProfile(rawURL string) ([]byte, error) {
 		if line == "" {
 			line = "(empty body)"
 		}
-		return nil, topInputErr("cannot fetch %s: server answered %s: %s", rawURL, resp.Status, line)
+		return nil, topInputErr("cannot fetch %s: server answered %s: %s", shown, resp.Status, line)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxProfileBytes+1))
 	if err != nil {
-		return nil, topInputErr("cannot fetch %s: reading the body: %v", rawURL, err)
+		return nil, topInputErr("cannot fetch %s: reading the body: %v", shown, err)
 	}
 	if len(data) > maxProfileBytes {
-		return nil, topInputErr("cannot fetch %s: body larger than %d bytes, which is not a plausible profile", rawURL, maxProfileBytes)
+		return nil, topInputErr("cannot fetch %s: body larger than %d bytes, which is not a plausible profile", shown, maxProfileBytes)
 	}
 	return data, nil
 }
