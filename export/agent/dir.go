@@ -78,6 +78,15 @@ func NewDir(cfg DirConfig) (*Dir, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("agent: profile directory %s is not a directory", cfg.Path)
 	}
+	// A read-only directory would fail every upload later; say so now.
+	probe, err := os.CreateTemp(cfg.Path, ".arenaprof-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("agent: profile directory %s is not writable: %w", cfg.Path, err)
+	}
+	probe.Close()
+	if err := os.Remove(probe.Name()); err != nil {
+		return nil, fmt.Errorf("agent: profile directory %s: removing the write probe: %w", cfg.Path, err)
+	}
 	d := &Dir{path: cfg.Path, maxFiles: cfg.MaxFiles, maxBytes: cfg.MaxBytes}
 	if d.maxFiles == 0 {
 		d.maxFiles = DefaultDirMaxFiles

@@ -352,3 +352,36 @@ func mustReadDir(t *testing.T, path string) []os.DirEntry {
 	}
 	return ents
 }
+
+// TestNewDirRejectsReadOnly: a directory the process cannot write to is
+// reported at construction, not at the first upload.
+func TestNewDirRejectsReadOnly(t *testing.T) {
+	// /proc/self is a directory no process, not even root, can create a
+	// file in: the check runs even where permission bits do not bind.
+	if fi, err := os.Stat("/proc/self"); err == nil && fi.IsDir() {
+		if _, err := NewDir(DirConfig{Path: "/proc/self"}); err == nil || !strings.Contains(err.Error(), "not writable") {
+			t.Errorf("NewDir(/proc/self): %v", err)
+		}
+	}
+	if os.Geteuid() == 0 {
+		t.Log("running as root: permission bits do not stop writes; only the /proc case ran")
+		return
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if _, err := NewDir(DirConfig{Path: dir}); err == nil || !strings.Contains(err.Error(), "not writable") {
+		t.Fatalf("NewDir on a read-only directory: %v", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewDir(DirConfig{Path: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("probe left behind: %v", ents)
+	}
+}
