@@ -92,7 +92,6 @@ type Profiler struct {
 	overflowBuckets atomic.Int64
 	overflowEvents  atomic.Uint64
 	catchAllEvents  atomic.Uint64
-	events          atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
 
@@ -111,6 +110,7 @@ type collectorShard struct {
 	buckets map[uint64]*collectorBucket // by key hash; collisions chained
 	live    map[uint64]*collectorLive   // by arena identity
 	free    []*collectorLive            // released, for reuse
+	events  uint64                      // events aggregated in this shard
 	_       [64]byte
 }
 
@@ -281,8 +281,8 @@ func (p *Profiler) sampled(e *hooks.Event) {
 		sh.live[e.Arena] = lv
 	}
 	lv.add(b, wB, wObj)
+	sh.events++ // under the shard's lock: no cache line shared by all cores
 	sh.mu.Unlock()
-	p.events.Add(1)
 }
 
 // newBucket creates the bucket for e, or finds or creates the overflow
@@ -421,7 +421,6 @@ type Stats struct {
 // Stats returns the profiler's counters.
 func (p *Profiler) Stats() Stats {
 	s := Stats{
-		Events:          p.events.Load(),
 		Releases:        p.releases.Load(),
 		Buckets:         int(p.buckets.Load()),
 		MaxBuckets:      p.maxBuckets,
@@ -434,6 +433,7 @@ func (p *Profiler) Stats() Stats {
 		sh := &p.shards[i]
 		sh.mu.Lock()
 		s.LiveArenas += len(sh.live)
+		s.Events += sh.events
 		sh.mu.Unlock()
 	}
 	return s
