@@ -320,9 +320,39 @@ func (a *Agent) stop(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	// Either everything is delivered, or it is too late: in both cases
-	// cancel what is left and wait for every goroutine to finish.
+	// cancel what is left. Sources and uploaders that honour the
+	// cancellation return at once; one that ignores it (a hung filesystem,
+	// a custom uploader) must not hold Stop past its deadline, so after a
+	// short grace the rest of the shutdown finishes in the background.
 	a.cancelUploads()
+	if err != nil {
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case <-drained:
+		case <-grace.C:
+			go func() {
+				<-drained
+				a.finishStop()
+			}()
+			return fmt.Errorf("agent: stop: %w (a source or uploader did not return; the profiles it holds are counted as dropped when it does)", err)
+		}
+	}
 	<-drained
+	left := a.finishStop()
+	if err != nil {
+		return fmt.Errorf("agent: stop: %w (%d profiles not uploaded, counted as dropped)", err, left)
+	}
+	return nil
+}
+
+// stopGrace is how long Stop waits, once its context is done, for sources
+// and uploaders to notice the cancellation.
+const stopGrace = 50 * time.Millisecond
+
+// finishStop drops what is still queued and closes the uploaders, once
+// every goroutine of the agent has returned. It returns the number dropped.
+func (a *Agent) finishStop() uint64 {
 	var left uint64
 	for _, d := range a.dests {
 		left += d.abandon()
@@ -332,10 +362,7 @@ func (a *Agent) stop(ctx context.Context) error {
 			}
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("agent: stop: %w (%d profiles not uploaded, counted as dropped)", err, left)
-	}
-	return nil
+	return left
 }
 
 // collectLoop runs on its own goroutine until Stop asks for the last

@@ -342,3 +342,38 @@ func TestStartStopMany(t *testing.T) {
 	}
 	checkNoLeak(t, base)
 }
+
+// deafUploader ignores its context and blocks until released.
+type deafUploader struct{ release chan struct{} }
+
+func (u deafUploader) Upload(context.Context, *Upload) error {
+	<-u.release
+	return nil
+}
+
+// TestStopKeepsDeadlineWithDeafUploader: an uploader that ignores the
+// cancellation does not hold Stop past its context (plus the short grace);
+// the blocked upload, once it returns, leaves no goroutine behind.
+func TestStopKeepsDeadlineWithDeafUploader(t *testing.T) {
+	up := deafUploader{release: make(chan struct{})}
+	cfg := fastConfig([]Source{&testSource{name: "arena"}}, up)
+	cfg.Interval = time.Hour
+	a, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err = a.Stop(ctx)
+	took := time.Since(begin)
+	close(up.release)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop: %v, want the deadline error", err)
+	}
+	// The uploader would block for ever; 5 s is far beyond 300 ms + grace
+	// and still catches a Stop that waits for it.
+	if took > 5*time.Second {
+		t.Fatalf("Stop took %v with a 300 ms context", took)
+	}
+}
