@@ -107,49 +107,16 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 // come before, between or after them.
 func parseDiffArgs(args []string) (diffOptions, error) {
 	fs := flag.NewFlagSet("arenaprof diff", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	by := fs.String("by", "type", "")
-	sample := fs.String("sample", "alloc", "")
-	n := fs.String("n", "10", "")
-	conf := fs.String("confidence", "0.95", "")
+	g := addGroupFlags(fs)
 	fail := fs.String("fail-above", "", "")
-	js := fs.Bool("json", false, "")
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return diffOptions{}, err
-			}
-			return diffOptions{}, topUsageErr("%v; run 'arenaprof diff -h' for the flags", err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		return diffOptions{}, err
 	}
 	var opts diffOptions
-	var err error
-	if opts.by, err = parseGroupBy(*by); err != nil {
+	if opts.by, opts.sample, opts.n, opts.confidence, err = g.values(); err != nil {
 		return opts, err
 	}
-	switch *sample {
-	case "alloc", "inuse":
-		opts.sample = *sample
-	default:
-		return opts, topUsageErr("unknown -sample %q; use alloc or inuse", *sample)
-	}
-	nv, err := strconv.Atoi(strings.TrimSpace(*n))
-	if err != nil || nv < 0 {
-		return opts, topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *n)
-	}
-	opts.n = nv
-	cv, err := strconv.ParseFloat(strings.TrimSpace(*conf), 64)
-	if err != nil || !(cv > 0 && cv < 1) {
-		return opts, topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *conf)
-	}
-	opts.confidence = cv
 	if *fail != "" {
 		fv, err := strconv.ParseFloat(strings.TrimSpace(*fail), 64)
 		if err != nil || !(fv > 0) || math.IsInf(fv, 1) {
@@ -157,7 +124,7 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		}
 		opts.failAbove = fv
 	}
-	opts.json = *js
+	opts.json = *g.json
 	if len(pos) != 2 {
 		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
 	}

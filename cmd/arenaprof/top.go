@@ -75,49 +75,16 @@ func runTop(args []string, stdout, stderr io.Writer) int {
 // before or after PROFILE.
 func parseTopArgs(args []string) (topOptions, error) {
 	fs := flag.NewFlagSet("arenaprof top", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	by := fs.String("by", "type", "")
-	sample := fs.String("sample", "alloc", "")
-	n := fs.String("n", "10", "")
-	conf := fs.String("confidence", "0.95", "")
-	js := fs.Bool("json", false, "")
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return topOptions{}, err
-			}
-			return topOptions{}, topUsageErr("%v; run 'arenaprof top -h' for the flags", err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	g := addGroupFlags(fs)
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		return topOptions{}, err
 	}
 	var opts topOptions
-	var err error
-	if opts.by, err = parseGroupBy(*by); err != nil {
+	if opts.by, opts.sample, opts.n, opts.confidence, err = g.values(); err != nil {
 		return opts, err
 	}
-	switch *sample {
-	case "alloc", "inuse":
-		opts.sample = *sample
-	default:
-		return opts, topUsageErr("unknown -sample %q; use alloc or inuse", *sample)
-	}
-	nv, err := strconv.Atoi(strings.TrimSpace(*n))
-	if err != nil || nv < 0 {
-		return opts, topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *n)
-	}
-	opts.n = nv
-	cv, err := strconv.ParseFloat(strings.TrimSpace(*conf), 64)
-	if err != nil || !(cv > 0 && cv < 1) {
-		return opts, topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *conf)
-	}
-	opts.confidence = cv
-	opts.json = *js
+	opts.json = *g.json
 	switch len(pos) {
 	case 0:
 		return opts, topUsageErr("missing PROFILE; give a profile file or the http(s) URL of the arenaprof handler, e.g. arenaprof top arena.pb.gz")
@@ -204,4 +171,66 @@ func writeTopJSON(w io.Writer, opts topOptions, res *export.TableResult) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// groupFlags are the flags top and diff share: the grouping, the sample,
+// the number of rows, the confidence and JSON output.
+type groupFlags struct {
+	by, sample, n, conf *string
+	json                *bool
+}
+
+// addGroupFlags defines the shared flags on fs.
+func addGroupFlags(fs *flag.FlagSet) groupFlags {
+	fs.SetOutput(io.Discard)
+	return groupFlags{
+		by:     fs.String("by", "type", ""),
+		sample: fs.String("sample", "alloc", ""),
+		n:      fs.String("n", "10", ""),
+		conf:   fs.String("confidence", "0.95", ""),
+		json:   fs.Bool("json", false, ""),
+	}
+}
+
+// parseAnywhere parses args with the flags before, between or after the
+// positional arguments, and returns those in order.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, topUsageErr("%v; run '%s -h' for the flags", err, fs.Name())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// values checks the shared flags and returns their values.
+func (g groupFlags) values() (by export.GroupBy, sample string, n int, confidence float64, err error) {
+	if by, err = parseGroupBy(*g.by); err != nil {
+		return
+	}
+	switch *g.sample {
+	case "alloc", "inuse":
+		sample = *g.sample
+	default:
+		err = topUsageErr("unknown -sample %q; use alloc or inuse", *g.sample)
+		return
+	}
+	if n, err = strconv.Atoi(strings.TrimSpace(*g.n)); err != nil || n < 0 {
+		err = topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *g.n)
+		return
+	}
+	confidence, err = strconv.ParseFloat(strings.TrimSpace(*g.conf), 64)
+	if err != nil || !(confidence > 0 && confidence < 1) {
+		err = topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *g.conf)
+	}
+	return
 }
