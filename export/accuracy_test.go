@@ -18,6 +18,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 type accPtr struct {
@@ -97,7 +98,7 @@ func TestAccuracyArena(t *testing.T) {
 	accuracyWorkload(a, n)
 
 	prof := roundTrip(t, must(export.Build(p)))
-	w := export.WindowOf(prof)
+	w := report.WindowOf(prof)
 	counts := map[string]int{"[16]uint8": 8 * n, "[128]uint8": 2 * n, "[1000]uint8": n / 2, "[4096]uint8": n / 4,
 		reflect.TypeFor[accPtr]().String(): 2 * n, "[]int32": n}
 	if len(counts) != 6 || len(lines) != 6 {

@@ -11,95 +11,12 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
-// Sample value indexes, in the order of the profile's sample types.
-const (
-	IndexAllocObjects = iota // alloc_objects/count: estimated objects allocated
-	IndexAllocSpace          // alloc_space/bytes: estimated bytes allocated
-	IndexInuseObjects        // inuse_objects/count: estimated objects live
-	IndexInuseSpace          // inuse_space/bytes: estimated bytes live
-	IndexAllocSamples        // alloc_samples/count: raw number of sample events
-	IndexAllocTail           // alloc_tail/bytes: raw sum of size-offset
-	numSampleTypes
-)
-
-// Label keys of the profile's samples.
-const (
-	// LabelType is the string label holding the Go type of the objects.
-	LabelType = "type"
-	// LabelBytes is the numeric label (unit bytes) holding the object size
-	// as the arena takes it: the requested size rounded up to a multiple of
-	// 8 bytes. Overflow samples, which mix sizes, have none.
-	LabelBytes = "bytes"
-	// LabelMean is the numeric label (unit bytes) holding the sampling mean
-	// the sample's events were drawn under.
-	LabelMean = "sampling_mean"
-	// ReservedLabelPrefix is put in front of an arena label whose key is one
-	// of the keys above, so that it cannot be confused with them: an arena
-	// label "type" is exported as "arena_type".
-	ReservedLabelPrefix = "arena_"
-)
-
-// OverflowFunction is the name of the synthetic frame that stands for the
-// stacks of events past the profiler's bucket bound.
-const OverflowFunction = "[arenaprof: bucket limit reached, stack dropped]"
-
 // allocatorPackage is the package whose frames never appear in a profile.
 const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
-
-// windowCommentPrefix starts the comment that marks a profile's window.
-const windowCommentPrefix = "arenaprof window="
-
-// SampleTypes returns the profile's sample types, in order.
-func SampleTypes() []*profile.ValueType {
-	return []*profile.ValueType{
-		{Type: "alloc_objects", Unit: "count"},
-		{Type: "alloc_space", Unit: "bytes"},
-		{Type: "inuse_objects", Unit: "count"},
-		{Type: "inuse_space", Unit: "bytes"},
-		{Type: "alloc_samples", Unit: "count"},
-		{Type: "alloc_tail", Unit: "bytes"},
-	}
-}
-
-// WindowComment returns the profile comment that marks window w:
-// "arenaprof window=W".
-func WindowComment(w profiler.Window) string {
-	return windowCommentPrefix + (w & profiler.WindowBoth).String()
-}
-
-// WindowOf returns the window marking of a profile: the union of the flags
-// of every "arenaprof window=W" comment (a merged profile carries the
-// comments of its parts), or WindowBoth, the conservative choice, if there
-// is none or one cannot be read.
-//
-// How the marking is used: the interval of a group of samples is computed
-// from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
-// [profiler.GroupInterval] at this window. A window whose start is not on a
-// sample event lowers the lower bound as if one event fewer had been seen;
-// one whose end is not on an event raises the upper bound as if one more had.
-func WindowOf(p *profile.Profile) profiler.Window {
-	found := false
-	var w profiler.Window
-	for _, c := range p.Comments {
-		name, ok := strings.CutPrefix(c, windowCommentPrefix)
-		if !ok {
-			continue
-		}
-		x, err := profiler.ParseWindow(name)
-		if err != nil || x.String() != name { // only the exact spellings
-			return profiler.WindowBoth
-		}
-		w |= x
-		found = true
-	}
-	if !found {
-		return profiler.WindowBoth
-	}
-	return w
-}
 
 // Merge merges compatible profiles with [profile.Merge]: values add up, and
 // the window marking becomes the union of the parts' markings (a part
@@ -113,7 +30,7 @@ func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 		if p == nil {
 			return nil, errors.New("export: nil profile")
 		}
-		w |= WindowOf(p)
+		w |= windowOf(p)
 	}
 	m, err := profile.Merge(ps)
 	if err != nil {
@@ -121,7 +38,7 @@ func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	}
 	cs := m.Comments[:0]
 	for _, c := range m.Comments {
-		if !strings.HasPrefix(c, windowCommentPrefix) {
+		if !strings.HasPrefix(c, pprofmt.WindowCommentPrefix) {
 			cs = append(cs, c)
 		}
 	}

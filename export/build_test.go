@@ -14,6 +14,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 const pkgPath = "github.com/arenaprof/arenaprof/export_test."
@@ -84,7 +85,7 @@ func TestBuildFormat(t *testing.T) {
 	if !slices.Equal(types, want) || q.DefaultSampleType != "alloc_space" {
 		t.Errorf("sample types %v default %q", types, q.DefaultSampleType)
 	}
-	if !slices.Contains(q.Comments, "arenaprof window=end") || export.WindowOf(q) != profiler.WindowEnd {
+	if !slices.Contains(q.Comments, "arenaprof window=end") || report.WindowOf(q) != profiler.WindowEnd {
 		t.Errorf("comments %q", q.Comments)
 	}
 	if q.TimeNanos != p.StartTime().UnixNano() || q.DurationNanos <= 0 {
@@ -250,12 +251,12 @@ func TestWindowMarking(t *testing.T) {
 		{[]string{"arenaprof window=END"}, profiler.WindowBoth},
 		{[]string{"arenaprof window=start", "arenaprof window=end"}, profiler.WindowBoth},
 	} {
-		if got := export.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
+		if got := report.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.comments, got, tc.want)
 		}
 	}
 	for _, w := range []profiler.Window{profiler.WindowAligned, profiler.WindowStart, profiler.WindowEnd, profiler.WindowBoth} {
-		if got := export.WindowOf(&profile.Profile{Comments: []string{export.WindowComment(w)}}); got != w {
+		if got := report.WindowOf(&profile.Profile{Comments: []string{export.WindowComment(w)}}); got != w {
 			t.Errorf("round trip of %v: %v", w, got)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 func sumValues(p *profile.Profile) []int64 {
@@ -41,14 +42,14 @@ func TestDeltaSecondHalf(t *testing.T) {
 	delta := roundTrip(t, must(export.BuildDelta(s1, s2)))
 	full := roundTrip(t, must(export.BuildSnapshot(s2)))
 	first := roundTrip(t, must(export.BuildDelta(nil, s1)))
-	if w := export.WindowOf(delta); w != profiler.WindowBoth {
+	if w := report.WindowOf(delta); w != profiler.WindowBoth {
 		t.Errorf("delta window %v", w)
 	}
 	if delta.TimeNanos != s1.End.UnixNano() || delta.DurationNanos != int64(s2.End.Sub(s1.End)) {
 		t.Errorf("delta time %d+%d", delta.TimeNanos, delta.DurationNanos)
 	}
 	dv, fv, v1 := sumValues(delta), sumValues(full), sumValues(first)
-	iv, err := profiler.ComputeInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, export.WindowOf(delta))
+	iv, err := profiler.ComputeInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, report.WindowOf(delta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestDeltaSecondHalf(t *testing.T) {
 	if d := mv[export.IndexAllocSpace] - fv[export.IndexAllocSpace]; d < -1 || d > 1 {
 		t.Errorf("merged alloc_space %d, full %d", mv[export.IndexAllocSpace], fv[export.IndexAllocSpace])
 	}
-	if w := export.WindowOf(merged); w != profiler.WindowBoth {
+	if w := report.WindowOf(merged); w != profiler.WindowBoth {
 		t.Errorf("merged window %v", w)
 	}
 	if _, err := export.Merge(); err == nil {
@@ -104,7 +105,7 @@ func TestDeltas(t *testing.T) {
 		}
 		prof = roundTrip(t, prof)
 		got = append(got, sumValues(prof))
-		windows = append(windows, export.WindowOf(prof))
+		windows = append(windows, report.WindowOf(prof))
 	}
 	want := [][]int64{
 		{5, 80, 5, 80, 5, 80},

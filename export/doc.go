@@ -1,7 +1,8 @@
-// Package export turns a [profiler.Profiler]'s aggregates into pprof
-// profiles (github.com/google/pprof/profile): whole-run profiles, delta
-// profiles over a window, files, and an HTTP handler in the style of
-// net/http/pprof.
+// Package export is the write side of arenaprof: it turns a
+// [profiler.Profiler]'s aggregates into pprof profiles
+// (github.com/google/pprof/profile): whole-run profiles, delta profiles over
+// a window, files, and an HTTP handler in the style of net/http/pprof.
+// Package report reads them back, with intervals.
 //
 // Usage:
 //
@@ -48,21 +49,11 @@
 // allocator's own frames (package arena) are dropped, so the leaf frame is
 // the function that called arena.New.
 //
-// # Comparing profiles
-//
-// [Diff] compares two profiles group by group (type, function, stack or
-// label): both estimates, the ratio new/base with an interval holding with
-// probability at least C, and the difference. The interval combines the
-// two profiles' exact per-group intervals, each at confidence sqrt(C);
-// since the profiles are sampled independently it is conservative for any
-// sampling means, windows and sample type. Tests comparing two versions
-// of code in-process can assert that no group's RatioLo exceeds a bound.
-//
 // # Windows
 //
 // Each profile carries one comment "arenaprof window=W", W one of aligned,
 // start, end or both, telling interval computation whether the window's
-// start and end fall on sample events (see [WindowOf] and
+// start and end fall on sample events (see report.WindowOf and
 // [profiler.Window]). A profile since the profiler started is "end"; a
 // delta is "both". A profile without a marking is read as "both", and
 // [Merge] marks the union of its parts. TimeNanos is the window's start and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // DefaultMaxSeconds is the default bound on the seconds parameter of
@@ -209,13 +210,13 @@ func WriteTable(out io.Writer, s *profiler.Snapshot, rows int) error {
 	if s.Stats.OverflowEvents > 0 {
 		fmt.Fprintf(out, "%d events past the bucket bound of %d aggregated without stacks\n", s.Stats.OverflowEvents, s.Stats.MaxBuckets)
 	}
-	for _, by := range []GroupKind{GroupByFunc, GroupByType} {
-		res, err := Table(prof, TableOptions{By: GroupBy{Kind: by}, N: max(rows, 0)})
+	for _, by := range []report.GroupKind{report.GroupByFunc, report.GroupByType} {
+		res, err := report.Table(prof, report.TableOptions{By: report.GroupBy{Kind: by}, N: max(rows, 0)})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(out)
-		if err := FormatTable(out, res, FormatOptions{Width: 100}); err != nil {
+		if err := report.FormatTable(out, res, report.FormatOptions{Width: 100}); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 func TestHandlerFullProfile(t *testing.T) {
@@ -39,8 +40,8 @@ func TestHandlerFullProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || export.WindowOf(q) != profiler.WindowEnd {
-		t.Errorf("values %v window %v", v, export.WindowOf(q))
+	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || report.WindowOf(q) != profiler.WindowEnd {
+		t.Errorf("values %v window %v", v, report.WindowOf(q))
 	}
 }
 
@@ -144,8 +145,8 @@ func TestHandlerSeconds(t *testing.T) {
 	// The window's start is not synchronised with the request's arrival,
 	// but 300ms is far more than the handler needs to take its first
 	// snapshot.
-	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || export.WindowOf(r.prof) != profiler.WindowBoth {
-		t.Errorf("values %v window %v", v, export.WindowOf(r.prof))
+	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || report.WindowOf(r.prof) != profiler.WindowBoth {
+		t.Errorf("values %v window %v", v, report.WindowOf(r.prof))
 	}
 	if r.prof.DurationNanos < int64(time.Second) {
 		t.Errorf("duration %d", r.prof.DurationNanos)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 const diffUsage = `usage: arenaprof diff [flags] BASE NEW
@@ -56,7 +56,7 @@ exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
 
 // diffOptions are the parsed flags of arenaprof diff.
 type diffOptions struct {
-	by         export.GroupBy
+	by         report.GroupBy
 	sample     string
 	n          int
 	confidence float64
@@ -74,7 +74,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, diffUsage)
 		return 0
 	}
-	var res *export.DiffResult
+	var res *report.DiffResult
 	if err == nil {
 		res, err = diff(opts, stdout)
 	}
@@ -134,7 +134,7 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 
 // diff loads both profiles, compares them and writes the report; it
 // returns the comparison of every group for the -fail-above gate.
-func diff(opts diffOptions, stdout io.Writer) (*export.DiffResult, error) {
+func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	base, err := loadArenaProfile(opts.base)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func diff(opts diffOptions, stdout io.Writer) (*export.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := export.Diff(base.prof, next.prof, export.DiffOptions{
+	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
 		By: opts.by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
 	})
 	if err != nil {
@@ -185,7 +185,7 @@ type diffJSON struct {
 	Total      diffRowJSON   `json:"total"`
 }
 
-func diffRowOut(r export.DiffRow) diffRowJSON {
+func diffRowOut(r report.DiffRow) diffRowJSON {
 	out := diffRowJSON{
 		Key: r.Key, BaseBytes: r.Base.Bytes, NewBytes: r.New.Bytes,
 		BaseSamples: r.Base.Samples, NewSamples: r.New.Samples,
@@ -202,7 +202,7 @@ func diffRowOut(r export.DiffRow) diffRowJSON {
 	return out
 }
 
-func writeDiffJSON(w io.Writer, opts diffOptions, res *export.DiffResult, shown []export.DiffRow) error {
+func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
 		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
 		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
@@ -219,11 +219,11 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *export.DiffResult, shown 
 // diffKeyWidth bounds the width of the key column.
 const diffKeyWidth = 40
 
-func writeDiffTable(w io.Writer, res *export.DiffResult, shown []export.DiffRow) error {
+func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
 	fmt.Fprintf(tw, "BASE\tNEW\tDIFF\tRATIO\t%s INTERVAL\t\t GROUP\n", conf)
-	line := func(r export.DiffRow) {
+	line := func(r report.DiffRow) {
 		ratio, iv, mark := "-", "-", ""
 		if r.HasRatio {
 			ratio = diffRatio(r.Ratio)
@@ -237,15 +237,15 @@ func writeDiffTable(w io.Writer, res *export.DiffResult, shown []export.DiffRow)
 			rs := []rune(key)
 			key = string(rs[:diffKeyWidth-3]) + "..."
 		}
-		delta := export.HumanBytes(math.Abs(float64(r.Delta)))
+		delta := report.HumanBytes(math.Abs(float64(r.Delta)))
 		switch {
 		case r.Delta > 0:
 			delta = "+" + delta
 		case r.Delta < 0:
 			delta = "-" + delta
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\n", export.HumanBytes(float64(r.Base.Bytes)),
-			export.HumanBytes(float64(r.New.Bytes)), delta, ratio, iv, mark, diffPrintable(key))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\n", report.HumanBytes(float64(r.Base.Bytes)),
+			report.HumanBytes(float64(r.New.Bytes)), delta, ratio, iv, mark, diffPrintable(key))
 	}
 	for _, r := range shown {
 		line(r)

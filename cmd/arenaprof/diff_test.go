@@ -10,6 +10,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 type diffSmall struct{ x [2]int64 }
@@ -218,7 +219,7 @@ func FuzzDiffProfile(f *testing.F) {
 		}
 		for _, inuse := range []bool{false, true} {
 			for _, pair := range [][2]*arenaProfile{{ap, {prof: fixture}}, {{prof: fixture}, ap}} {
-				res, err := export.Diff(pair[0].prof, pair[1].prof, export.DiffOptions{InUse: inuse, By: export.GroupBy{Kind: export.GroupByStack}})
+				res, err := report.Diff(pair[0].prof, pair[1].prof, report.DiffOptions{InUse: inuse, By: report.GroupBy{Kind: report.GroupByStack}})
 				if err != nil {
 					if strings.Contains(err.Error(), "\n") {
 						t.Fatalf("multi-line error: %q", err)

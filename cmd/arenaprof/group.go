@@ -3,13 +3,13 @@ package main
 import (
 	"strings"
 
-	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/report"
 )
 
-// parseGroupBy parses the -by flag with [export.ParseGroupBy], wording its
+// parseGroupBy parses the -by flag with [report.ParseGroupBy], wording its
 // errors for the command line.
-func parseGroupBy(s string) (export.GroupBy, error) {
-	g, err := export.ParseGroupBy(s)
+func parseGroupBy(s string) (report.GroupBy, error) {
+	g, err := report.ParseGroupBy(s)
 	if err == nil {
 		return g, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // maxProfileBytes bounds how much of a profile (file, URL body, or
@@ -136,15 +137,14 @@ func fetchProfile(rawURL string) ([]byte, error) {
 	return data, nil
 }
 
-// parseProfileData parses pprof bytes (gzipped or not). A panic inside the
-// parser on hostile input becomes an ordinary error.
-func parseProfileData(data []byte) (p *profile.Profile, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("malformed data (%v)", r)
-		}
-	}()
-	return profile.ParseData(data)
+// parseProfileData parses pprof bytes (gzipped or not), bounding their
+// decompressed size by maxProfileBytes.
+func parseProfileData(data []byte) (*profile.Profile, error) {
+	p, err := report.Parse(bytes.NewReader(data), maxProfileBytes)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return p, nil
 }
 
 // loadArenaProfile reads src (a file or URL) and checks that it is an

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 const topUsage = `usage: arenaprof top [flags] PROFILE
@@ -39,7 +39,7 @@ flags:
 
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
-	by         export.GroupBy
+	by         report.GroupBy
 	sample     string // "alloc" or "inuse"
 	n          int
 	confidence float64
@@ -105,10 +105,10 @@ func top(opts topOptions, stdout io.Writer) error {
 	return topReport(ap, opts, stdout)
 }
 
-// topReport groups an already loaded profile with [export.Table] and writes
+// topReport groups an already loaded profile with [report.Table] and writes
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
-	res, err := export.Table(ap.prof, export.TableOptions{
+	res, err := report.Table(ap.prof, report.TableOptions{
 		By: opts.by, InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
 	})
 	if err != nil {
@@ -117,7 +117,7 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
 	}
-	return export.FormatTable(stdout, res, export.FormatOptions{Width: topWidth})
+	return report.FormatTable(stdout, res, report.FormatOptions{Width: topWidth})
 }
 
 // topRowJSON is one row of the -json output.
@@ -145,8 +145,8 @@ type topJSON struct {
 	Total      topRowJSON   `json:"total"`
 }
 
-func writeTopJSON(w io.Writer, opts topOptions, res *export.TableResult) error {
-	row := func(g export.TableRow) topRowJSON {
+func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
+	row := func(g report.TableRow) topRowJSON {
 		r := topRowJSON{
 			Key: g.Key, Samples: g.Samples, Bytes: g.Bytes,
 			Lo: g.Lo, Hi: g.Hi, Objects: g.Objects, Share: g.Share,
@@ -213,7 +213,7 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // values checks the shared flags and returns their values.
-func (g groupFlags) values() (by export.GroupBy, sample string, n int, confidence float64, err error) {
+func (g groupFlags) values() (by report.GroupBy, sample string, n int, confidence float64, err error) {
 	if by, err = parseGroupBy(*g.by); err != nil {
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files of arenaprof top")
@@ -279,7 +280,7 @@ func TestTopStackKeyFull(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, export.StackSep)
+	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, report.StackSep)
 	if !strings.Contains(out, fmt.Sprintf("%q", want)) {
 		t.Errorf("JSON lacks the full stack key %q:\n%s", want, out)
 	}
@@ -540,7 +541,7 @@ func FuzzTopProfile(f *testing.F) {
 		}
 		for _, sample := range []string{"alloc", "inuse"} {
 			var out bytes.Buffer
-			opts := topOptions{by: export.GroupBy{Kind: export.GroupByStack}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
+			opts := topOptions{by: report.GroupBy{Kind: report.GroupByStack}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
 			if err := topReport(ap, opts, &out); err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("multi-line error: %q", err)

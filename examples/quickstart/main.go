@@ -40,6 +40,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // config is the program's settings, from its flags.
@@ -99,7 +100,7 @@ func (c config) check() error {
 // outcome is what run found: the tables and how many intervals covered the
 // truth.
 type outcome struct {
-	tables    map[string]*export.TableResult // by "type", "func", "label=endpoint"
+	tables    map[string]*report.TableResult // by "type", "func", "label=endpoint"
 	truth     *ledger
 	intervals int // rows shown, totals included
 	covered   int // of which the interval covers the true bytes
@@ -135,14 +136,14 @@ counts the bytes it allocates, exactly, to check the estimates.
 		return nil, err
 	}
 	fmt.Fprintf(stdout, "Handled %d requests in %.1fs: %s allocated in arenas,\n%d sample events.\n\n",
-		cfg.requests, elapsed.Seconds(), export.HumanBytes(float64(truth.total)), p.Stats().Events)
+		cfg.requests, elapsed.Seconds(), report.HumanBytes(float64(truth.total)), p.Stats().Events)
 
 	// Read the profile back from the file, as arenaprof top does.
 	prof, err := readProfile(cfg.out)
 	if err != nil {
 		return nil, err
 	}
-	out := &outcome{tables: map[string]*export.TableResult{}, truth: truth}
+	out := &outcome{tables: map[string]*report.TableResult{}, truth: truth}
 	for _, by := range []string{"type", "func", "label=endpoint"} {
 		if err := out.table(stdout, prof, by); err != nil {
 			return nil, err
@@ -202,7 +203,7 @@ func serve(cfg config, p *profiler.Profiler, progress io.Writer) (*ledger, time.
 				h := handled.Load()
 				fmt.Fprintf(progress, "  %4.0fs  %d/%d requests (%.0f%%), %s allocated, %d samples\n",
 					time.Since(start).Seconds(), h, cfg.requests, 100*float64(h)/float64(cfg.requests),
-					export.HumanBytes(float64(allocated.Load())), p.Stats().Events)
+					report.HumanBytes(float64(allocated.Load())), p.Stats().Events)
 			}
 		})
 	}
@@ -234,17 +235,17 @@ func readProfile(path string) (*profile.Profile, error) {
 // table prints the profile grouped by by, with the true bytes beside each
 // row, and counts the intervals that cover them.
 func (o *outcome) table(w io.Writer, prof *profile.Profile, by string) error {
-	g, err := export.ParseGroupBy(by)
+	g, err := report.ParseGroupBy(by)
 	if err != nil {
 		return err
 	}
-	res, err := export.Table(prof, export.TableOptions{By: g, Confidence: 0.95})
+	res, err := report.Table(prof, report.TableOptions{By: g, Confidence: 0.95})
 	if err != nil {
 		return err
 	}
 	o.tables[by] = res
 	truth := o.truth.by(strings.TrimPrefix(by, "label="))
-	trueBytes := func(row *export.TableRow, total bool) int64 {
+	trueBytes := func(row *report.TableRow, total bool) int64 {
 		if total {
 			return o.truth.total
 		}
@@ -254,15 +255,15 @@ func (o *outcome) table(w io.Writer, prof *profile.Profile, by string) error {
 		o.count(&res.Rows[i], trueBytes(&res.Rows[i], false))
 	}
 	o.count(&res.Total, o.truth.total)
-	err = export.FormatTable(w, res, export.FormatOptions{
+	err = report.FormatTable(w, res, report.FormatOptions{
 		Width:       80,
 		HideObjects: true,
 		HideShare:   true,
-		Extra: []export.TableColumn{
-			{Head: "TRUE", Cell: func(row *export.TableRow, total bool) string {
-				return export.HumanBytes(float64(trueBytes(row, total)))
+		Extra: []report.TableColumn{
+			{Head: "TRUE", Cell: func(row *report.TableRow, total bool) string {
+				return report.HumanBytes(float64(trueBytes(row, total)))
 			}},
-			{Head: "COVERS", Cell: func(row *export.TableRow, total bool) string {
+			{Head: "COVERS", Cell: func(row *report.TableRow, total bool) string {
 				if covers(row, trueBytes(row, total)) {
 					return "yes"
 				}
@@ -277,7 +278,7 @@ func (o *outcome) table(w io.Writer, prof *profile.Profile, by string) error {
 	return err
 }
 
-func (o *outcome) count(row *export.TableRow, truth int64) {
+func (o *outcome) count(row *report.TableRow, truth int64) {
 	o.intervals++
 	if covers(row, truth) {
 		o.covered++
@@ -285,6 +286,6 @@ func (o *outcome) count(row *export.TableRow, truth int64) {
 }
 
 // covers reports whether row's interval contains truth.
-func covers(row *export.TableRow, truth int64) bool {
+func covers(row *report.TableRow, truth int64) bool {
 	return row.Lo <= float64(truth) && float64(truth) <= row.Hi
 }

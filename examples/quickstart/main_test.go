@@ -12,6 +12,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // strictConfidence is the confidence of the test's own intervals. The test
@@ -35,7 +36,7 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := stdout.String()
+	text := stdout.String()
 
 	// The file is an arenaprof profile of the whole run.
 	prof, err := readProfile(path)
@@ -50,8 +51,8 @@ func TestQuickstart(t *testing.T) {
 	for _, st := range export.SampleTypes() {
 		want = append(want, st.Type+"/"+st.Unit)
 	}
-	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || export.WindowOf(prof) != profiler.WindowEnd {
-		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, export.WindowOf(prof))
+	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || report.WindowOf(prof) != profiler.WindowEnd {
+		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, report.WindowOf(prof))
 	}
 
 	// The report has the three tables, the truth and the pprof command, in
@@ -61,8 +62,8 @@ func TestQuickstart(t *testing.T) {
 		"allocated bytes by label=endpoint", "TRUE", "COVERS", "main.record", "[]uint8", "[]uint64",
 		"quickstart.parseRecord", "/import/users", "go tool pprof -http=:0 " + path,
 	} {
-		if !strings.Contains(report, s) {
-			t.Errorf("report lacks %q:\n%s", s, report)
+		if !strings.Contains(text, s) {
+			t.Errorf("report lacks %q:\n%s", s, text)
 		}
 	}
 	checkWidth := func(what, text string) {
@@ -73,7 +74,7 @@ func TestQuickstart(t *testing.T) {
 			}
 		}
 	}
-	checkWidth("report", report)
+	checkWidth("report", text)
 	checkWidth("progress", progress.String())
 	for _, line := range strings.Split(strings.TrimSpace(progress.String()), "\n") {
 		if line != "" && !strings.Contains(line, "requests") {
@@ -96,8 +97,8 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, by := range []string{"type", "func", "label=endpoint"} {
-		g, _ := export.ParseGroupBy(by)
-		res, err := export.Table(prof, export.TableOptions{By: g, Confidence: strictConfidence})
+		g, _ := report.ParseGroupBy(by)
+		res, err := report.Table(prof, report.TableOptions{By: g, Confidence: strictConfidence})
 		if err != nil {
 			t.Fatal(err)
 		}

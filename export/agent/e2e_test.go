@@ -17,6 +17,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // e2eRecord is the type the end-to-end workload allocates.
@@ -116,7 +117,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iv, err := profiler.ComputeInterval(samples, tail, prof.Period, 1-1e-6, export.WindowOf(prof))
+	iv, err := profiler.ComputeInterval(samples, tail, prof.Period, 1-1e-6, report.WindowOf(prof))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package export_test
+package report_test
 
 import (
+	"bytes"
 	"flag"
 	"math"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 var diffRuns = flag.Int("diffruns", 0, "pairs of profiles for TestDiffNoFalseAlarms (0: 40, or 15 with -short)")
@@ -95,7 +97,7 @@ func TestDiffNoFalseAlarms(t *testing.T) {
 			}
 			base := diffProfile(t, 1024, uint64(2*r+1), 20000, 1500, 100)
 			next := diffProfile(t, meanNew, uint64(2*r+2), 20000, 1500, 100)
-			res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+			res, err := report.Diff(base, next, report.DiffOptions{Confidence: conf})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +137,7 @@ func TestDiffPower(t *testing.T) {
 	const conf = 1 - 1e-7
 	base := diffProfile(t, 1024, 101, 100000, 8000, 800)
 	next := diffProfile(t, 2048, 102, 200000, 8000, 400)
-	res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+	res, err := report.Diff(base, next, report.DiffOptions{Confidence: conf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestDiffPower(t *testing.T) {
 func TestDiffOneSided(t *testing.T) {
 	base := diffProfile(t, 1024, 201, 20000, 0, 0)
 	next := diffProfile(t, 1024, 202, 0, 0, 200)
-	res, err := export.Diff(base, next, export.DiffOptions{})
+	res, err := report.Diff(base, next, report.DiffOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +184,10 @@ func TestDiffOneSided(t *testing.T) {
 			t.Errorf("%s: delta %d, base %d, new %d", row.Key, row.Delta, row.Base.Bytes, row.New.Bytes)
 		}
 	}
-	if _, err := export.Diff(base, next, export.DiffOptions{Confidence: 1}); err == nil {
+	if _, err := report.Diff(base, next, report.DiffOptions{Confidence: 1}); err == nil {
 		t.Error("confidence 1 accepted")
 	}
-	if _, err := export.Diff(nil, next, export.DiffOptions{}); err == nil {
+	if _, err := report.Diff(nil, next, report.DiffOptions{}); err == nil {
 		t.Error("nil profile accepted")
 	}
 }
@@ -210,7 +212,7 @@ func TestDiffPowerModerate(t *testing.T) {
 	for r := range runs {
 		base := diffProfile(t, 1024, uint64(1000+2*r), 6400, 1600, 0)
 		next := diffProfile(t, 2048, uint64(1001+2*r), 12800, 800, 0)
-		res, err := export.Diff(base, next, export.DiffOptions{Confidence: conf})
+		res, err := report.Diff(base, next, report.DiffOptions{Confidence: conf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,4 +234,18 @@ func TestDiffPowerModerate(t *testing.T) {
 	if misses >= chernoffMax(2*runs, 1-conf, 1e-6) {
 		t.Errorf("true ratio outside the interval %d of %d times", misses, 2*runs)
 	}
+}
+
+// roundTrip writes p and parses it back, as a reader of the file would.
+func roundTrip(t testing.TB, p *profile.Profile) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

@@ -1,4 +1,4 @@
-package export
+package report
 
 import (
 	"errors"
@@ -73,17 +73,17 @@ type DiffResult struct {
 // runs, or two disjoint windows of one process).
 func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if base == nil || next == nil {
-		return nil, errors.New("export: Diff of a nil profile")
+		return nil, errors.New("report: Diff of a nil profile")
 	}
 	conf := opts.Confidence
 	if conf == 0 {
 		conf = 0.95
 	}
 	if !(conf > 0 && conf < 1) {
-		return nil, errors.New("export: Diff confidence must be strictly between 0 and 1")
+		return nil, errors.New("report: Diff confidence must be strictly between 0 and 1")
 	}
 	if opts.N < 0 {
-		return nil, errors.New("export: Diff N must not be negative")
+		return nil, errors.New("report: Diff N must not be negative")
 	}
 	each := math.Sqrt(conf)
 	if each >= 1 { // conf within 1 ulp of 1: sqrt rounds up

@@ -1,11 +1,13 @@
-package export
+package report_test
 
 import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 type prodBig struct{ x [48]byte }
@@ -46,22 +48,22 @@ func TestCoverageMeanChange(t *testing.T) {
 		}
 		p.Stop()
 		a.Free()
-		prof, err := Build(p)
+		prof, err := export.Build(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, err := Table(prof, TableOptions{Confidence: 0.95})
+		tab, err := report.Table(prof, report.TableOptions{Confidence: 0.95})
 		if err != nil {
 			t.Fatal(err)
 		}
 		big, small := float64(2200*48), float64(24*24)
 		for _, row := range tab.Rows {
 			switch row.Key {
-			case "export.prodBig":
+			case "report_test.prodBig":
 				if row.Lo <= big && big <= row.Hi {
 					hitBig++
 				}
-			case "export.prodSmall":
+			case "report_test.prodSmall":
 				rowsSmall++
 				if row.Lo <= small && small <= row.Hi {
 					hitSmall++

@@ -1,4 +1,4 @@
-package export_test
+package report_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // exampleRun profiles n allocations of [64]byte through a seeded arena.
@@ -39,7 +40,7 @@ func exampleRun(seed uint64, n int) *profile.Profile {
 func ExampleDiff() {
 	base := exampleRun(1, 100000) // about 1560 sample events
 	next := exampleRun(2, 200000)
-	res, err := export.Diff(base, next, export.DiffOptions{Confidence: 0.99})
+	res, err := report.Diff(base, next, report.DiffOptions{Confidence: 0.99})
 	if err != nil {
 		panic(err)
 	}

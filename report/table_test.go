@@ -1,4 +1,4 @@
-package export
+package report
 
 import (
 	"bytes"
@@ -9,8 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -44,7 +43,7 @@ var tblBuckets = []tblBucket{
 // reverse of the exporter's order, to check that Table looks them up by
 // name.
 func tblFixture(t testing.TB) *profile.Profile {
-	st := SampleTypes()
+	st := pprofmt.SampleTypes()
 	rev := make([]*profile.ValueType, len(st))
 	for i := range st {
 		rev[len(st)-1-i] = st[i]
@@ -53,7 +52,7 @@ func tblFixture(t testing.TB) *profile.Profile {
 		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:     102400,
 		SampleType: rev,
-		Comments:   []string{WindowComment(profiler.WindowEnd)},
+		Comments:   []string{pprofmt.WindowComment(profiler.WindowEnd)},
 	}
 	locs := map[string]*profile.Location{}
 	for _, b := range tblBuckets {
@@ -69,8 +68,8 @@ func tblFixture(t testing.TB) *profile.Profile {
 		}
 		s := &profile.Sample{
 			Value:    vals,
-			Label:    map[string][]string{LabelType: {b.typ}},
-			NumLabel: map[string][]int64{LabelBytes: {b.size}, LabelMean: {b.mean}},
+			Label:    map[string][]string{pprofmt.LabelType: {b.typ}},
+			NumLabel: map[string][]int64{pprofmt.LabelBytes: {b.size}, pprofmt.LabelMean: {b.mean}},
 		}
 		if b.handler != "" {
 			s.Label["handler"] = []string{b.handler}
@@ -177,9 +176,9 @@ func TestTableErrors(t *testing.T) {
 	neg := tblFixture(t)
 	neg.Sample[0].Value[1] = -5 // reversed order: index 1 is alloc_samples
 	badMean := tblFixture(t)
-	badMean.Sample[0].NumLabel[LabelMean] = []int64{0}
+	badMean.Sample[0].NumLabel[pprofmt.LabelMean] = []int64{0}
 	relabelled := tblFixture(t)
-	relabelled.Sample[0].NumLabel[LabelMean] = []int64{2 * relabelled.Sample[0].NumLabel[LabelMean][0]}
+	relabelled.Sample[0].NumLabel[pprofmt.LabelMean] = []int64{2 * relabelled.Sample[0].NumLabel[pprofmt.LabelMean][0]}
 	badTail := tblFixture(t)
 	badTail.Sample[0].Value[0] = 0 // reversed order: index 0 is alloc_tail
 	short := tblFixture(t)
@@ -286,92 +285,6 @@ func TestFormatTableExtra(t *testing.T) {
 	}
 }
 
-type tblRecord struct {
-	id   int64
-	name [40]byte
-}
-
-type tblEntry struct {
-	key   string // a pointer field: typed slab
-	value int64
-}
-
-//go:noinline
-func tblAllocRecords(a *arena.Arena, n int) {
-	for i := range n {
-		arena.New[tblRecord](a).id = int64(i)
-	}
-}
-
-//go:noinline
-func tblAllocEntries(a *arena.Arena, n int) {
-	for i := range n {
-		arena.New[tblEntry](a).value = int64(i)
-	}
-}
-
-// TestTableCoversTruth profiles a known workload in two labelled arenas and
-// checks every row of every grouping against the true bytes. Each check is
-// at confidence 1-1e-7 and there are 8 intervals, so a sound interval makes
-// the test fail with probability below 1e-6.
-func TestTableCoversTruth(t *testing.T) {
-	const nRec, nEnt = 30000, 20000 // 48 B and 24 B: 1.44 MB and 0.48 MB
-	p, err := profiler.Start(profiler.WithMeanBytes(4096))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena(arena.WithLabels(hooks.NewLabels("endpoint", "/records")))
-	b := arena.NewArena(arena.WithLabels(hooks.NewLabels("endpoint", "/entries")))
-	tblAllocRecords(a, nRec)
-	tblAllocEntries(b, nEnt)
-	a.Reset()
-	p.Stop()
-	prof, err := Build(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recBytes, entBytes := float64(nRec*48), float64(nEnt*24)
-	want := map[string]map[string]float64{
-		"type":           {"export.tblRecord": recBytes, "export.tblEntry": entBytes},
-		"func":           {pkg + "tblAllocRecords": recBytes, pkg + "tblAllocEntries": entBytes},
-		"label=endpoint": {"/records": recBytes, "/entries": entBytes},
-	}
-	for by, truth := range want {
-		g, _ := ParseGroupBy(by)
-		r, err := Table(prof, TableOptions{By: g, Confidence: 1 - 1e-7})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Window != profiler.WindowEnd || len(r.Rows) != 2 {
-			t.Fatalf("-by %s: window %v, rows %+v", by, r.Window, r.Rows)
-		}
-		for _, row := range r.Rows {
-			v, ok := truth[row.Key]
-			if !ok {
-				t.Errorf("-by %s: unexpected row %q", by, row.Key)
-				continue
-			}
-			if row.Samples == 0 || !(row.Lo <= v && v <= row.Hi) {
-				t.Errorf("-by %s %q: true %v outside [%v, %v] (%d events)", by, row.Key, v, row.Lo, row.Hi, row.Samples)
-			}
-		}
-		if tot := recBytes + entBytes; by == "type" && !(r.Total.Lo <= tot && tot <= r.Total.Hi) {
-			t.Errorf("total %v outside [%v, %v]", tot, r.Total.Lo, r.Total.Hi)
-		}
-	}
-	// In use: the entries' arena was not reset, the records' was.
-	r, err := Table(prof, TableOptions{InUse: true, Confidence: 1 - 1e-7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Rows) != 1 || r.Rows[0].Key != "export.tblEntry" || !(r.Rows[0].Lo <= entBytes && entBytes <= r.Rows[0].Hi) {
-		t.Errorf("in use: %+v", r.Rows)
-	}
-	b.Free()
-}
-
-const pkg = "github.com/arenaprof/arenaprof/export."
-
 // TestInuseRawSums checks that the event count of a bucket is recovered
 // exactly from its rounded in-use bytes.
 func TestInuseRawSums(t *testing.T) {
@@ -385,7 +298,7 @@ func TestInuseRawSums(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, c := range counts {
-				s := &profile.Sample{NumLabel: map[string][]int64{LabelBytes: {size}}}
+				s := &profile.Sample{NumLabel: map[string][]int64{pprofmt.LabelBytes: {size}}}
 				got, gotHi, lo, hi, err := inuseRawSums(s, int64(math.Round(float64(c)*w)), mean)
 				if err != nil || got != c || gotHi != c || lo != c || hi != c*size {
 					t.Errorf("size %d mean %d count %d: got %d [%d, %d], %v", size, mean, c, got, lo, hi, err)
@@ -437,8 +350,8 @@ func TestTruncateKey(t *testing.T) {
 		{"abc", 0, false, ""},
 	}
 	for _, tt := range tests {
-		if got := tableTruncate(tt.s, tt.width, tt.fromLeft); got != tt.want {
-			t.Errorf("tableTruncate(%q, %d, %v) = %q, want %q", tt.s, tt.width, tt.fromLeft, got, tt.want)
+		if got := truncate(tt.s, tt.width, tt.fromLeft); got != tt.want {
+			t.Errorf("truncate(%q, %d, %v) = %q, want %q", tt.s, tt.width, tt.fromLeft, got, tt.want)
 		}
 	}
 }
@@ -495,67 +408,4 @@ func FuzzTable(f *testing.F) {
 			t.Fatalf("non-finite number:\n%s", s)
 		}
 	})
-}
-
-// TestTableInuseOverflow: an in-use table of a profile with overflow
-// samples (mixed sizes, no size label) works, and its total interval
-// covers the true in-use bytes. One interval at confidence 1-1e-7: a sound
-// interval fails falsely with probability below 1e-7.
-func TestTableInuseOverflow(t *testing.T) {
-	p, err := profiler.Start(profiler.WithMeanBytes(512), profiler.WithMaxBuckets(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	var truth int64
-	for i := range 20000 {
-		n := 8 * (1 + i%37) // multiples of 8: the arena's rounding is exact
-		arena.MakeSlice[byte](a, n, n)
-		truth += int64(n)
-	}
-	p.Stop()
-	if p.Stats().OverflowEvents == 0 {
-		t.Fatal("no overflow events; the test needs them")
-	}
-	prof, err := Build(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Table(prof, TableOptions{InUse: true, Confidence: 1 - 1e-7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tot := float64(truth); !(r.Total.Lo <= tot && tot <= r.Total.Hi) || r.Total.SamplesMax < r.Total.Samples {
-		t.Errorf("in-use %v outside [%v, %v] (events in [%d, %d])", tot, r.Total.Lo, r.Total.Hi, r.Total.Samples, r.Total.SamplesMax)
-	}
-	a.Free()
-}
-
-// TestTableMergedProfilesAccepted: merging profiles adds rounding to the
-// weighted values; the check of values against sampling_mean allows it.
-func TestTableMergedProfilesAccepted(t *testing.T) {
-	p, err := profiler.Start(profiler.WithMeanBytes(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	var profs []*profile.Profile
-	for range 5 {
-		tblAllocRecords(a, 3000)
-		tblAllocEntries(a, 3000)
-		prof, err := Build(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		profs = append(profs, prof)
-	}
-	p.Stop()
-	a.Free()
-	m, err := profile.Merge(profs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Table(m, TableOptions{}); err != nil {
-		t.Errorf("merged profile refused: %v", err)
-	}
 }

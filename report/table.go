@@ -1,0 +1,426 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// TableOptions configure [Table].
+type TableOptions struct {
+	// By is the grouping; the zero value groups by type.
+	By GroupBy
+	// InUse selects the bytes of objects still in use instead of the bytes
+	// allocated. In-use intervals are conservative: the profile does not
+	// record the tail of in-use events, so they cover every possible tail.
+	InUse bool
+	// N keeps the N largest groups in TableResult.Rows; 0 keeps all. The
+	// total always covers every group.
+	N int
+	// Confidence of the intervals, strictly between 0 and 1; 0 means 0.95.
+	Confidence float64
+}
+
+// TableRow is one group of a [Table] (or its total).
+type TableRow struct {
+	// Key identifies the group: a type name, a full function name, a stack
+	// of full function names joined by [StackSep] leaf first, a label value,
+	// or [NoneKey]; "total" for the total row.
+	Key string
+	// Display is Key as a table shows it: function names without their
+	// import path. It equals Key for types and labels.
+	Display string
+	// Samples is the number of sample events (for in-use: events whose
+	// objects are still in use, recovered from the in-use bytes).
+	Samples int64
+	// SamplesMax equals Samples, except for in-use rows with overflow
+	// samples (mixed object sizes, no size label), whose event count is
+	// only bounded: Samples <= count <= SamplesMax.
+	SamplesMax int64
+	// Tail is the raw sum of size-offset over the events. For in-use rows
+	// the profile does not record it: Tail and TailMax bound it.
+	Tail, TailMax int64
+	// Bytes and Objects are the estimates: sums of the profile's values.
+	Bytes, Objects int64
+	// Lo and Hi bound the true bytes at the table's confidence.
+	Lo, Hi float64
+	// Share is Bytes as a fraction of the total's bytes (0 if that is 0).
+	Share float64
+}
+
+// TableResult is the outcome of [Table].
+type TableResult struct {
+	By         GroupBy
+	InUse      bool
+	Confidence float64
+	// Window is the profile's window marking (see [WindowOf]).
+	Window profiler.Window
+	// Groups is the number of groups, Rows the largest of them (at most
+	// TableOptions.N), sorted by bytes, largest first, ties by key.
+	Groups int
+	Rows   []TableRow
+	// Total covers every group; its Key is "total".
+	Total TableRow
+}
+
+// sampleIndexes returns the position of each of the profile's sample types
+// (see [SampleTypes]) in Sample.Value, looking them up by type and unit.
+func sampleIndexes(p *profile.Profile) ([pprofmt.NumSampleTypes]int, error) {
+	var idx [pprofmt.NumSampleTypes]int
+	var missing []string
+	for i, want := range pprofmt.SampleTypes() {
+		idx[i] = -1
+		for j, st := range p.SampleType {
+			if st.Type == want.Type && st.Unit == want.Unit {
+				idx[i] = j
+				break
+			}
+		}
+		if idx[i] < 0 {
+			missing = append(missing, want.Type+"/"+want.Unit)
+		}
+	}
+	if len(missing) > 0 {
+		return idx, fmt.Errorf("report: not an arenaprof profile: it lacks the sample types %s", strings.Join(missing, ", "))
+	}
+	for _, s := range p.Sample {
+		if len(s.Value) != len(p.SampleType) {
+			return idx, fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
+		}
+	}
+	return idx, nil
+}
+
+// stratum holds the raw sums of one group under one mean. For in-use
+// samples the tail is only bounded: tailLo <= u <= tailHi.
+type stratum struct {
+	samples, samplesHi, tailLo, tailHi int64
+}
+
+// group accumulates one row.
+type group struct {
+	row    TableRow
+	strata map[int64]*stratum // by sampling mean
+}
+
+// errOverflow reports sums too large for int64.
+var errOverflow = errors.New("report: sums overflow int64")
+
+func addChecked(a *int64, b int64, err *error) {
+	r := *a + b // wraps on overflow, which is detected below
+	if (b > 0 && r < *a) || (b < 0 && r > *a) {
+		*err = errOverflow
+		return
+	}
+	*a = r
+}
+
+// sampleMean returns the mean a sample's events were drawn under: its
+// sampling_mean label, else the profile's Period.
+func sampleMean(s *profile.Sample, period int64) (int64, error) {
+	m, ok := firstNumLabel(s, pprofmt.LabelMean)
+	if !ok {
+		m = period
+	}
+	if m < 1 || m > profiler.MaxMeanBytes {
+		if ok {
+			return 0, fmt.Errorf("report: a sample has sampling_mean %d, outside [1, %d]", m, int64(profiler.MaxMeanBytes))
+		}
+		return 0, fmt.Errorf("report: a sample has no sampling_mean label and the profile's period %d is outside [1, %d]", m, int64(profiler.MaxMeanBytes))
+	}
+	return m, nil
+}
+
+// checkSampleMean refuses a sample whose allocated bytes contradict the
+// mean it claims (its sampling_mean label, or the profile's period): a
+// profile whose labels were rewritten, or merged from profiles of different
+// means under one label, would otherwise give intervals for the wrong mean.
+//
+// The exporter writes alloc_space = round(n * WeightedBytes(size, mean))
+// for n events of one size; merging or subtracting profiles adds at most
+// one unit of rounding per event (and one for a subtraction), so a sample
+// is refused when alloc_space is off by more than n+1. An overflow sample
+// (mixed sizes, no size label) is refused when alloc_space is below
+// n*mean - (n+1): every event's weight is at least the mean.
+func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
+	if n <= 0 || allocBytes < 0 || tail < 0 {
+		return nil
+	}
+	tol := float64(n) + 1
+	size, ok := firstNumLabel(s, pprofmt.LabelBytes)
+	if !ok {
+		if want := float64(n) * float64(mean); float64(allocBytes) < want-tol {
+			return fmt.Errorf("report: a sample contradicts its sampling mean %d: %d events weigh at least %.0f bytes at that mean, the sample has %d allocated bytes", mean, n, want, allocBytes)
+		}
+		return nil
+	}
+	w, err := profiler.WeightedBytes(size, mean)
+	if err != nil {
+		return fmt.Errorf("report: a sample has an unusable size or mean: %v", err)
+	}
+	if want := float64(n) * w; math.Abs(float64(allocBytes)-want) > tol {
+		return fmt.Errorf("report: a sample contradicts its sampling mean %d: %d events of %d bytes weigh %.0f bytes at that mean, the sample has %d allocated bytes", mean, n, size, want, allocBytes)
+	}
+	if tail < n || float64(tail) > float64(n)*float64(size) {
+		return fmt.Errorf("report: a sample's tail %d is outside [%d, %d] for %d events of %d bytes", tail, n, n*size, n, size)
+	}
+	return nil
+}
+
+// Table groups the samples of an arenaprof profile and returns, for each
+// group, the sample events, the estimated bytes and objects and the interval
+// of the true bytes at the chosen confidence, largest group first, with a
+// total row.
+//
+// Intervals come from each group's raw sums (alloc_samples, alloc_tail),
+// split by sampling_mean (a sample without one counts under the profile's
+// Period), with [profiler.GroupInterval] at the profile's window marking
+// ([WindowOf]). For in-use rows the event count is recovered exactly from
+// the in-use bytes and the object size (the exporter sums one weight per
+// event and rounds once), and the unrecorded tail is bounded by
+// count <= tail <= count*size; the interval runs from the lower bound at the
+// smallest tail to the upper bound at the largest.
+//
+// A group without events (only the total of an empty profile) gets the
+// interval of zero events under the profile's period, whose upper bound is
+// not zero when the window's end is not on an event.
+//
+// Table returns an error for a profile without the arenaprof sample types,
+// negative values (a delta taken out of order), a sampling mean out of
+// range, a sample whose values contradict its sampling mean (see
+// checkSampleMean: labels rewritten, or profiles of different means merged
+// under one label), or sums that overflow.
+func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
+	if p == nil {
+		return nil, errors.New("report: nil profile")
+	}
+	conf := opts.Confidence
+	if conf == 0 {
+		conf = 0.95
+	}
+	if !(conf > 0 && conf < 1) {
+		return nil, fmt.Errorf("report: confidence %v is not strictly between 0 and 1", conf)
+	}
+	if opts.N < 0 {
+		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
+	}
+	switch opts.By.Kind {
+	case "", GroupByType, GroupByFunc, GroupByStack:
+	case GroupByLabel:
+		if opts.By.Label == "" {
+			return nil, errors.New("report: grouping by label needs a label key")
+		}
+	default:
+		return nil, fmt.Errorf("report: unknown grouping %q", string(opts.By.Kind))
+	}
+	by := opts.By
+	if by.Kind == "" {
+		by.Kind = GroupByType
+	}
+	idx, err := sampleIndexes(p)
+	if err != nil {
+		return nil, err
+	}
+	groups, total, err := groupSamples(p, idx, by, opts.InUse)
+	if err != nil {
+		return nil, err
+	}
+	shown := groups
+	if opts.N > 0 && len(shown) > opts.N {
+		shown = shown[:opts.N]
+	}
+	w := pprofmt.WindowOf(p)
+	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: w, Groups: len(groups)}
+	for _, g := range append(shown[:len(shown):len(shown)], total) {
+		if err := g.interval(conf, w, p.Period); err != nil {
+			return nil, err
+		}
+		g.row.Share = share(g.row.Bytes, total.row.Bytes)
+	}
+	res.Rows = make([]TableRow, len(shown))
+	for i, g := range shown {
+		res.Rows[i] = g.row
+	}
+	res.Total = total.row
+	return res, nil
+}
+
+func share(part, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(part) / float64(total)
+}
+
+// groupSamples aggregates the samples of p by g and returns the groups,
+// sorted, and the total over all of them.
+func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy, inuse bool) ([]*group, *group, error) {
+	byKey := map[string]*group{}
+	total := &group{row: TableRow{Key: "total", Display: "total"}, strata: map[int64]*stratum{}}
+	what := "alloc"
+	if inuse {
+		what = "inuse"
+	}
+	var err error
+	for _, s := range p.Sample {
+		v := func(i int) int64 { return s.Value[idx[i]] }
+		var bytes, objects, samples, samplesHi, tailLo, tailHi int64
+		if inuse {
+			bytes, objects = v(pprofmt.IndexInuseSpace), v(pprofmt.IndexInuseObjects)
+		} else {
+			bytes, objects = v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocObjects)
+			samples, tailLo = v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail)
+			samplesHi, tailHi = samples, tailLo
+		}
+		if bytes == 0 && objects == 0 && samples == 0 && tailLo == 0 {
+			continue // empty bucket, e.g. in a delta profile
+		}
+		if bytes < 0 || objects < 0 || samples < 0 || tailLo < 0 {
+			return nil, nil, fmt.Errorf("report: a sample has negative values (%s bytes %d, objects %d, sample events %d, tail %d); subtract profiles only in time order", what, bytes, objects, samples, tailLo)
+		}
+		mean, merr := sampleMean(s, p.Period)
+		if merr != nil {
+			return nil, nil, merr
+		}
+		if err := checkSampleMean(s, v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail), mean); err != nil {
+			return nil, nil, err
+		}
+		if inuse {
+			samples, samplesHi, tailLo, tailHi, err = inuseRawSums(s, bytes, mean)
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		key, display := g.key(s)
+		grp := byKey[key]
+		if grp == nil {
+			if display == "" {
+				display = key
+			}
+			grp = &group{row: TableRow{Key: key, Display: display}, strata: map[int64]*stratum{}}
+			byKey[key] = grp
+		}
+		for _, t := range []*group{grp, total} {
+			addChecked(&t.row.Bytes, bytes, &err)
+			addChecked(&t.row.Objects, objects, &err)
+			addChecked(&t.row.Samples, samples, &err)
+			addChecked(&t.row.SamplesMax, samplesHi, &err)
+			addChecked(&t.row.Tail, tailLo, &err)
+			addChecked(&t.row.TailMax, tailHi, &err)
+			st := t.strata[mean]
+			if st == nil {
+				st = &stratum{}
+				t.strata[mean] = st
+			}
+			addChecked(&st.samples, samples, &err)
+			addChecked(&st.samplesHi, samplesHi, &err)
+			addChecked(&st.tailLo, tailLo, &err)
+			addChecked(&st.tailHi, tailHi, &err)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	groups := make([]*group, 0, len(byKey))
+	for _, grp := range byKey {
+		groups = append(groups, grp)
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		if groups[i].row.Bytes != groups[j].row.Bytes {
+			return groups[i].row.Bytes > groups[j].row.Bytes
+		}
+		return groups[i].row.Key < groups[j].row.Key
+	})
+	return groups, total, nil
+}
+
+// inuseRawSums recovers the raw sums of the in-use objects of one sample:
+// bounds on its event count and on its tail.
+//
+// With the object size (the bytes label): the exporter sums the same weight
+// WeightedBytes(size, mean) for every in-use event of the sample and rounds
+// once, so the event count is round(inuse_space / weight) exactly. The tail
+// of the in-use events was not recorded; each event contributes size-offset
+// in [1, size], so count <= u <= count*size.
+//
+// Without it (an overflow sample, which aggregates objects of mixed sizes):
+// every event's weight w = size/(1-(1-1/mean)^size) is at least mean and at
+// least size, and the in-use bytes B are the rounded sum of the weights, so
+// 1 <= count <= (B+1/2)/mean and count <= u <= B. Interval bounds grow with
+// both the count and the tail, so the lower bound taken at the smallest
+// (count, tail) and the upper at the largest still cover.
+func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, tailLo, tailHi int64, err error) {
+	size, ok := firstNumLabel(s, pprofmt.LabelBytes)
+	if !ok {
+		if inuseBytes <= 0 {
+			return 0, 0, 0, 0, nil
+		}
+		countHi = max(1, int64((float64(inuseBytes)+0.5)/float64(mean)))
+		return 1, countHi, 1, inuseBytes, nil
+	}
+	w, werr := profiler.WeightedBytes(size, mean)
+	if werr != nil {
+		return 0, 0, 0, 0, fmt.Errorf("report: a sample has an unusable size or mean: %v", werr)
+	}
+	c := math.Round(float64(inuseBytes) / w)
+	if inuseBytes > 0 && c < 1 {
+		return 0, 0, 0, 0, fmt.Errorf("report: a sample has %d in-use bytes, less than the weight %.0f of one event of %d bytes at mean %d", inuseBytes, w, size, mean)
+	}
+	if c >= math.MaxInt64 {
+		return 0, 0, 0, 0, errOverflow
+	}
+	count = int64(c)
+	hi, lo := bits.Mul64(uint64(count), uint64(size))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, 0, 0, 0, errOverflow
+	}
+	return count, count, count, int64(lo), nil
+}
+
+// interval fills row.Lo and row.Hi from the strata. For alloc the tail is
+// exact; for inuse Lo uses the smallest possible tail and Hi the largest.
+func (g *group) interval(conf float64, w profiler.Window, period int64) error {
+	if len(g.strata) == 0 {
+		if period < 1 || period > profiler.MaxMeanBytes {
+			g.row.Lo, g.row.Hi = 0, 0
+			return nil
+		}
+		g.strata[period] = &stratum{}
+	}
+	means := make([]int64, 0, len(g.strata))
+	for m := range g.strata {
+		means = append(means, m)
+	}
+	sort.Slice(means, func(i, j int) bool { return means[i] < means[j] })
+	lo := make([]profiler.Stratum, len(means))
+	hi := make([]profiler.Stratum, len(means))
+	for i, m := range means {
+		st := g.strata[m]
+		lo[i] = profiler.Stratum{Samples: st.samples, Tail: st.tailLo, MeanBytes: m}
+		hi[i] = profiler.Stratum{Samples: st.samplesHi, Tail: st.tailHi, MeanBytes: m}
+	}
+	in, err := profiler.GroupInterval(lo, conf, w)
+	if err != nil {
+		return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
+	}
+	g.row.Lo, g.row.Hi = in.Lo, in.Hi
+	if g.row.TailMax != g.row.Tail || g.row.SamplesMax != g.row.Samples {
+		in, err = profiler.GroupInterval(hi, conf, w)
+		if err != nil {
+			return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
+		}
+		g.row.Hi = in.Hi
+	}
+	if math.IsNaN(g.row.Lo) || math.IsNaN(g.row.Hi) || math.IsInf(g.row.Lo, 0) || math.IsInf(g.row.Hi, 0) {
+		return fmt.Errorf("report: interval of group %q is not finite", g.row.Key)
+	}
+	return nil
+}
