@@ -72,7 +72,7 @@ func sampling(b *testing.B, fn func(b *testing.B)) {
 				}
 				defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
 				n := 0
-				defer hooks.Register(func(*hooks.Event) { n++ })()
+				defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
 			}
 			fn(b)
 		})
@@ -266,7 +266,7 @@ func BenchmarkPerSample(b *testing.B) {
 		}
 		defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
 		n := 0
-		defer hooks.Register(func(*hooks.Event) { n++ })()
+		defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
 		atDepth(20, func() { arenaLoop(b) })
 	})
 	b.Run("impl=runtime/sampling=off", func(b *testing.B) {

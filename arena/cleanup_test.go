@@ -19,7 +19,7 @@ func TestDroppedArenaReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &releases{}
-	defer hooks.RegisterConsumer(c)()
+	defer hooks.Register(c)()
 	count := func(id uint64) int {
 		c.mu.Lock()
 		defer c.mu.Unlock()

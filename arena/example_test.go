@@ -38,10 +38,10 @@ func ExamplePool() {
 	// Sample every object (mean 1) while this consumer is registered.
 	_ = hooks.SetMeanBytes(1)
 	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
-	defer hooks.Register(func(e *hooks.Event) {
+	defer hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 		route, _ := e.Labels.Get("route")
 		fmt.Printf("sampled %s of %d bytes for %s\n", e.TypeName, e.Size, route)
-	})()
+	}))()
 
 	var pool arena.Pool
 	pprof.Do(context.Background(), pprof.Labels("route", "/users"), func(ctx context.Context) {

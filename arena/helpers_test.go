@@ -31,7 +31,7 @@ func record(t testing.TB, mean int64, withFrames bool) *recorder {
 		t.Fatal(err)
 	}
 	r := &recorder{frames: withFrames}
-	unregister := hooks.Register(r.add)
+	unregister := hooks.Register(hooks.ConsumerFunc(r.add))
 	t.Cleanup(func() {
 		unregister()
 		if err := hooks.SetMeanBytes(old); err != nil {

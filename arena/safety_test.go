@@ -334,7 +334,7 @@ func TestSamplingFollowsHooks(t *testing.T) {
 	if err := hooks.SetMeanBytes(1); err != nil {
 		t.Fatal(err)
 	}
-	unregister := hooks.Register(func(e *hooks.Event) { events.Add(1) })
+	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) { events.Add(1) }))
 	// Within one chunk (32 objects of 32 bytes) the arena picks it up;
 	// from then on every object is sampled.
 	alloc(32)
@@ -373,7 +373,7 @@ func TestReleaseOnlyAfterEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &releases{}
-	defer hooks.RegisterConsumer(c)()
+	defer hooks.Register(c)()
 	a := NewArena()
 	a.Reset()
 	New[obj8](a)

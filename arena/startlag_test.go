@@ -23,11 +23,11 @@ func TestNoStartLag(t *testing.T) {
 	New[obj8](a) // the first slow path, with nobody listening
 	var n atomic.Int64
 	id := a.ID()
-	defer hooks.Register(func(e *hooks.Event) {
+	defer hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 		if e.Arena == id {
 			n.Add(1)
 		}
-	})()
+	}))()
 	for range 512 {
 		New[[64]byte](a)
 	}

@@ -52,7 +52,7 @@ func run(b *testing.B, fns allocs) {
 			b.Fatal(err)
 		}
 		n := 0
-		defer hooks.Register(func(*hooks.Event) { n++ })()
+		defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
 		a := arena.NewArena()
 		b.ReportAllocs()
 		for i := range b.N {

@@ -92,12 +92,13 @@ func TestAccuracyArena(t *testing.T) {
 	if testing.Short() {
 		n = 5000
 	}
-	p := startProfiler(t, profiler.WithMeanBytes(mean))
+	setMeanBytes(t, mean)
+	p := startProfiler(t)
 	lines := accuracyLines(t)
 	a := arena.NewArena(arena.WithSeed(12345, 678))
 	accuracyWorkload(a, n)
 
-	prof := roundTrip(t, must(export.Build(p)))
+	prof := roundTrip(t, must(export.Build(p.Snapshot())))
 	w := report.WindowOf(prof)
 	counts := map[string]int{"[16]uint8": 8 * n, "[128]uint8": 2 * n, "[1000]uint8": n / 2, "[4096]uint8": n / 4,
 		reflect.TypeFor[accPtr]().String(): 2 * n, "[]int32": n}
@@ -181,7 +182,7 @@ func TestAccuracyArena(t *testing.T) {
 
 	// Resetting the arena empties the in-use view.
 	a.Reset()
-	if v := sumValues(roundTrip(t, must(export.Build(p)))); v[export.IndexInuseSpace] != 0 || v[export.IndexInuseObjects] != 0 {
+	if v := sumValues(roundTrip(t, must(export.Build(p.Snapshot())))); v[export.IndexInuseSpace] != 0 || v[export.IndexInuseObjects] != 0 {
 		t.Errorf("in-use after Reset: %v", v)
 	}
 }
@@ -202,7 +203,8 @@ func concurrentWorkload(a *arena.Arena, n int) (sum int64) {
 // batch stays live, so in-use equals what was allocated after the last
 // resets.
 func TestConcurrentArenas(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	workers, rounds := 12, 30
 	if testing.Short() {
 		rounds = 8
@@ -218,7 +220,7 @@ func TestConcurrentArenas(t *testing.T) {
 				built <- n
 				return
 			default:
-				if err := export.Write(io.Discard, p); err != nil {
+				if err := export.Write(io.Discard, p.Snapshot()); err != nil {
 					t.Error(err)
 				}
 				n++
@@ -244,7 +246,7 @@ func TestConcurrentArenas(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	t.Logf("%d profiles written during the run", <-built)
-	v := sumValues(roundTrip(t, must(export.Build(p))))
+	v := sumValues(roundTrip(t, must(export.Build(p.Snapshot()))))
 	runtime.KeepAlive(arenas)
 	wantN := int64(workers * (rounds*20 + 5) * 2)
 	if v[export.IndexAllocSamples] != wantN || v[export.IndexInuseObjects] != int64(workers*5*2) {

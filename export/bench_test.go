@@ -65,7 +65,7 @@ func BenchmarkBuild10k(b *testing.B) {
 	s := benchSnapshot()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := export.BuildSnapshot(s); err != nil {
+		if _, err := export.Build(s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkWrite10k(b *testing.B) {
 	s := benchSnapshot()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := export.WriteSnapshot(io.Discard, s); err != nil {
+		if err := export.Write(io.Discard, s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func BenchmarkArenaProfilerOverhead(b *testing.B) {
 			}
 			switch mode {
 			case "noop":
-				defer hooks.Register(func(*hooks.Event) {})()
+				defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {}))()
 			case "on":
 				p, err := profiler.Start()
 				if err != nil {

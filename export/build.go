@@ -46,31 +46,14 @@ func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	return m, nil
 }
 
-// Build returns the profile of everything p has seen since it started.
-func Build(p *profiler.Profiler) (*profile.Profile, error) {
-	if p == nil {
-		return nil, errors.New("export: nil profiler")
-	}
-	return BuildSnapshot(p.Snapshot())
-}
-
-// BuildDelta returns the profile of the window between two cumulative
-// snapshots of one profiler (see [profiler.Delta]): alloc values and raw
-// sums over the window, in-use values at its end. prev == nil gives the
-// profile since the profiler started.
-func BuildDelta(prev, cur *profiler.Snapshot) (*profile.Profile, error) {
-	d, err := profiler.Delta(prev, cur)
-	if err != nil {
-		return nil, err
-	}
-	return BuildSnapshot(d)
-}
-
-// BuildSnapshot returns the profile of a snapshot, cumulative or delta.
+// Build returns the pprof profile of a snapshot: p.Snapshot() for
+// everything a [profiler.Profiler] has seen since it started, or the
+// [profiler.Delta] of two snapshots for a window (alloc values and raw sums
+// over the window, in-use values at its end).
 // The result passes CheckValid. Samples with equal labels share their label
 // maps (as they share locations): copy a map before changing the labels of
 // one sample only.
-func BuildSnapshot(s *profiler.Snapshot) (*profile.Profile, error) {
+func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	if s == nil {
 		return nil, errors.New("export: nil snapshot")
 	}

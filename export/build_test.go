@@ -13,6 +13,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -60,7 +61,8 @@ func frames(s *profile.Sample) []string {
 // With mean 1 every object is sampled at offset 0 and weighs its size, so
 // every value of the profile is exact.
 func TestBuildFormat(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 1, hooks.NewLabels("handler", "/api", "type", "clash"))
 	allocSmall(a, 100)
 	allocBig(a, 3)
@@ -68,7 +70,7 @@ func TestBuildFormat(t *testing.T) {
 	allocSmall(b, 10)
 	b.Reset()
 
-	built, err := export.Build(p)
+	built, err := export.Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +136,11 @@ func TestBuildFormat(t *testing.T) {
 }
 
 func TestBuildInlinedFrames(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 3, hooks.Labels{})
 	callsInlined(a, 5)
-	q := roundTrip(t, must(export.Build(p)))
+	q := roundTrip(t, must(export.Build(p.Snapshot())))
 	if len(q.Sample) != 1 {
 		t.Fatalf("%d samples", len(q.Sample))
 	}
@@ -165,11 +168,12 @@ func must[T any](v T, err error) T {
 }
 
 func TestBucketBoundInProfile(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1), profiler.WithMaxBuckets(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t, profiler.WithMaxBuckets(1))
 	a := newTestArena(t, 4, hooks.Labels{})
 	allocSmall(a, 10)
 	allocBig(a, 2)
-	q := roundTrip(t, must(export.Build(p)))
+	q := roundTrip(t, must(export.Build(p.Snapshot())))
 	var over *profile.Sample
 	var total int64
 	for _, s := range q.Sample {
@@ -193,41 +197,24 @@ func TestBucketBoundInProfile(t *testing.T) {
 	}
 }
 
-func TestWriteFile(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+func TestWrite(t *testing.T) {
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 5, hooks.Labels{})
 	allocSmall(a, 7)
-	path := filepath.Join(t.TempDir(), "arenas.pb.gz")
-	if err := export.WriteFile(path, p); err != nil {
+	var buf bytes.Buffer
+	if err := export.Write(&buf, p.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	q, err := profile.Parse(f)
+	q, err := profile.Parse(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(q.Sample) != 1 || q.Sample[0].Value[export.IndexAllocSamples] != 7 {
 		t.Errorf("samples %v", q.Sample)
 	}
-	ents, _ := os.ReadDir(filepath.Dir(path))
-	if len(ents) != 1 {
-		t.Errorf("left temporary files: %v", ents)
-	}
-	for _, bad := range []string{"", filepath.Join(t.TempDir(), "missing", "x.pb.gz")} {
-		if err := export.WriteFile(bad, p); err == nil {
-			t.Errorf("WriteFile(%q): no error", bad)
-		}
-	}
-	if err := export.WriteFile(path, nil); err == nil {
-		t.Error("nil profiler: no error")
-	}
-	var buf bytes.Buffer
-	if err := export.Write(&buf, p); err != nil || buf.Len() == 0 {
-		t.Errorf("Write: %v, %d bytes", err, buf.Len())
+	if err := export.Write(&buf, nil); err == nil {
+		t.Error("nil snapshot: no error")
 	}
 }
 
@@ -256,7 +243,7 @@ func TestWindowMarking(t *testing.T) {
 		}
 	}
 	for _, w := range []profiler.Window{profiler.WindowAligned, profiler.WindowStart, profiler.WindowEnd, profiler.WindowBoth} {
-		if got := report.WindowOf(&profile.Profile{Comments: []string{export.WindowComment(w)}}); got != w {
+		if got := report.WindowOf(&profile.Profile{Comments: []string{pprofmt.WindowComment(w)}}); got != w {
 			t.Errorf("round trip of %v: %v", w, got)
 		}
 	}
@@ -268,14 +255,13 @@ func TestGoToolPprof(t *testing.T) {
 	if err != nil {
 		t.Skip("go is not on PATH")
 	}
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 6, hooks.Labels{})
 	allocSmall(a, 1000)
 	allocBig(a, 10)
 	path := filepath.Join(t.TempDir(), "arenas.pb.gz")
-	if err := export.WriteFile(path, p); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, p)
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, append(args, path)...)...)
@@ -302,5 +288,20 @@ func TestGoToolPprof(t *testing.T) {
 	focus := run("-top", "-sample_index=alloc_space", "-tagfocus=type=main.big")
 	if !strings.Contains(focus, "allocBig") || strings.Contains(focus, "allocSmall") {
 		t.Errorf("-tagfocus=type=main.big output:\n%s", focus)
+	}
+}
+
+// writeFile writes the profile of p to the file path.
+func writeFile(t *testing.T, path string, p *profiler.Profiler) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Write(f, p.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

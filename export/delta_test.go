@@ -28,7 +28,8 @@ func sumValues(p *profile.Profile) []int64 {
 // them up.
 func TestDeltaSecondHalf(t *testing.T) {
 	const mean, n = 512, 20000 // 320000 bytes per half, about 625 events
-	p := startProfiler(t, profiler.WithMeanBytes(mean))
+	setMeanBytes(t, mean)
+	p := startProfiler(t)
 	a := newTestArena(t, 7, hooks.Labels{})
 	var s1, s2 *profiler.Snapshot
 	for half := range 2 {
@@ -39,9 +40,9 @@ func TestDeltaSecondHalf(t *testing.T) {
 	}
 	s2 = p.Snapshot()
 
-	delta := roundTrip(t, must(export.BuildDelta(s1, s2)))
-	full := roundTrip(t, must(export.BuildSnapshot(s2)))
-	first := roundTrip(t, must(export.BuildDelta(nil, s1)))
+	delta := roundTrip(t, must(export.Build(must(profiler.Delta(s1, s2)))))
+	full := roundTrip(t, must(export.Build(s2)))
+	first := roundTrip(t, must(export.Build(must(profiler.Delta(nil, s1)))))
 	if w := report.WindowOf(delta); w != profiler.WindowBoth {
 		t.Errorf("delta window %v", w)
 	}
@@ -86,24 +87,27 @@ func TestDeltaSecondHalf(t *testing.T) {
 	if _, err := export.Merge(); err == nil {
 		t.Error("Merge(): no error")
 	}
-	if _, err := export.BuildDelta(s2, s1); err == nil {
+	if _, err := profiler.Delta(s2, s1); err == nil {
 		t.Error("reversed delta: no error")
 	}
 }
 
 func TestDeltas(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 8, hooks.Labels{})
-	d := export.NewDeltas(p)
+	var prev *profiler.Snapshot // nil: the first window starts when p started
 	var got [][]int64
 	var windows []profiler.Window
 	for _, n := range []int{5, 3, 0} {
 		allocSmall(a, n)
-		prof, err := d.Next()
+		cur := p.Snapshot()
+		d, err := profiler.Delta(prev, cur)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prof = roundTrip(t, prof)
+		prev = cur
+		prof := roundTrip(t, must(export.Build(d)))
 		got = append(got, sumValues(prof))
 		windows = append(windows, report.WindowOf(prof))
 	}
@@ -122,8 +126,5 @@ func TestDeltas(t *testing.T) {
 	}
 	if windows[0] != profiler.WindowEnd || windows[1] != profiler.WindowBoth || windows[2] != profiler.WindowBoth {
 		t.Errorf("windows %v", windows)
-	}
-	if _, err := export.NewDeltas(nil).Next(); err == nil {
-		t.Error("nil profiler: no error")
 	}
 }

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	p, err := profiler.Start(profiler.WithMeanBytes(64 << 10))
+//	p, err := profiler.Start() // sampling at the mean hooks.SetMeanBytes set
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -15,17 +15,15 @@
 //	// Serve profiles: go tool pprof http://host/debug/arenaprof
 //	mux.Handle("/debug/arenaprof", export.Handler(p))
 //
-//	// Or write one to a file: go tool pprof arenas.pb.gz
-//	if err := export.WriteFile("arenas.pb.gz", p); err != nil {
-//		log.Print(err)
-//	}
+//	// Or write one: go tool pprof arenas.pb.gz
+//	err = export.Write(f, p.Snapshot())
 //
-//	// Or, in an agent, the profile of each interval since the last call:
-//	deltas := export.NewDeltas(p)
-//	for range time.Tick(15 * time.Second) {
-//		prof, err := deltas.Next()
-//		...
-//	}
+//	// Or build the profile of a window between two snapshots:
+//	d, err := profiler.Delta(prev, p.Snapshot())
+//	prof, err := export.Build(d)
+//
+// For a whole service, the one-call setup of package
+// github.com/arenaprof/arenaprof serves the handler and runs the agent.
 //
 // # Profile format
 //

@@ -3,10 +3,12 @@ package export_test
 import (
 	"log"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -32,8 +34,14 @@ func ExampleHandler() {
 }
 
 // Write the profile of a run to a file, for go tool pprof arenas.pb.gz.
-func ExampleWriteFile() {
-	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+func ExampleWrite() {
+	// The sampling mean is process-wide, like runtime.MemProfileRate: one
+	// sampled byte every 4096 on average, for every arena and consumer.
+	defer hooks.SetMeanBytes(hooks.MeanBytes())
+	if err := hooks.SetMeanBytes(4096); err != nil {
+		log.Fatal(err)
+	}
+	p, err := profiler.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,24 +52,35 @@ func ExampleWriteFile() {
 	}
 	a.Reset()
 	p.Stop()
-	if err := export.WriteFile("arenas.pb.gz", p); err != nil {
+	f, err := os.Create("arenas.pb.gz")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	if err := export.Write(f, p.Snapshot()); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// An agent uploads the profile of each interval since its previous upload.
-func ExampleDeltas() {
+// The profile of each interval since the previous one, as an agent
+// uploads it (package agent does this for you).
+func ExampleBuild_delta() {
 	p, err := profiler.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer p.Stop()
-	deltas := export.NewDeltas(p)
+	prev := p.Snapshot()
 	for range time.Tick(15 * time.Second) {
-		prof, err := deltas.Next()
+		cur := p.Snapshot()
+		d, err := profiler.Delta(prev, cur)
 		if err != nil {
-			log.Print(err)
-			continue
+			log.Fatal(err)
+		}
+		prev = cur
+		prof, err := export.Build(d)
+		if err != nil {
+			log.Fatal(err)
 		}
 		_ = prof // upload it, or prof.Write(w)
 	}

@@ -74,7 +74,7 @@ func WithFilename(name string) HandlerOption {
 //     below the server's WriteTimeout. If the client goes away, the handler
 //     stops waiting.
 //   - debug=1: plain-text tables of the top allocation sites by leaf
-//     function and by type (see [WriteTable]) with estimated bytes and
+//     function and by type (the same rows as arenaprof top) with estimated bytes and
 //     objects and 95% confidence intervals, for the whole run or for the
 //     seconds=N window.
 //
@@ -172,7 +172,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if debug {
 		var buf bytes.Buffer
-		if err := WriteTable(&buf, snap, h.cfg.rows); err != nil {
+		if err := writeTable(&buf, snap, h.cfg.rows); err != nil {
 			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 			return
 		}
@@ -181,7 +181,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(buf.Bytes())
 		return
 	}
-	prof, err := BuildSnapshot(snap)
+	prof, err := Build(snap)
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
@@ -194,13 +194,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeProfile(w, prof)
 }
 
-// WriteTable writes a human-readable summary of s: a heading with the
+// writeTable writes a human-readable summary of s: a heading with the
 // window, then the top rows allocation sites by leaf function and the top
 // rows types (rows <= 0 means all), each with estimated bytes, the 95%
 // interval computed from the raw sums at the snapshot's window, estimated
-// objects and share, as [Table] and [FormatTable] compute them.
-func WriteTable(out io.Writer, s *profiler.Snapshot, rows int) error {
-	prof, err := BuildSnapshot(s)
+// objects and share, as report.Table and report.FormatTable compute them.
+func writeTable(out io.Writer, s *profiler.Snapshot, rows int) error {
+	prof, err := Build(s)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 )
 
 func TestHandlerFullProfile(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 9, hooks.Labels{})
 	allocSmall(a, 10)
 	rec := httptest.NewRecorder()
@@ -115,7 +116,8 @@ func TestHandlerSeconds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits one second")
 	}
-	p := startProfiler(t, profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
 	a := newTestArena(t, 10, hooks.Labels{})
 	allocSmall(a, 10) // before the window
 	srv := httptest.NewServer(export.Handler(p))
@@ -154,7 +156,8 @@ func TestHandlerSeconds(t *testing.T) {
 }
 
 func TestHandlerDebug(t *testing.T) {
-	p := startProfiler(t, profiler.WithMeanBytes(64))
+	setMeanBytes(t, 64)
+	p := startProfiler(t)
 	a := newTestArena(t, 11, hooks.Labels{})
 	allocSmall(a, 20000)
 	allocBig(a, 200) // 800 KiB, above main.small's 312 KiB

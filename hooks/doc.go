@@ -5,7 +5,7 @@
 // service) decides with the per-byte sampling model which of its objects are
 // sampled and reports each one as an [Event] through [Emit]. Consumers (the
 // profiler's collector, or anything else) receive those events through
-// [Register] or [RegisterConsumer].
+// [Register].
 //
 // Registering the first consumer turns sampling on everywhere; unregistering
 // the last turns it off. Allocators read the switch and the mean in their
@@ -14,9 +14,9 @@
 //
 // Usage, as a consumer:
 //
-//	unregister := hooks.Register(func(e *hooks.Event) {
+//	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 //		log.Printf("sampled %s of %d bytes at offset %d", e.TypeName, e.Size, e.Offset)
-//	})
+//	}))
 //	defer unregister()
 //
 // Usage, as an allocator, in its slow path:

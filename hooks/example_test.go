@@ -83,9 +83,9 @@ func Example() {
 	_ = hooks.SetMeanBytes(4096)
 	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
 	sampled := 0
-	unregister := hooks.Register(func(e *hooks.Event) {
+	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 		sampled++
-	})
+	}))
 	defer unregister()
 
 	pool := newBufPool(1024)

@@ -163,26 +163,26 @@ func MeanBytes() int64 {
 	return configured
 }
 
-// Register adds a consumer of sampled allocations and returns the function
-// that removes it. Registering the first consumer turns sampling on.
+// ConsumerFunc is a [Consumer] that only wants the sampled allocations:
+// it calls the function for each one and ignores releases.
+type ConsumerFunc func(*Event)
+
+// Sampled calls f(e).
+func (f ConsumerFunc) Sampled(e *Event) { f(e) }
+
+// Released does nothing.
+func (f ConsumerFunc) Released(uint64) {}
+
+// Register adds a consumer of sampled allocations (use [ConsumerFunc] for a
+// plain function) and returns the function that removes it. Registering the
+// first consumer turns sampling on, at the mean [SetMeanBytes] configured.
 // Calling unregister more than once is harmless.
-func Register(fn func(*Event)) (unregister func()) {
-	if fn == nil {
-		panic("arenaprof: hooks.Register with a nil function")
-	}
-	return RegisterConsumer(funcConsumer(fn))
-}
-
-type funcConsumer func(*Event)
-
-func (f funcConsumer) Sampled(e *Event)  { f(e) }
-func (f funcConsumer) Released(_ uint64) {}
-
-// RegisterConsumer is [Register] for a consumer that also wants to know when
-// arenas are reset or freed (to keep an in-use view).
-func RegisterConsumer(c Consumer) (unregister func()) {
+func Register(c Consumer) (unregister func()) {
 	if c == nil {
-		panic("arenaprof: hooks.RegisterConsumer with a nil consumer")
+		panic("arenaprof: hooks.Register with a nil consumer")
+	}
+	if f, ok := c.(ConsumerFunc); ok && f == nil {
+		panic("arenaprof: hooks.Register with a nil ConsumerFunc")
 	}
 	rec := &consumer{c: c, name: fmt.Sprintf("%T", c)}
 	mu.Lock()

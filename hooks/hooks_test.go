@@ -28,12 +28,12 @@ func TestRegisterTurnsSamplingOnAndOff(t *testing.T) {
 		t.Fatal("sampling on with no consumer")
 	}
 	s0 := Current()
-	u1 := Register(func(*Event) {})
+	u1 := Register(ConsumerFunc(func(*Event) {}))
 	s1 := Current()
 	if s1 == s0 || !s1.Enabled() || s1.MeanBytes != 4096 {
 		t.Fatalf("after Register: %+v (same pointer %v)", *s1, s1 == s0)
 	}
-	u2 := Register(func(*Event) {})
+	u2 := Register(ConsumerFunc(func(*Event) {}))
 	if !Current().Enabled() {
 		t.Fatal("second consumer turned sampling off")
 	}
@@ -50,7 +50,7 @@ func TestRegisterTurnsSamplingOnAndOff(t *testing.T) {
 
 func TestSetMeanBytes(t *testing.T) {
 	restoreMean(t)
-	defer Register(func(*Event) {})()
+	defer Register(ConsumerFunc(func(*Event) {}))()
 	cases := []struct {
 		set, want int64
 		err       bool
@@ -80,7 +80,7 @@ func TestSetMeanBytes(t *testing.T) {
 
 func TestEmitDeliversAndValidates(t *testing.T) {
 	var got []Event
-	defer Register(func(e *Event) { got = append(got, *e) })()
+	defer Register(ConsumerFunc(func(e *Event) { got = append(got, *e) }))()
 	before := ReadStats()
 	good := Event{TypeName: "x", Size: 8, Offset: 7, MeanBytes: 1}
 	bad := []Event{
@@ -116,9 +116,9 @@ func TestPanickingConsumerIsDisabledAndCounted(t *testing.T) {
 	OnConsumerPanic(func(err error) { reported = append(reported, err) })
 	defer OnConsumerPanic(nil)
 	p := &panicky{}
-	defer RegisterConsumer(p)()
+	defer Register(p)()
 	var good int
-	defer Register(func(*Event) { good++ })()
+	defer Register(ConsumerFunc(func(*Event) { good++ }))()
 	before := ReadStats()
 	e := Event{Size: 8, MeanBytes: 1}
 	Emit(&e) // must not panic here
@@ -142,7 +142,7 @@ func TestPanickingConsumerIsDisabledAndCounted(t *testing.T) {
 func TestRegisterNilPanics(t *testing.T) {
 	for name, fn := range map[string]func(){
 		"Register":         func() { Register(nil) },
-		"RegisterConsumer": func() { RegisterConsumer(nil) },
+		"ConsumerFunc nil": func() { Register(ConsumerFunc(nil)) },
 		"NewLabels odd":    func() { NewLabels("k") },
 	} {
 		func() {
@@ -161,7 +161,7 @@ func TestConcurrentEmitAndRegister(t *testing.T) {
 	restoreMean(t)
 	var mu sync.Mutex
 	n := 0
-	defer Register(func(*Event) { mu.Lock(); n++; mu.Unlock() })()
+	defer Register(ConsumerFunc(func(*Event) { mu.Lock(); n++; mu.Unlock() }))()
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -171,7 +171,7 @@ func TestConcurrentEmitAndRegister(t *testing.T) {
 			for i := range 2000 {
 				Emit(&e)
 				if i%500 == 0 && g == 0 {
-					u := Register(func(*Event) {})
+					u := Register(ConsumerFunc(func(*Event) {}))
 					_ = SetMeanBytes(int64(1000 + i))
 					u()
 				}

@@ -26,23 +26,7 @@ const collectorShards = 64
 type Option func(*collectorConfig) error
 
 type collectorConfig struct {
-	mean       int64 // 0: leave the mean as configured in hooks
 	maxBuckets int
-}
-
-// WithMeanBytes sets the sampling mean (the average distance in bytes
-// between sampled bytes) with [hooks.SetMeanBytes] when the profiler starts.
-// The mean is process-wide: it applies to every consumer. n must be in
-// [1, MaxMeanBytes]. Without this option the mean configured in hooks
-// (by default [DefaultMeanBytes]) stays in force.
-func WithMeanBytes(n int64) Option {
-	return func(c *collectorConfig) error {
-		if err := checkMean(n); err != nil {
-			return err
-		}
-		c.mean = n
-		return nil
-	}
 }
 
 // WithMaxBuckets bounds the number of buckets the profiler keeps (default
@@ -150,7 +134,7 @@ type collectorLiveEntry struct {
 }
 
 // Start creates a profiler and registers it as a consumer of sampled
-// allocations with [hooks.RegisterConsumer], which turns sampling on.
+// allocations with [hooks.Register], which turns sampling on.
 // Call [Profiler.Stop] to unregister it.
 func Start(opts ...Option) (*Profiler, error) {
 	cfg := collectorConfig{maxBuckets: DefaultMaxBuckets}
@@ -159,11 +143,6 @@ func Start(opts ...Option) (*Profiler, error) {
 			continue
 		}
 		if err := o(&cfg); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.mean != 0 {
-		if err := hooks.SetMeanBytes(cfg.mean); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +155,7 @@ func Start(opts ...Option) (*Profiler, error) {
 		p.shards[i].buckets = make(map[uint64]*collectorBucket)
 		p.shards[i].live = make(map[uint64]*collectorLive)
 	}
-	p.unregister = hooks.RegisterConsumer(collectorConsumer{p})
+	p.unregister = hooks.Register(collectorConsumer{p})
 	return p, nil
 }
 

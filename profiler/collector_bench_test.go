@@ -15,7 +15,8 @@ func collectorBenchSite(a *simalloc.Arena) { a.Alloc(64, "main.t") }
 // capture, hooks.Emit and aggregation into an existing bucket. At mean 1
 // every allocation is sampled, so ns/op is ns/event.
 func BenchmarkCollectorEvent(b *testing.B) {
-	p := startCollector(b, WithMeanBytes(1))
+	setMeanBytes(b, 1)
+	p := startCollector(b)
 	a := newCollectorTestArena(b, 1, hooks.NewLabels("k", "v"))
 	collectorBenchSite(a)
 	b.ReportAllocs()
@@ -31,7 +32,8 @@ func BenchmarkCollectorEvent(b *testing.B) {
 // BenchmarkCollectorEventParallel is BenchmarkCollectorEvent from
 // GOMAXPROCS goroutines, one arena each: it shows contention, if any.
 func BenchmarkCollectorEventParallel(b *testing.B) {
-	startCollector(b, WithMeanBytes(1))
+	setMeanBytes(b, 1)
+	startCollector(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		a := newCollectorTestArena(b, 2, hooks.Labels{})

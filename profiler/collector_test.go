@@ -63,7 +63,8 @@ func collectorSiteB(a *simalloc.Arena, n int) {
 // With mean 1 every object is sampled at offset 0 and weighs its size, so
 // every value is exact.
 func TestCollectorAggregatesAndInuse(t *testing.T) {
-	p := startCollector(t, WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startCollector(t)
 	a := newCollectorTestArena(t, 1, hooks.NewLabels("handler", "x"))
 	collectorSiteA(a, 100)
 	collectorSiteB(a, 10)
@@ -117,9 +118,6 @@ func TestCollectorOptions(t *testing.T) {
 		name string
 		opt  Option
 	}{
-		{"mean 0", WithMeanBytes(0)},
-		{"mean -1", WithMeanBytes(-1)},
-		{"mean too large", WithMeanBytes(MaxMeanBytes + 1)},
 		{"buckets 0", WithMaxBuckets(0)},
 		{"buckets -5", WithMaxBuckets(-5)},
 	} {
@@ -138,7 +136,8 @@ func TestCollectorOptions(t *testing.T) {
 func collectorAllocSized(a *simalloc.Arena, size int64) { a.Alloc(size, "main.t") }
 
 func TestCollectorBucketBound(t *testing.T) {
-	p := startCollector(t, WithMeanBytes(1), WithMaxBuckets(3))
+	setMeanBytes(t, 1)
+	p := startCollector(t, WithMaxBuckets(3))
 	a := newCollectorTestArena(t, 2, hooks.Labels{})
 	var total int64
 	for size := int64(8); size <= 80; size += 8 { // 10 distinct buckets
@@ -176,7 +175,8 @@ func TestCollectorBucketBound(t *testing.T) {
 }
 
 func TestCollectorDelta(t *testing.T) {
-	p := startCollector(t, WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startCollector(t)
 	a := newCollectorTestArena(t, 3, hooks.Labels{})
 	b := newCollectorTestArena(t, 4, hooks.Labels{})
 	collectorSiteB(b, 4)
@@ -233,7 +233,8 @@ func TestCollectorDelta(t *testing.T) {
 
 // Many goroutines allocate, reset and snapshot at once; run with -race.
 func TestCollectorConcurrent(t *testing.T) {
-	p := startCollector(t, WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p := startCollector(t)
 	workers, rounds, per := 16, 20, 50
 	if testing.Short() {
 		rounds = 5
@@ -285,7 +286,8 @@ func TestCollectorConcurrent(t *testing.T) {
 // site lie inside its exact interval at 1-1e-6 confidence (so this check
 // fails by chance with probability below 1e-6 per site).
 func TestCollectorEstimateWithinInterval(t *testing.T) {
-	p := startCollector(t, WithMeanBytes(512))
+	setMeanBytes(t, 512)
+	p := startCollector(t)
 	a := newCollectorTestArena(t, 5, hooks.Labels{})
 	collectorSiteA(a, 20000) // 320000 bytes
 	collectorSiteB(a, 3000)  // 288000 bytes
@@ -302,25 +304,19 @@ func TestCollectorEstimateWithinInterval(t *testing.T) {
 }
 
 // FuzzCollectorOptions checks that Start accepts exactly the documented
-// ranges of its numeric options.
+// range of its numeric option.
 func FuzzCollectorOptions(f *testing.F) {
-	for _, s := range []struct {
-		mean    int64
-		buckets int
-	}{{1, 1}, {0, 5}, {-1, -1}, {DefaultMeanBytes, DefaultMaxBuckets}, {MaxMeanBytes + 1, 3}, {MaxMeanBytes, 1 << 30}} {
-		f.Add(s.mean, s.buckets)
+	for _, n := range []int{1, 5, 0, -1, DefaultMaxBuckets, 1 << 30} {
+		f.Add(n)
 	}
-	old := hooks.MeanBytes()
-	defer hooks.SetMeanBytes(old)
-	f.Fuzz(func(t *testing.T, mean int64, buckets int) {
-		p, err := Start(WithMeanBytes(mean), WithMaxBuckets(buckets))
-		valid := mean >= 1 && mean <= MaxMeanBytes && buckets >= 1
-		if (err == nil) != valid {
-			t.Fatalf("Start(mean %d, buckets %d): err %v", mean, buckets, err)
+	f.Fuzz(func(t *testing.T, buckets int) {
+		p, err := Start(WithMaxBuckets(buckets))
+		if (err == nil) != (buckets >= 1) {
+			t.Fatalf("Start(buckets %d): err %v", buckets, err)
 		}
 		if err == nil {
-			if hooks.MeanBytes() != mean || p.Stats().MaxBuckets != buckets {
-				t.Fatalf("mean %d buckets %d not applied", mean, buckets)
+			if p.Stats().MaxBuckets != buckets {
+				t.Fatalf("buckets %d not applied", buckets)
 			}
 			p.Stop()
 		}
@@ -332,7 +328,8 @@ func FuzzCollectorOptions(f *testing.F) {
 // mean and shard, and every event is still counted (none dropped).
 func TestBucketHardCap(t *testing.T) {
 	const maxBuckets = 32
-	p, err := Start(WithMaxBuckets(maxBuckets), WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p, err := Start(WithMaxBuckets(maxBuckets))
 	if err != nil {
 		t.Fatal(err)
 	}

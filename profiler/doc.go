@@ -33,11 +33,16 @@
 //
 // Usage, for the collector:
 //
-//	p, err := profiler.Start() // sampling on at the default mean
+//	// The mean is process-wide, like runtime.MemProfileRate; the
+//	// default is DefaultMeanBytes.
+//	if err := hooks.SetMeanBytes(64 << 10); err != nil {
+//		return err
+//	}
+//	p, err := profiler.Start() // sampling on
 //	if err != nil {
 //		return err
 //	}
 //	defer p.Stop()
 //	// ... allocate through arenas ...
-//	err = export.WriteFile("arena.pb.gz", p)
+//	err = export.Write(f, p.Snapshot())
 package profiler

@@ -41,14 +41,15 @@ func diffWorkload(a *arena.Arena, n16, n256, n4096 int) {
 // with (seed, 7), at the given sampling mean.
 func diffProfile(t *testing.T, mean int64, seed uint64, n16, n256, n4096 int) *profile.Profile {
 	t.Helper()
-	p, err := profiler.Start(profiler.WithMeanBytes(mean))
+	setMeanBytes(t, mean)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := arena.NewArena(arena.WithSeed(seed, 7))
 	diffWorkload(a, n16, n256, n4096)
 	a.Reset()
-	prof, err := export.Build(p)
+	prof, err := export.Build(p.Snapshot())
 	p.Stop()
 	if err != nil {
 		t.Fatal(err)

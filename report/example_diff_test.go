@@ -8,13 +8,20 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
 
 // exampleRun profiles n allocations of [64]byte through a seeded arena.
 func exampleRun(seed uint64, n int) *profile.Profile {
-	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	// The sampling mean is process-wide, like runtime.MemProfileRate: one
+	// sampled byte every 4096 on average, for every arena and consumer.
+	defer hooks.SetMeanBytes(hooks.MeanBytes())
+	if err := hooks.SetMeanBytes(4096); err != nil {
+		panic(err)
+	}
+	p, err := profiler.Start()
 	if err != nil {
 		panic(err)
 	}
@@ -25,7 +32,7 @@ func exampleRun(seed uint64, n int) *profile.Profile {
 	a.Reset()
 	p.Stop()
 	var buf bytes.Buffer
-	if err := export.Write(&buf, p); err != nil {
+	if err := export.Write(&buf, p.Snapshot()); err != nil {
 		panic(err)
 	}
 	prof, err := profile.Parse(&buf)

@@ -26,7 +26,8 @@ func TestCoverageMeanChange(t *testing.T) {
 	defer hooks.SetMeanBytes(hooks.MeanBytes())
 	hitBig, hitSmall, rowsSmall := 0, 0, 0
 	for r := range runs {
-		p, err := profiler.Start(profiler.WithMeanBytes(4096))
+		setMeanBytes(t, 4096)
+		p, err := profiler.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +49,7 @@ func TestCoverageMeanChange(t *testing.T) {
 		}
 		p.Stop()
 		a.Free()
-		prof, err := export.Build(p)
+		prof, err := export.Build(p.Snapshot())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,8 @@ func tblAllocEntries(a *arena.Arena, n int) {
 // the test fail with probability below 1e-6.
 func TestTableCoversTruth(t *testing.T) {
 	const nRec, nEnt = 30000, 20000 // 48 B and 24 B: 1.44 MB and 0.48 MB
-	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	setMeanBytes(t, 4096)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestTableCoversTruth(t *testing.T) {
 	tblAllocEntries(b, nEnt)
 	a.Reset()
 	p.Stop()
-	prof, err := export.Build(p)
+	prof, err := export.Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,8 @@ const pkg = "github.com/arenaprof/arenaprof/report_test."
 // covers the true in-use bytes. One interval at confidence 1-1e-7: a sound
 // interval fails falsely with probability below 1e-7.
 func TestTableInuseOverflow(t *testing.T) {
-	p, err := profiler.Start(profiler.WithMeanBytes(512), profiler.WithMaxBuckets(1))
+	setMeanBytes(t, 512)
+	p, err := profiler.Start(profiler.WithMaxBuckets(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestTableInuseOverflow(t *testing.T) {
 	if p.Stats().OverflowEvents == 0 {
 		t.Fatal("no overflow events; the test needs them")
 	}
-	prof, err := export.Build(p)
+	prof, err := export.Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,8 @@ func TestTableInuseOverflow(t *testing.T) {
 // TestTableMergedProfilesAccepted: merging profiles adds rounding to the
 // weighted values; the check of values against sampling_mean allows it.
 func TestTableMergedProfilesAccepted(t *testing.T) {
-	p, err := profiler.Start(profiler.WithMeanBytes(64))
+	setMeanBytes(t, 64)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func TestTableMergedProfilesAccepted(t *testing.T) {
 	for range 5 {
 		tblAllocRecords(a, 3000)
 		tblAllocEntries(a, 3000)
-		prof, err := export.Build(p)
+		prof, err := export.Build(p.Snapshot())
 		if err != nil {
 			t.Fatal(err)
 		}

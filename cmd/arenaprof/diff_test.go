@@ -31,7 +31,8 @@ func allocDiffWorkload(a *arena.Arena, small, big int) {
 // arena and writes it to a temporary file.
 func diffProfileFile(t *testing.T, name string, mean int64, seed uint64, small, big int) string {
 	t.Helper()
-	p, err := profiler.Start(profiler.WithMeanBytes(mean))
+	setMeanBytes(t, mean)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func diffProfileFile(t *testing.T, name string, mean int64, seed uint64, small, 
 	a.Reset()
 	p.Stop()
 	var buf bytes.Buffer
-	if err := export.Write(&buf, p); err != nil {
+	if err := export.Write(&buf, p.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	return writeTemp(t, name, buf.Bytes())

@@ -443,7 +443,8 @@ func allocE2ERecords(a *arena.Arena, n int) {
 // most 1e-7 per run.
 func TestTopExporterProfile(t *testing.T) {
 	const n, size = 20000, 64 // 1.28e6 bytes: about 312 events at mean 4096
-	p, err := profiler.Start(profiler.WithMeanBytes(4096))
+	setMeanBytes(t, 4096)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +453,7 @@ func TestTopExporterProfile(t *testing.T) {
 	a.Reset()
 	p.Stop()
 	var buf bytes.Buffer
-	if err := export.Write(&buf, p); err != nil {
+	if err := export.Write(&buf, p.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	path := writeTemp(t, "arena.pb.gz", buf.Bytes())

@@ -132,7 +132,7 @@ counts the bytes it allocates, exactly, to check the estimates.
 
 	truth, elapsed := serve(cfg, p, progress)
 	p.Stop()
-	if err := export.WriteFile(cfg.out, p); err != nil {
+	if err := writeProfile(cfg.out, p); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(stdout, "Handled %d requests in %.1fs: %s allocated in arenas,\n%d sample events.\n\n",
@@ -288,4 +288,17 @@ func (o *outcome) count(row *report.TableRow, truth int64) {
 // covers reports whether row's interval contains truth.
 func covers(row *report.TableRow, truth int64) bool {
 	return row.Lo <= float64(truth) && float64(truth) <= row.Hi
+}
+
+// writeProfile writes the profile of everything p has seen to the file path.
+func writeProfile(path string, p *profiler.Profiler) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := export.Write(f, p.Snapshot()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -12,7 +12,7 @@ import (
 
 // ProfilerSource returns the arena allocation profile source, named
 // "arena", of a running profiler: it snapshots p when the agent starts and
-// every interval, and reports [export.BuildDelta] of the previous and the
+// every interval, and reports [export.Build] of the [profiler.Delta] of the previous and the
 // current snapshot: alloc values and the raw sums (alloc_samples,
 // alloc_tail) over the interval, in-use values absolute at its end, the
 // window marked "arenaprof window=both". The profiler stays the caller's
@@ -38,5 +38,9 @@ func (s *profilerSource) Collect(context.Context) (*profile.Profile, error) {
 	cur := s.p.Snapshot()
 	prev := s.prev
 	s.prev = cur
-	return export.BuildDelta(prev, cur)
+	d, err := profiler.Delta(prev, cur)
+	if err != nil {
+		return nil, err
+	}
+	return export.Build(d)
 }

@@ -15,7 +15,8 @@ type rec64 struct{ a, b, c, d, e, f, g, h int64 }
 // alloc_samples is exactly the number of objects allocated in it, while
 // in-use stays absolute until the arena is reset.
 func TestProfilerSource(t *testing.T) {
-	p, err := profiler.Start(profiler.WithMeanBytes(1))
+	setMeanBytes(t, 1)
+	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

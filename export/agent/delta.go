@@ -14,10 +14,10 @@ const windowComment = "arenaprof window="
 
 // IsInUse reports whether a sample type holds a level rather than a running
 // total: a type whose name starts with "inuse" (inuse_space,
-// inuse_objects). [Delta] keeps such values absolute.
+// inuse_objects). profileDelta keeps such values absolute.
 func IsInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inuse") }
 
-// Delta returns the profile of the window between two snapshots of the
+// profileDelta returns the profile of the window between two snapshots of the
 // same cumulative profile (the runtime's heap profile, or the arena profile
 // since its profiler started): for every sample type but the in-use ones
 // (see [IsInUse]) the value is cur minus prev; in-use values are cur's,
@@ -30,7 +30,7 @@ func IsInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inu
 // of cur. When cur carries an arenaprof window marking, the delta is
 // marked "arenaprof window=both": neither end of the window lies on a
 // sample event. prev and cur are not modified.
-func Delta(prev, cur *profile.Profile) (*profile.Profile, error) {
+func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 	if cur == nil {
 		return nil, errors.New("agent: delta of a nil profile")
 	}

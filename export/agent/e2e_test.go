@@ -49,7 +49,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	for range n {
 		arena.New[e2eRecord](a)
 	}
-	prof, err := export.Build(p)
+	prof, err := export.Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func FuzzDelta(f *testing.F) {
 	f.Add(int64(9), int64(1), int64(0), int64(1), int64(9), int64(-7))
 	f.Fuzz(func(t *testing.T, s1, a1, i1, s2, a2, i2 int64) {
 		cur := arenaLikeProfile(s2, a2, i2)
-		d, err := Delta(arenaLikeProfile(s1, a1, i1), cur)
+		d, err := profileDelta(arenaLikeProfile(s1, a1, i1), cur)
 		if err != nil {
 			t.Fatal(err)
 		}

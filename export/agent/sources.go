@@ -171,7 +171,7 @@ func (s *cpuSource) Close() error {
 
 // HeapSource returns the runtime heap profile source, named "heap": each
 // interval, the difference of two runtime/pprof heap profiles (see
-// [Delta]): alloc_objects and alloc_space over the interval, inuse_objects
+// profileDelta): alloc_objects and alloc_space over the interval, inuse_objects
 // and inuse_space absolute. The runtime publishes heap figures as of the
 // last completed garbage collection.
 func HeapSource() Source { return DeltaSource("heap", runtimeHeap) }
@@ -192,7 +192,7 @@ func runtimeHeap(context.Context) (*profile.Profile, error) {
 // snapshot returns the profile since the profiler started, as
 // export.Build does: alloc values and the raw sums (alloc_samples,
 // alloc_tail) cumulative, in-use values absolute. Each interval reports the
-// [Delta] against the previous snapshot (the first against a snapshot
+// profileDelta against the previous snapshot (the first against a snapshot
 // taken when the agent starts), marked "arenaprof window=both".
 func ArenaSource(snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
 	return DeltaSource("arena", snapshot)
@@ -200,7 +200,7 @@ func ArenaSource(snapshot func(ctx context.Context) (*profile.Profile, error)) S
 
 // DeltaSource returns a source named name that turns a cumulative profile
 // into per-interval profiles: it takes a baseline snapshot when the agent
-// starts and reports [Delta](previous, current) each interval.
+// starts and reports profileDelta(previous, current) each interval.
 func DeltaSource(name string, snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
 	return &deltaSource{name: name, snapshot: snapshot}
 }
@@ -233,7 +233,7 @@ func (s *deltaSource) Collect(ctx context.Context) (*profile.Profile, error) {
 	if cur == nil {
 		return nil, nil
 	}
-	d, err := Delta(s.prev, cur)
+	d, err := profileDelta(s.prev, cur)
 	if err != nil {
 		// Start again from this snapshot rather than failing forever.
 		s.prev = cur

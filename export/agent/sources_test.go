@@ -32,7 +32,7 @@ func TestDelta(t *testing.T) {
 	prev.TimeNanos, prev.DurationNanos = 1000, 500
 	cur.TimeNanos, cur.DurationNanos = 1000, 2500
 
-	d, err := Delta(prev, cur)
+	d, err := profileDelta(prev, cur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,24 +64,24 @@ func TestDelta(t *testing.T) {
 	}
 
 	// No previous snapshot: the profile itself.
-	d, err = Delta(nil, cur)
+	d, err = profileDelta(nil, cur)
 	if err != nil || sampleValue(t, d, "alloc_samples") != 6 {
-		t.Fatalf("Delta(nil, cur): %v", err)
+		t.Fatalf("profileDelta(nil, cur): %v", err)
 	}
 	// Incompatible profiles.
 	other := arenaLikeProfile(1, 1, 1)
 	other.SampleType[1].Type = "other"
-	if _, err := Delta(prev, other); err == nil || !strings.Contains(err.Error(), "changed") {
+	if _, err := profileDelta(prev, other); err == nil || !strings.Contains(err.Error(), "changed") {
 		t.Fatalf("mismatched sample types: %v", err)
 	}
 	other.SampleType = other.SampleType[:2]
 	for _, s := range other.Sample {
 		s.Value = s.Value[:2]
 	}
-	if _, err := Delta(prev, other); err == nil {
+	if _, err := profileDelta(prev, other); err == nil {
 		t.Fatal("different numbers of sample types accepted")
 	}
-	if _, err := Delta(prev, nil); err == nil {
+	if _, err := profileDelta(prev, nil); err == nil {
 		t.Fatal("nil cur accepted")
 	}
 }
