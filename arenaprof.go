@@ -1,0 +1,177 @@
+package arenaprof
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// HandlerPath is where [Start] mounts the profile handler on Config.Mux,
+// beside net/http/pprof's /debug/pprof/.
+const HandlerPath = "/debug/arenaprof"
+
+// Config says what [Start] sets up. Its zero value is valid: a profiler and
+// nothing else (read it with Session.Handler or Session.Profiler). Every
+// optional field's zero value selects its default.
+type Config struct {
+	// AppName names the service in uploads and file names. Required when
+	// PyroscopeURL or Dir is set.
+	AppName string
+	// Labels are attached to every uploaded profile (e.g. env, version);
+	// see agent.Config.Labels for the rules.
+	Labels map[string]string
+
+	// Mux, if not nil, gets the profile handler at HandlerPath:
+	// go tool pprof http://host/debug/arenaprof.
+	Mux *http.ServeMux
+
+	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
+	// (e.g. "http://pyroscope:4040"; user:password@ in the URL is taken as
+	// basic auth). For a tenant, a bearer token or custom headers, use
+	// Pyroscope instead.
+	PyroscopeURL string
+	// Pyroscope is the full configuration of the Pyroscope destination;
+	// it takes precedence over PyroscopeURL.
+	Pyroscope *agent.PyroscopeConfig
+
+	// Dir, if set, writes profiles into this directory (created if
+	// missing), keeping at most agent.DefaultDirMaxFiles files.
+	Dir string
+
+	// Interval between uploads; default agent.DefaultInterval (15 s).
+	Interval time.Duration
+	// NoRuntimeProfiles leaves out the Go runtime's profiles (CPU, heap)
+	// and the wall-clock profile, which are otherwise uploaded beside the
+	// arena profile.
+	NoRuntimeProfiles bool
+	// MaxBuckets bounds the profiler's memory; default
+	// profiler.DefaultMaxBuckets (see profiler.WithMaxBuckets).
+	MaxBuckets int
+	// Logger receives the agent's warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Session is what [Start] set up. Stop it with [Session.Stop].
+type Session struct {
+	prof     *profiler.Profiler
+	handler  http.Handler
+	agent    *agent.Agent
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start turns arena profiling on and sets up what cfg asks for, in one call:
+// a profiler (which turns sampling on, at the mean hooks.SetMeanBytes set,
+// by default hooks.DefaultMeanBytes), the profile handler on cfg.Mux, and an
+// agent pushing a profile every interval to Pyroscope and/or a directory.
+// On error nothing is left running.
+//
+//	s, err := arenaprof.Start(arenaprof.Config{
+//		AppName:      "shop",
+//		Mux:          http.DefaultServeMux,
+//		PyroscopeURL: "http://pyroscope:4040",
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer s.Stop(context.Background())
+func Start(cfg Config) (*Session, error) {
+	var opts []profiler.Option
+	if cfg.MaxBuckets != 0 {
+		opts = append(opts, profiler.WithMaxBuckets(cfg.MaxBuckets))
+	}
+	var uploaders []agent.Uploader
+	pc := cfg.Pyroscope
+	if pc == nil && cfg.PyroscopeURL != "" {
+		pc = &agent.PyroscopeConfig{URL: cfg.PyroscopeURL}
+	}
+	if pc != nil {
+		py, err := agent.NewPyroscope(*pc)
+		if err != nil {
+			return nil, fmt.Errorf("arenaprof: %w", err)
+		}
+		uploaders = append(uploaders, py)
+	}
+	if cfg.Dir != "" {
+		d, err := agent.NewDir(agent.DirConfig{Path: cfg.Dir})
+		if err != nil {
+			return nil, fmt.Errorf("arenaprof: %w", err)
+		}
+		uploaders = append(uploaders, d)
+	}
+	if len(uploaders) > 0 && cfg.AppName == "" {
+		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope or Dir)")
+	}
+	p, err := profiler.Start(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("arenaprof: %w", err)
+	}
+	s := &Session{prof: p, handler: export.Handler(p)}
+	if len(uploaders) > 0 {
+		sources := []agent.Source{agent.ProfilerSource(p)}
+		if !cfg.NoRuntimeProfiles {
+			sources = append(sources, agent.CPUSource(), agent.HeapSource(), agent.WallSource())
+		}
+		s.agent, err = agent.Start(agent.Config{
+			AppName:   cfg.AppName,
+			Labels:    cfg.Labels,
+			Interval:  cfg.Interval,
+			Sources:   sources,
+			Uploaders: uploaders,
+			Logger:    cfg.Logger,
+		})
+		if err != nil {
+			p.Stop()
+			return nil, fmt.Errorf("arenaprof: %w", err)
+		}
+	}
+	if cfg.Mux != nil {
+		if err := mount(cfg.Mux, s.handler); err != nil {
+			s.Stop(context.Background())
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// mount registers h at HandlerPath on mux, turning the panic of a duplicate
+// registration into an error.
+func mount(mux *http.ServeMux, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("arenaprof: cannot mount the handler at %s: %v", HandlerPath, r)
+		}
+	}()
+	mux.Handle(HandlerPath, h)
+	return nil
+}
+
+// Profiler returns the session's profiler, for export.Write or
+// profiler.Delta.
+func (s *Session) Profiler() *profiler.Profiler { return s.prof }
+
+// Handler returns the session's profile handler (export.Handler), for
+// mounting on a mux other than Config.Mux.
+func (s *Session) Handler() http.Handler { return s.handler }
+
+// Stop uploads the last partial interval, drains the upload queues within
+// ctx's deadline and turns the profiler off. A handler mounted on
+// Config.Mux keeps serving the profile up to Stop. Calling Stop more than
+// once returns the first call's result.
+func (s *Session) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		if s.agent != nil {
+			s.stopErr = s.agent.Stop(ctx)
+		}
+		s.prof.Stop()
+	})
+	return s.stopErr
+}

@@ -1,0 +1,31 @@
+// Package arenaprof sets up arena allocation profiling for a service in one
+// call. It turns sampling on, serves the profile next to net/http/pprof,
+// and pushes a profile every interval to a Grafana Pyroscope server or a
+// directory:
+//
+//	s, err := arenaprof.Start(arenaprof.Config{
+//		AppName:      "shop",
+//		Mux:          mux, // go tool pprof http://host/debug/arenaprof
+//		PyroscopeURL: "http://pyroscope:4040",
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer s.Stop(context.Background())
+//
+//	// Per request: an arena from a pool, reset when the request is done.
+//	a := pool.Get(r.Context()) // pprof labels of the context label the arena
+//	defer pool.Put(a)
+//	u := arena.New[user](a)
+//
+// The sampling mean (the average number of bytes between sampled bytes) is
+// process-wide, like runtime.MemProfileRate: set it with hooks.SetMeanBytes
+// before Start, or leave the default hooks.DefaultMeanBytes (100 KiB).
+//
+// The packages underneath are there for what the one call does not cover:
+// arena (the allocator), profiler (the collector and the statistics),
+// export (pprof profiles, the HTTP handler), export/agent (continuous
+// profiling to any destination), report (reading profiles back with
+// confidence intervals) and hooks (reporting sampled allocations from an
+// allocator of your own).
+package arenaprof
