@@ -18,34 +18,6 @@ import (
 // allocatorPackage is the package whose frames never appear in a profile.
 const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
 
-// Merge merges compatible profiles with [profile.Merge]: values add up, and
-// the window marking becomes the union of the parts' markings (a part
-// without one counts as "both").
-func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
-	if len(ps) == 0 {
-		return nil, errors.New("export: no profiles to merge")
-	}
-	var w profiler.Window
-	for _, p := range ps {
-		if p == nil {
-			return nil, errors.New("export: nil profile")
-		}
-		w |= windowOf(p)
-	}
-	m, err := profile.Merge(ps)
-	if err != nil {
-		return nil, err
-	}
-	cs := m.Comments[:0]
-	for _, c := range m.Comments {
-		if !strings.HasPrefix(c, pprofmt.WindowCommentPrefix) {
-			cs = append(cs, c)
-		}
-	}
-	m.Comments = append(cs, WindowComment(w))
-	return m, nil
-}
-
 // Build returns the pprof profile of a snapshot: p.Snapshot() for
 // everything a [profiler.Profiler] has seen since it started, or the
 // [profiler.Delta] of two snapshots for a window (alloc values and raw sums
@@ -67,7 +39,7 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	if d := s.End.Sub(s.Start); d > 0 {
 		p.DurationNanos = int64(d)
 	}
-	p.Comments = append(p.Comments, WindowComment(s.Window))
+	p.Comments = append(p.Comments, pprofmt.WindowComment(s.Window))
 	if s.Stats.OverflowEvents > 0 || s.Stats.OverflowBuckets > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf(
 			"arenaprof overflow: %d events past the bound of %d buckets were aggregated without their stacks",

@@ -66,7 +66,7 @@ func TestDeltaSecondHalf(t *testing.T) {
 		}
 	}
 
-	merged, err := export.Merge(first, delta)
+	merged, err := report.Merge(first, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestDeltaSecondHalf(t *testing.T) {
 	if w := report.WindowOf(merged); w != profiler.WindowBoth {
 		t.Errorf("merged window %v", w)
 	}
-	if _, err := export.Merge(); err == nil {
+	if _, err := report.Merge(); err == nil {
 		t.Error("Merge(): no error")
 	}
 	if _, err := profiler.Delta(s2, s1); err == nil {

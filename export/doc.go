@@ -54,7 +54,7 @@
 // start and end fall on sample events (see report.WindowOf and
 // [profiler.Window]). A profile since the profiler started is "end"; a
 // delta is "both". A profile without a marking is read as "both", and
-// [Merge] marks the union of its parts. TimeNanos is the window's start and
+// report.Merge marks the union of its parts. TimeNanos is the window's start and
 // DurationNanos its length.
 //
 // Delta profiles subtract alloc values and the raw sums and keep in-use

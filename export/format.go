@@ -4,7 +4,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // Sample value indexes, in the order of the profile's sample types.
@@ -42,10 +41,3 @@ const OverflowFunction = pprofmt.OverflowFunction
 
 // SampleTypes returns the profile's sample types, in order.
 func SampleTypes() []*profile.ValueType { return pprofmt.SampleTypes() }
-
-// WindowComment returns the profile comment that marks window w:
-// "arenaprof window=W". Package report reads it back (report.WindowOf).
-func WindowComment(w profiler.Window) string { return pprofmt.WindowComment(w) }
-
-// windowOf is the window marking of p, as report.WindowOf reads it.
-func windowOf(p *profile.Profile) profiler.Window { return pprofmt.WindowOf(p) }

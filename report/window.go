@@ -1,6 +1,9 @@
 package report
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -18,3 +21,31 @@ import (
 // sample event lowers the lower bound as if one event fewer had been seen;
 // one whose end is not on an event raises the upper bound as if one more had.
 func WindowOf(p *profile.Profile) profiler.Window { return pprofmt.WindowOf(p) }
+
+// Merge merges compatible profiles with [profile.Merge]: values add up, and
+// the window marking becomes the union of the parts' markings (a part
+// without one counts as "both").
+func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("report: no profiles to merge")
+	}
+	var w profiler.Window
+	for _, p := range ps {
+		if p == nil {
+			return nil, errors.New("report: nil profile")
+		}
+		w |= pprofmt.WindowOf(p)
+	}
+	m, err := profile.Merge(ps)
+	if err != nil {
+		return nil, err
+	}
+	cs := m.Comments[:0]
+	for _, c := range m.Comments {
+		if !strings.HasPrefix(c, pprofmt.WindowCommentPrefix) {
+			cs = append(cs, c)
+		}
+	}
+	m.Comments = append(cs, pprofmt.WindowComment(w))
+	return m, nil
+}
