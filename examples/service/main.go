@@ -249,4 +249,3 @@ func selfLoad(base string, n int) error {
 	}
 	return nil
 }
-
