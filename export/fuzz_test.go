@@ -1,8 +1,13 @@
 package export
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // FuzzParseSeconds checks that the seconds parameter accepts exactly the
@@ -23,6 +28,42 @@ func FuzzParseSeconds(f *testing.F) {
 		}
 		if err != nil && err.Error() == "" {
 			t.Fatal("empty error message")
+		}
+	})
+}
+
+// FuzzHandlerQuery checks that any query gets a well-formed answer: 200,
+// 400 with X-Go-Pprof, or 429 with Retry-After, and never a panic or a long
+// wait (seconds is bounded to 1 here, and the client is gone at once).
+func FuzzHandlerQuery(f *testing.F) {
+	for _, q := range []string{"", "seconds=1", "debug=1", "seconds=1&debug=1", "seconds=2", "seconds=x", "debug=3", "%zz", "seconds=1&seconds=2"} {
+		f.Add(q)
+	}
+	p, err := profiler.Start()
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer p.Stop()
+	h := Handler(p, WithMaxSeconds(1), WithMaxDeltas(1))
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.Fuzz(func(t *testing.T, q string) {
+		req := httptest.NewRequest("GET", "/x", nil).WithContext(gone)
+		req.URL.RawQuery = q
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK:
+		case http.StatusBadRequest:
+			if rec.Header().Get("X-Go-Pprof") != "1" {
+				t.Fatalf("%q: 400 without X-Go-Pprof", q)
+			}
+		case http.StatusTooManyRequests:
+			if rec.Header().Get("Retry-After") == "" {
+				t.Fatalf("%q: 429 without Retry-After", q)
+			}
+		default:
+			t.Fatalf("%q: status %d: %s", q, rec.Code, rec.Body)
 		}
 	})
 }

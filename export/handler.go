@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/arenaprof/arenaprof/profiler"
@@ -20,13 +22,33 @@ const DefaultMaxSeconds = 3600
 // [Handler] shows.
 const DefaultDebugRows = 50
 
+// DefaultMaxDeltas is the default bound on the seconds=N requests
+// [Handler] serves at once.
+const DefaultMaxDeltas = 4
+
 // HandlerOption configures [Handler].
 type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
 	maxSeconds int64
+	maxDeltas  int
 	rows       int
 	filename   string
+}
+
+// WithMaxDeltas bounds the seconds=N requests served at once (default
+// [DefaultMaxDeltas]). Each holds a snapshot of the profiler (memory that
+// grows with the number of allocation sites) for up to N seconds, so
+// without a bound clients could make the service hold any number of them.
+// A request past the bound gets 429 Too Many Requests with a Retry-After
+// header giving the seconds until the first running window ends. Values
+// below 1 keep the default.
+func WithMaxDeltas(n int) HandlerOption {
+	return func(c *handlerConfig) {
+		if n >= 1 {
+			c.maxDeltas = n
+		}
+	}
 }
 
 // WithMaxSeconds sets the largest accepted value of the seconds parameter
@@ -72,7 +94,9 @@ func WithFilename(name string) HandlerOption {
 //     (alloc values over the window, in-use values at its end). N is a
 //     positive integer up to [DefaultMaxSeconds] (see [WithMaxSeconds]) and
 //     below the server's WriteTimeout. If the client goes away, the handler
-//     stops waiting.
+//     stops waiting and drops the window's snapshot. At most
+//     [DefaultMaxDeltas] such requests run at once (see [WithMaxDeltas]);
+//     past that bound the handler answers 429 with Retry-After.
 //   - debug=1: plain-text tables of the top allocation sites by leaf
 //     function and by type (the same rows as arenaprof top) with estimated bytes and
 //     objects and 95% confidence intervals, for the whole run or for the
@@ -81,18 +105,46 @@ func WithFilename(name string) HandlerOption {
 // Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
 // that go tool pprof prints their message.
 func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{maxSeconds: DefaultMaxSeconds, rows: DefaultDebugRows, filename: "arenaprof.pb.gz"}
+	cfg := handlerConfig{maxSeconds: DefaultMaxSeconds, maxDeltas: DefaultMaxDeltas, rows: DefaultDebugRows, filename: "arenaprof.pb.gz"}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	return &handler{p: p, cfg: cfg}
+	return &handler{p: p, cfg: cfg, windows: make(map[*time.Time]struct{})}
 }
 
 type handler struct {
 	p   *profiler.Profiler
 	cfg handlerConfig
+
+	mu      sync.Mutex
+	windows map[*time.Time]struct{} // end times of the running seconds=N windows
+}
+
+// acquire reserves a slot for a window ending at end. It returns false and
+// the seconds until the first running window ends if all slots are taken.
+func (h *handler) acquire(end *time.Time) (ok bool, retryAfter int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.windows) < h.cfg.maxDeltas {
+		h.windows[end] = struct{}{}
+		return true, 0
+	}
+	first := time.Time{}
+	for e := range h.windows {
+		if first.IsZero() || e.Before(first) {
+			first = *e
+		}
+	}
+	return false, max(1, int64(math.Ceil(time.Until(first).Seconds())))
+}
+
+// release frees the slot of the window ending at end.
+func (h *handler) release(end *time.Time) {
+	h.mu.Lock()
+	delete(h.windows, end)
+	h.mu.Unlock()
 }
 
 func serveError(w http.ResponseWriter, status int, msg string) {
@@ -152,6 +204,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var snap *profiler.Snapshot
 	if seconds > 0 {
+		end := time.Now().Add(time.Duration(seconds) * time.Second)
+		ok, retry := h.acquire(&end)
+		if !ok {
+			w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+			serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+				"arenaprof: %d seconds=N requests are already running (the bound of this handler); retry in %d s", h.cfg.maxDeltas, retry))
+			return
+		}
+		defer h.release(&end)
 		prev := h.p.Snapshot()
 		t := time.NewTimer(time.Duration(seconds) * time.Second)
 		select {

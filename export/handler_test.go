@@ -5,7 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,5 +185,103 @@ func TestNoDefaultServeMux(t *testing.T) {
 		if pattern != "" {
 			t.Errorf("%s is served by pattern %q", path, pattern)
 		}
+	}
+}
+
+// TestHandlerBoundsDeltas: past WithMaxDeltas running seconds=N requests,
+// more get 429 with Retry-After at once; a client that leaves frees its
+// slot. Many concurrent requests never run more than the bound.
+func TestHandlerBoundsDeltas(t *testing.T) {
+	p := startProfiler(t)
+	h := export.Handler(p, export.WithMaxDeltas(2))
+	type result struct {
+		code  int
+		retry string
+	}
+	start := func(ctx context.Context, seconds string) chan result {
+		c := make(chan result, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/x?seconds="+seconds, nil).WithContext(ctx))
+			c <- result{rec.Code, rec.Result().Header.Get("Retry-After")}
+		}()
+		return c
+	}
+	// Start two long requests and wait until both hold their slot: a probe
+	// whose client is already gone holds a slot for an instant only and
+	// is refused once both are held. A long request refused because a
+	// probe held a slot at that instant is started again.
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	gone, cancelGone := context.WithCancel(context.Background())
+	cancelGone()
+	long1, long2 := start(ctx1, "3600"), start(ctx2, "3600")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case r := <-long1:
+			if r.code != http.StatusTooManyRequests {
+				t.Fatalf("long request: %+v", r)
+			}
+			long1 = start(ctx1, "3600")
+		case r := <-long2:
+			if r.code != http.StatusTooManyRequests {
+				t.Fatalf("long request: %+v", r)
+			}
+			long2 = start(ctx2, "3600")
+		default:
+		}
+		if r := <-start(gone, "1"); r.code == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bound never took effect")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r := <-start(context.Background(), "5")
+	if r.code != http.StatusTooManyRequests || r.retry == "" {
+		t.Fatalf("third request: %+v, want 429 with Retry-After", r)
+	}
+	if n, err := strconv.Atoi(r.retry); err != nil || n < 3500 || n > 3600 {
+		t.Errorf("Retry-After %q, want the seconds until the first window ends", r.retry)
+	}
+	cancel1() // the first client leaves: its slot is free again
+	<-long1
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		r := <-start(context.Background(), "1")
+		if r.code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot of a gone client was never freed: %+v", r)
+		}
+	}
+	cancel2()
+	<-long2
+
+	// 40 concurrent one-second requests against a bound of 2: every one is
+	// either served or refused at once, never lost.
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int32
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch r := <-start(context.Background(), "1"); r.code {
+			case http.StatusOK:
+				ok.Add(1)
+			case http.StatusTooManyRequests:
+				refused.Add(1)
+			default:
+				t.Errorf("status %d", r.code)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() < 1 || refused.Load() < 1 || ok.Load()+refused.Load() != 40 {
+		t.Errorf("%d served, %d refused of 40 against a bound of 2", ok.Load(), refused.Load())
 	}
 }
