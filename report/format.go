@@ -24,6 +24,9 @@ type FormatOptions struct {
 	// Width is the terminal width the table is laid out for; 0 means 80.
 	// The key column shrinks (to no less than 12 columns) to fit.
 	Width int
+	// FullKeys prints group keys (stacks, long type names) whole, however
+	// wide the table gets, instead of shortening them to fit Width.
+	FullKeys bool
 	// HideObjects and HideShare leave out the OBJECTS and SHARE columns.
 	HideObjects, HideShare bool
 	// Extra columns follow the standard ones, right-aligned.
@@ -61,7 +64,7 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	}
 	b.WriteString("\n")
 
-	keyHead := map[GroupKind]string{GroupByType: "TYPE", GroupByFunc: "FUNCTION", GroupByStack: "STACK (LEAF FIRST)", "": "TYPE"}[r.By.Kind]
+	keyHead := map[GroupKind]string{GroupByType: "TYPE", GroupByFunc: "FUNCTION", GroupByStack: "STACK (LEAF FIRST)", GroupBySize: "OBJECT SIZE", "": "TYPE"}[r.By.Kind]
 	if r.By.Kind == GroupByLabel {
 		keyHead = "LABEL " + r.By.Label
 	}
@@ -119,7 +122,9 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	for _, wd := range widths[1:] {
 		rest += gap + wd
 	}
-	widths[0] = min(widths[0], max(width-rest, 12))
+	if !opts.FullKeys {
+		widths[0] = min(widths[0], max(width-rest, 12))
+	}
 	fromLeft := r.By.Kind == GroupByType || r.By.Kind == "" // type names end in the informative part
 	writeRow := func(row []string, key string) {
 		b.WriteString(padRight(key, widths[0]))

@@ -3,6 +3,8 @@ package report
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -19,11 +21,17 @@ const (
 	GroupByFunc  GroupKind = "func"  // the leaf function: the caller of arena.New
 	GroupByStack GroupKind = "stack" // the whole stack, leaf first
 	GroupByLabel GroupKind = "label" // the value of one string label
+	GroupBySize  GroupKind = "size"  // the object size class (the "bytes" label)
 )
 
 // GroupBy says how [Table] groups samples: by Go type, leaf function, whole
-// stack, or the value of one string label (an arena label such as a pprof
-// label "endpoint" given to [arena.Pool.Get]).
+// stack, object size class, or the value of one string label (an arena
+// label such as a pprof label "endpoint" given to arena.Pool.Get).
+//
+// Size classes are powers of two of the object size as the arena takes it
+// (rounded up to 8): "1-8 B", "9-16 B", "17-32 B", and so on. Samples
+// without a size (those past the profiler's bucket bound, which mix sizes)
+// form the group [MixedSizesKey].
 //
 // The zero GroupBy groups by type.
 type GroupBy struct {
@@ -35,14 +43,17 @@ type GroupBy struct {
 // attribute (no such label, no stack).
 const NoneKey = "(none)"
 
+// MixedSizesKey is the size class of samples that mix object sizes.
+const MixedSizesKey = "(mixed sizes)"
+
 // StackSep joins the frames of a stack key, leaf first.
 const StackSep = " < "
 
 // ParseGroupBy parses a grouping as the CLI's -by flag spells it: type,
-// func, stack or label=KEY.
+// func, stack, size or label=KEY.
 func ParseGroupBy(s string) (GroupBy, error) {
 	switch GroupKind(s) {
-	case GroupByType, GroupByFunc, GroupByStack:
+	case GroupByType, GroupByFunc, GroupByStack, GroupBySize:
 		return GroupBy{Kind: GroupKind(s)}, nil
 	}
 	if k, ok := strings.CutPrefix(s, "label="); ok {
@@ -51,7 +62,7 @@ func ParseGroupBy(s string) (GroupBy, error) {
 		}
 		return GroupBy{Kind: GroupByLabel, Label: k}, nil
 	}
-	return GroupBy{}, fmt.Errorf("report: unknown grouping %q; use type, func, stack or label=KEY", s)
+	return GroupBy{}, fmt.Errorf("report: unknown grouping %q; use type, func, stack, size or label=KEY", s)
 }
 
 // String returns g as [ParseGroupBy] reads it.
@@ -74,6 +85,12 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		return firstLabel(s, pprofmt.LabelType), ""
 	case GroupByLabel:
 		return firstLabel(s, g.Label), ""
+	case GroupBySize:
+		size, ok := firstNumLabel(s, pprofmt.LabelBytes)
+		if !ok {
+			return MixedSizesKey, ""
+		}
+		return SizeClass(size), ""
 	case GroupByFunc:
 		for _, loc := range s.Location {
 			for _, ln := range loc.Line {
@@ -108,6 +125,20 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		}
 		return strings.Join(full, StackSep), strings.Join(short, StackSep)
 	}
+}
+
+// SizeClass returns the power-of-two size class of an object of size bytes,
+// as -by size groups it: "1-8 B", "9-16 B", "17-32 B", ...
+func SizeClass(size int64) string {
+	if size <= 8 {
+		return "1-8 B"
+	}
+	n := bits.Len64(uint64(size - 1))
+	if n >= 63 {
+		return "4611686018427387905-9223372036854775807 B"
+	}
+	hi := int64(1) << n // the power of two >= size
+	return strconv.FormatInt(hi/2+1, 10) + "-" + strconv.FormatInt(hi, 10) + " B"
 }
 
 // ShortFuncName drops the import path of a function name, keeping the last

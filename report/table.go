@@ -3,8 +3,10 @@ package report
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,10 +215,13 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
 	}
 	switch opts.By.Kind {
-	case "", GroupByType, GroupByFunc, GroupByStack:
+	case "", GroupByType, GroupByFunc, GroupByStack, GroupBySize:
 	case GroupByLabel:
 		if opts.By.Label == "" {
 			return nil, errors.New("report: grouping by label needs a label key")
+		}
+		if err := checkLabel(p, opts.By.Label); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("report: unknown grouping %q", string(opts.By.Kind))
@@ -423,4 +428,37 @@ func (g *group) interval(conf float64, w profiler.Window, period int64) error {
 		return fmt.Errorf("report: interval of group %q is not finite", g.row.Key)
 	}
 	return nil
+}
+
+// checkLabel returns an error if p has samples but none carries the string
+// label key, naming the labels they do carry: grouping by it would give a
+// single "(none)" row.
+func checkLabel(p *profile.Profile, key string) error {
+	if len(p.Sample) == 0 {
+		return nil
+	}
+	str, num := map[string]bool{}, map[string]bool{}
+	for _, s := range p.Sample {
+		if len(s.Label[key]) > 0 {
+			return nil
+		}
+		for k := range s.Label {
+			str[k] = true
+		}
+		for k := range s.NumLabel {
+			num[k] = true
+		}
+	}
+	if num[key] {
+		hint := ""
+		if key == pprofmt.LabelBytes {
+			hint = "; group by object size with the grouping size"
+		}
+		return fmt.Errorf("report: %q is a numeric label, not a string label%s", key, hint)
+	}
+	names := slices.Sorted(maps.Keys(str))
+	if len(names) == 0 {
+		return fmt.Errorf("report: no sample carries the label %q, nor any string label", key)
+	}
+	return fmt.Errorf("report: no sample carries the label %q; the profile's string labels are %s", key, strings.Join(names, ", "))
 }

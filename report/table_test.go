@@ -220,6 +220,7 @@ func TestParseGroupBy(t *testing.T) {
 		{"type", GroupBy{Kind: GroupByType}, ""},
 		{"func", GroupBy{Kind: GroupByFunc}, ""},
 		{"stack", GroupBy{Kind: GroupByStack}, ""},
+		{"size", GroupBy{Kind: GroupBySize}, ""},
 		{"label=endpoint", GroupBy{Kind: GroupByLabel, Label: "endpoint"}, ""},
 		{"label=a=b", GroupBy{Kind: GroupByLabel, Label: "a=b"}, ""},
 		{"label=", GroupBy{}, "needs a label key"},
