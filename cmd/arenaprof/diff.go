@@ -21,8 +21,8 @@ BASE and in NEW, their ratio NEW/BASE with an interval that holds with
 probability at least C, and the difference. A row is significant (marked
 *) when its interval excludes 1. Rows are sorted by the size of the
 change, largest first; groups present in one profile only have no ratio.
-BASE and NEW are profile files (gzipped or not) or http(s) URLs of the
-arenaprof handler.
+BASE and NEW are profile files (gzipped or not), http(s) URLs of the
+arenaprof handler, or - (one of them) for standard input.
 
 The interval combines each profile's exact per-group interval, taken at
 confidence sqrt(C): the profiles are sampled independently, so both hold
@@ -30,16 +30,21 @@ together with probability at least C. It is conservative, never
 anti-conservative, for any sampling means and windows.
 
 flags:
-  -by type|func|stack|label=KEY
-        group by Go type, leaf function, whole stack (leaf first), or the
-        value of a string label (default type)
+  -by type|func|stack|size|label=KEY
+        group by Go type, leaf function, whole stack (leaf first), object
+        size class, or the value of a string label (default type)
   -sample alloc|inuse
-        allocated bytes, or bytes of objects still in use (default alloc)
+        allocated bytes, or bytes of objects still in use (default alloc);
+        alloc_space and inuse_space are accepted too
   -n N  show the N largest changes, 0 for all (default 10); the total row
         and -fail-above always cover every group
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
+  -full print group keys whole instead of shortening them to 40 columns
+  -max-bytes N
+        refuse a profile larger than N bytes, compressed or decompressed
+        (default 1073741824, 1 GiB)
   -fail-above R
         exit with status 3 when some group's ratio_lo exceeds R (R > 0),
         e.g. 1.2: fail when a group grew by at least 20% with confidence C;
@@ -56,12 +61,8 @@ exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
 
 // diffOptions are the parsed flags of arenaprof diff.
 type diffOptions struct {
-	by         report.GroupBy
-	sample     string
-	n          int
-	confidence float64
+	commonOptions
 	failAbove  float64 // 0: no gate
-	json       bool
 	base, next string
 }
 
@@ -114,7 +115,7 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		return diffOptions{}, err
 	}
 	var opts diffOptions
-	if opts.by, opts.sample, opts.n, opts.confidence, err = g.values(); err != nil {
+	if opts.commonOptions, err = g.values(); err != nil {
 		return opts, err
 	}
 	if *fail != "" {
@@ -124,7 +125,6 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		}
 		opts.failAbove = fv
 	}
-	opts.json = *g.json
 	if len(pos) != 2 {
 		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
 	}
@@ -135,11 +135,14 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 // diff loads both profiles, compares them and writes the report; it
 // returns the comparison of every group for the -fail-above gate.
 func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
-	base, err := loadArenaProfile(opts.base)
+	if opts.base == "-" && opts.next == "-" {
+		return nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
+	}
+	base, err := loadArenaProfile(opts.base, opts.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	next, err := loadArenaProfile(opts.next)
+	next, err := loadArenaProfile(opts.next, opts.maxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +159,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if opts.json {
 		err = writeDiffJSON(stdout, opts, res, shown)
 	} else {
-		err = writeDiffTable(stdout, res, shown)
+		err = writeDiffTable(stdout, res, shown, opts.full)
 	}
 	return res, err
 }
@@ -219,7 +222,9 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 // diffKeyWidth bounds the width of the key column.
 const diffKeyWidth = 40
 
-func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow) error {
+// writeDiffTable writes the rows shown and the total as a table; keys longer
+// than diffKeyWidth are shortened unless full is set.
+func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow, full bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
 	fmt.Fprintf(tw, "BASE\tNEW\tDIFF\tRATIO\t%s INTERVAL\t\t GROUP\n", conf)
@@ -233,7 +238,7 @@ func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow)
 			}
 		}
 		key := r.Display
-		if len([]rune(key)) > diffKeyWidth {
+		if !full && len([]rune(key)) > diffKeyWidth {
 			rs := []rune(key)
 			key = string(rs[:diffKeyWidth-3]) + "..."
 		}

@@ -165,7 +165,7 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{"-fail-above", "x", good, good}, 2, "-fail-above"},
 		{[]string{"-n", "-1", good, good}, 2, "-n"},
 		{[]string{"-by", "label=", good, good}, 2, "label key"},
-		{[]string{"-by", "size", good, good}, 2, "-by"},
+		{[]string{"-by", "sizes", good, good}, 2, "-by"},
 		{[]string{"-sample", "x", good, good}, 2, "-sample"},
 		{[]string{"-nope", good, good}, 2, "flag"},
 		{[]string{good, heap}, 1, "not an arenaprof profile"},
@@ -214,7 +214,7 @@ func FuzzDiffProfile(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x1f, 0x8b})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ap, err := decodeArenaProfile("fuzz.pb", data)
+		ap, err := decodeArenaProfile("fuzz.pb", data, report.DefaultMaxBytes)
 		if err != nil {
 			return
 		}
@@ -233,7 +233,7 @@ func FuzzDiffProfile(f *testing.F) {
 					}
 				}
 				var out bytes.Buffer
-				if err := writeDiffTable(&out, res, res.Rows); err != nil {
+				if err := writeDiffTable(&out, res, res.Rows, false); err != nil {
 					t.Fatal(err)
 				}
 				if s := out.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {

@@ -16,5 +16,5 @@ func parseGroupBy(s string) (report.GroupBy, error) {
 	if k, ok := strings.CutPrefix(s, "label="); ok && k == "" {
 		return g, topUsageErr("-by label= needs a label key, e.g. -by label=handler")
 	}
-	return g, topUsageErr("unknown -by %q; use type, func, stack or label=KEY", s)
+	return g, topUsageErr("unknown -by %q; use type, func, stack, size or label=KEY", s)
 }

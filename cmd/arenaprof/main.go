@@ -6,6 +6,11 @@
 //	arenaprof interval -samples S -tail U [-mean 102400] [-confidence 0.95] [-window aligned|start|end|both] [-json]
 //	arenaprof top [-by type|func|stack|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-json] PROFILE
 //	arenaprof diff [-by ...] [-sample alloc|inuse] [-n N] [-confidence C] [-fail-above R] [-json] BASE NEW
+//	arenaprof help [COMMAND]
+//	arenaprof version
+//
+// PROFILE, BASE and NEW are files (gzipped or not), http(s) URLs of the
+// arenaprof handler, or - for standard input.
 //
 // Exit status: 0 on success, 2 for bad flags or arguments, 1 for other
 // failures (an unreadable profile, an unreachable URL); diff exits 3 when
@@ -16,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 // command is one subcommand: it parses args and writes its output; it returns
@@ -39,11 +45,28 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	switch args[0] {
+	case "help":
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		for _, c := range commands() {
+			if c.name == args[1] {
+				return c.run([]string{"-h"}, stdout, stdout)
+			}
+		}
+		fmt.Fprintf(stderr, "arenaprof help: unknown command %q (run 'arenaprof help' for the list)\n", args[1])
+		return 2
+	case "version":
+		fmt.Fprintln(stdout, version())
 		return 0
 	}
 	for _, c := range commands() {
@@ -63,5 +86,33 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "run 'arenaprof <command> -h' for a command's flags")
+	fmt.Fprintln(w, "  help      a command's flags: arenaprof help top")
+	fmt.Fprintln(w, "  version   the version of this build")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "run 'arenaprof help <command>' or 'arenaprof <command> -h' for a command's flags")
+}
+
+// version describes this build from its build information: the module
+// version ("(devel)" for a build from a checkout), the VCS revision when
+// recorded, and the Go version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "arenaprof (no build information)"
+	}
+	v := "arenaprof " + bi.Main.Version
+	if v == "arenaprof " {
+		v += "(unknown)"
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
 }

@@ -12,7 +12,6 @@ func TestRunDispatch(t *testing.T) {
 		inStderr string
 	}{
 		{nil, 2, "usage: arenaprof"},
-		{[]string{"help"}, 0, "interval"},
 		{[]string{"-h"}, 0, "top"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 	} {

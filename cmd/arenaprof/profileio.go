@@ -20,9 +20,8 @@ import (
 	"github.com/arenaprof/arenaprof/report"
 )
 
-// maxProfileBytes bounds how much of a profile (file, URL body, or
-// decompressed data) the reader accepts.
-const maxProfileBytes = 1 << 30
+// stdin is where a PROFILE of "-" is read from; tests replace it.
+var stdin io.Reader = os.Stdin
 
 // httpBaseTimeout is the time allowed to fetch a profile from a URL, on top
 // of the seconds=N window the URL asks the handler to wait for.
@@ -65,10 +64,26 @@ func isProfileURL(src string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// readProfileSource returns the raw bytes of a profile file or URL.
-func readProfileSource(src string) ([]byte, error) {
+// tooLarge is the message for a profile past the -max-bytes bound.
+func tooLarge(src string, max int64) error {
+	return topInputErr("cannot read %s: larger than -max-bytes %d bytes (compressed or not); raise -max-bytes if the profile is genuine", src, max)
+}
+
+// readProfileSource returns the raw bytes of a profile file, URL or, for
+// "-", standard input, refusing more than max bytes.
+func readProfileSource(src string, max int64) ([]byte, error) {
 	if isProfileURL(src) {
-		return fetchProfile(src)
+		return fetchProfile(src, max)
+	}
+	if src == "-" {
+		data, err := io.ReadAll(io.LimitReader(stdin, max+1))
+		if err != nil {
+			return nil, topInputErr("cannot read standard input: %v", err)
+		}
+		if int64(len(data)) > max {
+			return nil, tooLarge("standard input", max)
+		}
+		return data, nil
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -81,18 +96,18 @@ func readProfileSource(src string) ([]byte, error) {
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		return nil, topInputErr("cannot read %s: it is a directory; pass a profile file or an http(s) URL", src)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, topInputErr("cannot read %s: %v", src, err)
 	}
-	if len(data) > maxProfileBytes {
-		return nil, topInputErr("cannot read %s: larger than %d bytes, which is not a plausible profile", src, maxProfileBytes)
+	if int64(len(data)) > max {
+		return nil, tooLarge(src, max)
 	}
 	return data, nil
 }
 
 // fetchProfile GETs a profile from the arenaprof HTTP handler.
-func fetchProfile(rawURL string) ([]byte, error) {
+func fetchProfile(rawURL string, max int64) ([]byte, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		// The URL is not quoted: it may hold a password.
@@ -127,20 +142,23 @@ func fetchProfile(rawURL string) ([]byte, error) {
 		}
 		return nil, topInputErr("cannot fetch %s: server answered %s: %s", shown, resp.Status, line)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxProfileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, topInputErr("cannot fetch %s: reading the body: %v", shown, err)
 	}
-	if len(data) > maxProfileBytes {
-		return nil, topInputErr("cannot fetch %s: body larger than %d bytes, which is not a plausible profile", shown, maxProfileBytes)
+	if int64(len(data)) > max {
+		return nil, tooLarge(shown, max)
 	}
 	return data, nil
 }
 
-// parseProfileData parses pprof bytes (gzipped or not), bounding their
-// decompressed size by maxProfileBytes.
-func parseProfileData(data []byte) (*profile.Profile, error) {
-	p, err := report.Parse(bytes.NewReader(data), maxProfileBytes)
+// parseProfileData parses pprof bytes (gzipped or not) read from src,
+// bounding their decompressed size by max.
+func parseProfileData(src string, data []byte, max int64) (*profile.Profile, error) {
+	p, err := report.Parse(bytes.NewReader(data), max)
+	if errors.Is(err, report.ErrTooLarge) {
+		return nil, tooLarge(src, max)
+	}
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "report: "))
 	}
@@ -149,21 +167,28 @@ func parseProfileData(data []byte) (*profile.Profile, error) {
 
 // loadArenaProfile reads src (a file or URL) and checks that it is an
 // arenaprof profile.
-func loadArenaProfile(src string) (*arenaProfile, error) {
-	data, err := readProfileSource(src)
+func loadArenaProfile(src string, max int64) (*arenaProfile, error) {
+	data, err := readProfileSource(src, max)
 	if err != nil {
 		return nil, err
 	}
-	return decodeArenaProfile(src, data)
+	if src == "-" {
+		src = "standard input"
+	}
+	return decodeArenaProfile(src, data, max)
 }
 
 // decodeArenaProfile parses data read from src and checks that it is an
 // arenaprof profile.
-func decodeArenaProfile(src string, data []byte) (*arenaProfile, error) {
+func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, topInputErr("%s is empty, not a profile; pass a profile written by the arenaprof exporter or its handler", src)
 	}
-	p, err := parseProfileData(data)
+	p, err := parseProfileData(src, data, max)
+	var te *topError
+	if errors.As(err, &te) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, topInputErr("%s is not a pprof profile (%v); pass a profile written by the arenaprof exporter or its handler", src, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // TestFetchErrorsRedactPassword: no fetch error shows the URL's password,
@@ -24,7 +26,7 @@ func TestFetchErrorsRedactPassword(t *testing.T) {
 		strings.Replace(deadURL, "http://", "http://admin:"+password+"@", 1) + "/debug/arenaprof",
 		"http://admin:" + password + "@host:bad port/x",
 	} {
-		_, err := fetchProfile(raw)
+		_, err := fetchProfile(raw, report.DefaultMaxBytes)
 		if err == nil {
 			t.Fatalf("%s: no error", raw)
 		}

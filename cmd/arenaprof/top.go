@@ -16,35 +16,56 @@ const topUsage = `usage: arenaprof top [flags] PROFILE
 
 Prints the estimated bytes of each group of an arenaprof profile with a
 confidence interval, largest first. PROFILE is a profile file (gzipped or
-not) or the http(s) URL of the arenaprof handler.
+not), the http(s) URL of the arenaprof handler (add ?seconds=N for the
+delta of an N-second window), or - for standard input.
+
+The intervals use the window marking the profile carries (see "window" in
+the heading): a profile since the profiler started is "end", a delta
+"both". arenaprof interval, which has no profile to read it from,
+defaults to "both", the conservative choice.
 
 flags:
-  -by type|func|stack|label=KEY
-        group by Go type, leaf function, whole stack (leaf first), or the
-        value of a string label (default type)
+  -by type|func|stack|size|label=KEY
+        group by Go type, leaf function, whole stack (leaf first), object
+        size class (powers of two: 1-8 B, 9-16 B, ...), or the value of a
+        string label such as a pprof label of the arenas (default type);
+        a label no sample carries is an error that lists those they carry
   -sample alloc|inuse
         allocated bytes, or bytes of objects still in use (default alloc);
+        pprof's names alloc_space and inuse_space are accepted too;
         in-use intervals are conservative: the profile does not record the
         tail of in-use events, so the interval covers every possible tail
   -n N  show the N largest groups, 0 for all (default 10); the total row
         always covers every group
   -confidence C
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
+  -full print group keys (stacks, long type names) whole instead of
+        shortening them to fit 80 columns
+  -max-bytes N
+        refuse a profile larger than N bytes, compressed or decompressed
+        (default 1073741824, 1 GiB)
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "window", "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
-        bound it
+        bound it; keys are always whole
 `
 
-// topOptions are the parsed flags of arenaprof top.
-type topOptions struct {
+// commonOptions are the parsed flags top and diff share.
+type commonOptions struct {
 	by         report.GroupBy
 	sample     string // "alloc" or "inuse"
 	n          int
 	confidence float64
 	json       bool
-	src        string
+	full       bool  // print keys whole
+	maxBytes   int64 // bound on a profile's decompressed size
+}
+
+// topOptions are the parsed flags of arenaprof top.
+type topOptions struct {
+	commonOptions
+	src string
 }
 
 // topWidth is the terminal width the table is laid out for.
@@ -81,10 +102,9 @@ func parseTopArgs(args []string) (topOptions, error) {
 		return topOptions{}, err
 	}
 	var opts topOptions
-	if opts.by, opts.sample, opts.n, opts.confidence, err = g.values(); err != nil {
+	if opts.commonOptions, err = g.values(); err != nil {
 		return opts, err
 	}
-	opts.json = *g.json
 	switch len(pos) {
 	case 0:
 		return opts, topUsageErr("missing PROFILE; give a profile file or the http(s) URL of the arenaprof handler, e.g. arenaprof top arena.pb.gz")
@@ -98,7 +118,7 @@ func parseTopArgs(args []string) (topOptions, error) {
 
 // top loads the profile and writes the table or JSON.
 func top(opts topOptions, stdout io.Writer) error {
-	ap, err := loadArenaProfile(opts.src)
+	ap, err := loadArenaProfile(opts.src, opts.maxBytes)
 	if err != nil {
 		return err
 	}
@@ -117,7 +137,7 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
 	}
-	return report.FormatTable(stdout, res, report.FormatOptions{Width: topWidth})
+	return report.FormatTable(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
 }
 
 // topRowJSON is one row of the -json output.
@@ -174,21 +194,24 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 }
 
 // groupFlags are the flags top and diff share: the grouping, the sample,
-// the number of rows, the confidence and JSON output.
+// the number of rows, the confidence, JSON output, whole keys and the size
+// bound.
 type groupFlags struct {
-	by, sample, n, conf *string
-	json                *bool
+	by, sample, n, conf, maxBytes *string
+	json, full                    *bool
 }
 
 // addGroupFlags defines the shared flags on fs.
 func addGroupFlags(fs *flag.FlagSet) groupFlags {
 	fs.SetOutput(io.Discard)
 	return groupFlags{
-		by:     fs.String("by", "type", ""),
-		sample: fs.String("sample", "alloc", ""),
-		n:      fs.String("n", "10", ""),
-		conf:   fs.String("confidence", "0.95", ""),
-		json:   fs.Bool("json", false, ""),
+		by:       fs.String("by", "type", ""),
+		sample:   fs.String("sample", "alloc", ""),
+		n:        fs.String("n", "10", ""),
+		conf:     fs.String("confidence", "0.95", ""),
+		maxBytes: fs.String("max-bytes", strconv.Itoa(report.DefaultMaxBytes), ""),
+		json:     fs.Bool("json", false, ""),
+		full:     fs.Bool("full", false, ""),
 	}
 }
 
@@ -213,24 +236,43 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // values checks the shared flags and returns their values.
-func (g groupFlags) values() (by report.GroupBy, sample string, n int, confidence float64, err error) {
-	if by, err = parseGroupBy(*g.by); err != nil {
+func (g groupFlags) values() (o commonOptions, err error) {
+	if o.by, err = parseGroupBy(*g.by); err != nil {
 		return
 	}
-	switch *g.sample {
-	case "alloc", "inuse":
-		sample = *g.sample
-	default:
-		err = topUsageErr("unknown -sample %q; use alloc or inuse", *g.sample)
+	if o.sample, err = parseSample(*g.sample); err != nil {
 		return
 	}
-	if n, err = strconv.Atoi(strings.TrimSpace(*g.n)); err != nil || n < 0 {
+	if o.n, err = strconv.Atoi(strings.TrimSpace(*g.n)); err != nil || o.n < 0 {
 		err = topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *g.n)
 		return
 	}
-	confidence, err = strconv.ParseFloat(strings.TrimSpace(*g.conf), 64)
-	if err != nil || !(confidence > 0 && confidence < 1) {
+	o.confidence, err = strconv.ParseFloat(strings.TrimSpace(*g.conf), 64)
+	if err != nil || !(o.confidence > 0 && o.confidence < 1) {
 		err = topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *g.conf)
+		return
 	}
-	return
+	o.maxBytes, err = strconv.ParseInt(strings.TrimSpace(*g.maxBytes), 10, 64)
+	if err != nil || o.maxBytes < 1 {
+		err = topUsageErr("bad -max-bytes %q; use a positive number of bytes, e.g. 4294967296 for 4 GiB", *g.maxBytes)
+		return
+	}
+	o.json, o.full = *g.json, *g.full
+	return o, nil
+}
+
+// parseSample reads -sample: alloc or inuse, or pprof's names of their
+// byte sample types. The tables give bytes and objects together, so the
+// object sample types are not choices of their own.
+func parseSample(s string) (string, error) {
+	switch s {
+	case "alloc", "alloc_space":
+		return "alloc", nil
+	case "inuse", "inuse_space":
+		return "inuse", nil
+	case "alloc_objects", "inuse_objects":
+		base, _, _ := strings.Cut(s, "_")
+		return "", topUsageErr("-sample %s: the table gives objects beside bytes in every row; use -sample %s", s, base)
+	}
+	return "", topUsageErr("unknown -sample %q; use alloc (or alloc_space) or inuse (or inuse_space)", s)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -300,6 +301,11 @@ func TestTopBadInput(t *testing.T) {
 	garbage := writeTemp(t, "garbage.pb.gz", []byte("\x00\x01this is not a profile at all\xff\xfe"))
 	gzGarbage := writeTemp(t, "gz.pb.gz", []byte{0x1f, 0x8b, 1, 2, 3, 4, 5})
 	empty := writeTemp(t, "empty.pb.gz", nil)
+	var bombBuf bytes.Buffer
+	zw := gzip.NewWriter(&bombBuf)
+	zw.Write(make([]byte, 4<<20)) // 4 MiB of zeros in about 4 KiB
+	zw.Close()
+	bomb := writeTemp(t, "bomb.pb.gz", bombBuf.Bytes())
 
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL + "/debug/arenaprof/profile"
@@ -321,9 +327,17 @@ func TestTopBadInput(t *testing.T) {
 		{"empty file", []string{empty}, 1, "is empty"},
 		{"missing file", []string{filepath.Join(t.TempDir(), "nope.pb.gz")}, 1, "no such file"},
 		{"directory", []string{t.TempDir()}, 1, "is a directory"},
-		{"unknown by", []string{"-by", "color", good}, 2, `unknown -by "color"; use type, func, stack or label=KEY`},
+		{"unknown by", []string{"-by", "color", good}, 2, `unknown -by "color"; use type, func, stack, size or label=KEY`},
 		{"empty label key", []string{"-by", "label=", good}, 2, "needs a label key"},
 		{"unknown sample", []string{"-sample", "peak", good}, 2, `unknown -sample "peak"`},
+		{"object sample", []string{"-sample", "alloc_objects", good}, 2, "the table gives objects beside bytes in every row; use -sample alloc"},
+		{"in-use object sample", []string{"-sample", "inuse_objects", good}, 2, "use -sample inuse"},
+		{"unknown label", []string{"-by", "label=nosuch", good}, 1, `no sample carries the label "nosuch"`},
+		{"numeric label", []string{"-by", "label=bytes", good}, 1, "numeric label"},
+		{"file above max-bytes", []string{"-max-bytes", "100", good}, 1, "larger than -max-bytes 100 bytes"},
+		{"decompression bomb", []string{"-max-bytes", "1048576", bomb}, 1, "raise -max-bytes"},
+		{"bad max-bytes", []string{"-max-bytes", "0", good}, 2, "bad -max-bytes"},
+		{"word max-bytes", []string{"-max-bytes", "1G", good}, 2, "bad -max-bytes"},
 		{"negative n", []string{"-n", "-1", good}, 2, "bad -n"},
 		{"word n", []string{"-n", "ten", good}, 2, "bad -n"},
 		{"confidence 0", []string{"-confidence", "0", good}, 2, "bad -confidence"},
@@ -503,17 +517,21 @@ func checkTopRun(t *testing.T, code int, out, errOut string) {
 }
 
 func FuzzTopFlags(f *testing.F) {
-	f.Add("type", "alloc", "10", "0.95", false)
-	f.Add("func", "inuse", "0", "0.5", true)
-	f.Add("stack", "alloc", "1", "0.999999", false)
-	f.Add("label=handler", "inuse", "3", "1e-9", true)
-	f.Add("label=", "x", "-1", "NaN", false)
-	f.Add("type", "alloc", "99999999999999999999", "+Inf", false)
+	f.Add("type", "alloc", "10", "0.95", "1073741824", false, false)
+	f.Add("func", "inuse", "0", "0.5", "100", true, false)
+	f.Add("stack", "alloc_space", "1", "0.999999", "9223372036854775807", false, true)
+	f.Add("label=handler", "inuse_space", "3", "1e-9", "1", true, true)
+	f.Add("size", "alloc_objects", "2", "0.9", "0", false, false)
+	f.Add("label=", "x", "-1", "NaN", "-5", false, false)
+	f.Add("type", "alloc", "99999999999999999999", "+Inf", "1e9", false, false)
 	path := fixturePath(f)
-	f.Fuzz(func(t *testing.T, by, sample, n, conf string, js bool) {
-		args := []string{"-by=" + by, "-sample=" + sample, "-n=" + n, "-confidence=" + conf}
+	f.Fuzz(func(t *testing.T, by, sample, n, conf, maxBytes string, js, full bool) {
+		args := []string{"-by=" + by, "-sample=" + sample, "-n=" + n, "-confidence=" + conf, "-max-bytes=" + maxBytes}
 		if js {
 			args = append(args, "-json")
+		}
+		if full {
+			args = append(args, "-full")
 		}
 		code, out, errOut := runTopArgs(append(args, path)...)
 		checkTopRun(t, code, out, errOut)
@@ -533,7 +551,7 @@ func FuzzTopProfile(f *testing.F) {
 	f.Add([]byte{0x1f, 0x8b})
 	f.Add([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ap, err := decodeArenaProfile("fuzz.pb", data)
+		ap, err := decodeArenaProfile("fuzz.pb", data, report.DefaultMaxBytes)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error: %q", err)
@@ -542,7 +560,7 @@ func FuzzTopProfile(f *testing.F) {
 		}
 		for _, sample := range []string{"alloc", "inuse"} {
 			var out bytes.Buffer
-			opts := topOptions{by: report.GroupBy{Kind: report.GroupByStack}, sample: sample, n: 5, confidence: 0.95, src: "fuzz.pb"}
+			opts := topOptions{commonOptions: commonOptions{by: report.GroupBy{Kind: report.GroupByStack}, sample: sample, n: 5, confidence: 0.95}, src: "fuzz.pb"}
 			if err := topReport(ap, opts, &out); err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("multi-line error: %q", err)

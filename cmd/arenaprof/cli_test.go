@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"help"}, 0, "commands:"},
+		{[]string{"help", "top"}, 0, "usage: arenaprof top"},
+		{[]string{"help", "diff"}, 0, "usage: arenaprof diff"},
+		{[]string{"help", "interval"}, 0, "usage: arenaprof interval"},
+		{[]string{"version"}, 0, "arenaprof "},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out.String(), errOut.String(), tc.code, tc.want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"help", "nope"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "nope"`) {
+		t.Errorf("help nope: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestTopStdin reads the profile from standard input with "-" and gives
+// the same table as from the file.
+func TestTopStdin(t *testing.T) {
+	path := fixturePath(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = bytes.NewReader(data)
+	code, fromStdin, errOut := runTopArgs("-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, fromFile, _ := runTopArgs(path)
+	if fromStdin != fromFile || fromStdin == "" {
+		t.Errorf("stdin:\n%s\nfile:\n%s", fromStdin, fromFile)
+	}
+	stdin = bytes.NewReader(data)
+	if code, _, errOut := runTopArgs("-max-bytes", "10", "-"); code != 1 || !strings.Contains(errOut, "standard input: larger than -max-bytes 10") {
+		t.Errorf("bounded stdin: exit %d, %q", code, errOut)
+	}
+}
+
+// TestTopNewFlags: pprof's sample names give the same table as ours, -by
+// size groups by size class, and -full prints stacks whole.
+func TestTopNewFlags(t *testing.T) {
+	path := fixturePath(t)
+	for _, pair := range [][2]string{{"alloc", "alloc_space"}, {"inuse", "inuse_space"}} {
+		_, a, _ := runTopArgs("-sample", pair[0], path)
+		_, b, _ := runTopArgs("-sample", pair[1], path)
+		if a != b || a == "" {
+			t.Errorf("-sample %s and %s differ:\n%s\n%s", pair[0], pair[1], a, b)
+		}
+	}
+	code, out, errOut := runTopArgs("-by", "size", path)
+	if code != 0 || !strings.Contains(out, "OBJECT SIZE") || !strings.Contains(out, " B ") {
+		t.Errorf("-by size: exit %d\n%s%s", code, out, errOut)
+	}
+	_, short, _ := runTopArgs("-by", "stack", path)
+	_, full, _ := runTopArgs("-by", "stack", "-full", path)
+	if !strings.Contains(short, "…") || strings.Contains(full, "…") || len(full) <= len(short) {
+		t.Errorf("-full did not widen the stacks:\n%s\n%s", short, full)
+	}
+}
