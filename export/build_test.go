@@ -260,17 +260,27 @@ func TestGoToolPprof(t *testing.T) {
 	a := newTestArena(t, 6, hooks.Labels{})
 	allocSmall(a, 1000)
 	allocBig(a, 10)
+	// Types and a label for the README's -tagfocus and -tagleaf commands.
+	b := newTestArena(t, 7, hooks.NewLabels("endpoint", "/orders"))
+	for range 50 {
+		b.Alloc(64, "[]*main.big")
+		b.Alloc(32, "[]uint8")
+	}
 	path := filepath.Join(t.TempDir(), "arenas.pb.gz")
 	writeFile(t, path, p)
-	run := func(args ...string) string {
-		t.Helper()
+	pprof := func(args ...string) (string, error) {
 		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, append(args, path)...)...)
 		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := pprof(args...)
 		if err != nil {
 			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
 		}
-		return string(out)
+		return out
 	}
 	top := run("-top", "-sample_index=alloc_space")
 	for _, want := range []string{"allocBig", "allocSmall", "40kB", "15.62kB", "alloc_space"} {
@@ -288,6 +298,40 @@ func TestGoToolPprof(t *testing.T) {
 	focus := run("-top", "-sample_index=alloc_space", "-tagfocus=type=main.big")
 	if !strings.Contains(focus, "allocBig") || strings.Contains(focus, "allocSmall") {
 		t.Errorf("-tagfocus=type=main.big output:\n%s", focus)
+	}
+
+	// The README's "Viewing a profile" commands. -tagfocus is a regular
+	// expression matched anywhere: unanchored, main.big keeps []*main.big.
+	tags := func(focus string) string { return run("-tags", "-tagfocus="+focus) }
+	for _, tc := range []struct {
+		focus       string
+		want, avoid []string
+	}{
+		{"type=main.big", []string{"main.big", "[]*main.big"}, nil},
+		{`type=^main\.big$`, []string{"main.big"}, []string{"[]*main.big", "main.small"}},
+		{`type=^\[\]uint8$`, []string{"[]uint8"}, []string{"main.big", "main.small"}},
+		{"endpoint=^/orders$", []string{"[]uint8", "[]*main.big"}, []string{"main.small"}},
+	} {
+		out := tags(tc.focus)
+		for _, w := range tc.want {
+			if !strings.Contains(out, ": "+w+"\n") {
+				t.Errorf("-tags -tagfocus=%s lacks type %q:\n%s", tc.focus, w, out)
+			}
+		}
+		for _, w := range tc.avoid {
+			if strings.Contains(out, ": "+w+"\n") {
+				t.Errorf("-tags -tagfocus=%s keeps type %q:\n%s", tc.focus, w, out)
+			}
+		}
+	}
+	if out, err := pprof("-top", "-tagfocus=type=[]uint8"); err == nil || !strings.Contains(out, "missing closing ]") {
+		t.Errorf("-tagfocus=type=[]uint8 parsed (%v):\n%s", err, out)
+	}
+	leaf := run("-top", "-tagleaf=type")
+	for _, w := range []string{" main.big\n", " main.small\n", " []uint8\n"} {
+		if !strings.Contains(leaf, w) {
+			t.Errorf("-top -tagleaf=type lacks the type node %q:\n%s", strings.TrimSpace(w), leaf)
+		}
 	}
 }
 
