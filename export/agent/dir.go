@@ -22,12 +22,13 @@ const DefaultDirMaxFiles = 10000
 type DirConfig struct {
 	// Path is the directory; it is created (with parents) if missing.
 	Path string
-	// MaxFiles bounds the number of profile files kept: after each write
-	// the oldest are deleted. Zero selects [DefaultDirMaxFiles]; negative
-	// means no bound by count.
+	// MaxFiles bounds the number of profile files kept: before each write
+	// the oldest are deleted to make room for the new file. Zero selects
+	// [DefaultDirMaxFiles]; negative means no bound by count.
 	MaxFiles int
-	// MaxBytes bounds the total size of the profile files kept (the newest
-	// file is always kept). Zero or negative means no bound by size.
+	// MaxBytes bounds the total size of the profile files kept, the new
+	// file included (a new file larger than the bound is still written,
+	// alone). Zero or negative means no bound by size.
 	MaxBytes int64
 }
 
@@ -42,9 +43,11 @@ type DirConfig struct {
 // application name can produce a path separator, a NUL, a leading dot or a
 // name longer than the file system allows. Files are written to a temporary
 // file in the same directory and renamed into place, so a reader never sees
-// a partial profile. Retention (by count and by bytes) deletes the oldest
-// files whose names follow this pattern, and never touches other files:
-// give each service its own directory.
+// a partial profile. Retention (by count and by bytes) runs before each
+// write: it deletes the oldest files whose names follow this pattern until
+// the new file fits the bounds, so on a disk that the bounds fill the
+// space is freed before it is needed. It never touches other files: give
+// each service its own directory.
 //
 // Write errors (read-only directory, disk full) are not retried: the
 // profile is counted as failed and the next interval tries again.
@@ -101,7 +104,8 @@ func (d *Dir) Path() string { return d.path }
 // String names the destination in stats and logs.
 func (d *Dir) String() string { return "dir:" + d.path }
 
-// Upload writes u to a new file, then applies the retention bounds.
+// Upload applies the retention bounds, making room for u, then writes u to
+// a new file.
 func (d *Dir) Upload(ctx context.Context, u *Upload) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -125,11 +129,17 @@ func (d *Dir) Upload(ctx context.Context, u *Upload) error {
 		}
 		final = filepath.Join(d.path, strings.TrimSuffix(name, fileSuffix)+fmt.Sprintf("-%d", i)+fileSuffix)
 	}
+	// Make room first: on a disk the bounds fill, retaining only after a
+	// successful write would never free the space the write needs.
+	retainErr := d.retain(int64(len(u.Data)))
 	if err := d.writeFile(final, u.Data); err != nil {
+		if retainErr != nil {
+			return fmt.Errorf("%w (retention before it: %v)", err, retainErr)
+		}
 		return err
 	}
-	if err := d.retain(); err != nil {
-		return fmt.Errorf("agent: dir retention: %w", err)
+	if retainErr != nil {
+		return fmt.Errorf("agent: dir retention: %w", retainErr)
 	}
 	return nil
 }
@@ -168,8 +178,9 @@ func (d *Dir) writeFile(final string, data []byte) (err error) {
 	return nil
 }
 
-// retain deletes the oldest profile files beyond the bounds.
-func (d *Dir) retain() error {
+// retain deletes the oldest profile files until one more file of size
+// incoming fits the bounds (or no profile file is left).
+func (d *Dir) retain(incoming int64) error {
 	if d.maxFiles < 0 && d.maxBytes <= 0 {
 		return nil
 	}
@@ -196,7 +207,7 @@ func (d *Dir) retain() error {
 	}
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.name, b.name) })
 	var errs []error
-	for len(files) > 1 && ((d.maxFiles >= 0 && len(files) > d.maxFiles) || (d.maxBytes > 0 && total > d.maxBytes)) {
+	for len(files) > 0 && ((d.maxFiles >= 0 && len(files)+1 > d.maxFiles) || (d.maxBytes > 0 && total+incoming > d.maxBytes)) {
 		if err := os.Remove(filepath.Join(d.path, files[0].name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -344,6 +344,61 @@ func TestDirFull(t *testing.T) {
 	}
 }
 
+// TestDirFullDiskRetentionFirst simulates a disk that the retention bounds
+// fill: the write hook fails with ENOSPC when the profile files already in
+// the directory plus the new one exceed the disk's capacity. Retention must
+// run before the write and free the space; run only after a successful
+// write, it would never run again once the disk is full.
+func TestDirFullDiskRetentionFirst(t *testing.T) {
+	const size = 100
+	tests := []struct {
+		name      string
+		maxFiles  int
+		maxBytes  int64
+		capacity  int64 // bytes of profile files the disk holds
+		wantFiles int
+	}{
+		{"by bytes, bound equals the disk", -1, 300, 300, 3},
+		{"by bytes, disk just above the bound", -1, 300, 350, 3},
+		{"by count, bound fills the disk", 4, 0, 400, 4},
+		{"both bounds", 3, 250, 300, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := t.TempDir()
+			dir, err := NewDir(DirConfig{Path: path, MaxFiles: tt.maxFiles, MaxBytes: tt.maxBytes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir.write = func(f *os.File, data []byte) (int, error) {
+				var used int64
+				for _, name := range profileFiles(t, path) {
+					fi, err := os.Stat(filepath.Join(path, name))
+					if err != nil {
+						return 0, err
+					}
+					used += fi.Size()
+				}
+				if used+int64(len(data)) > tt.capacity {
+					return 0, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+				}
+				return f.Write(data)
+			}
+			var all []string
+			for i := range 10 {
+				u := &Upload{AppName: "a", Profile: "arena", Until: time.Unix(2000+int64(i), 0), Data: make([]byte, size)}
+				all = append(all, FileName(u.AppName, nil, u.Profile, u.Until))
+				if err := dir.Upload(context.Background(), u); err != nil {
+					t.Fatalf("upload %d on a disk the bounds fill: %v", i, err)
+				}
+			}
+			if got, want := profileFiles(t, path), all[len(all)-tt.wantFiles:]; !slices.Equal(got, want) {
+				t.Fatalf("kept %v, want the newest %d: %v", got, tt.wantFiles, want)
+			}
+		})
+	}
+}
+
 func mustReadDir(t *testing.T, path string) []os.DirEntry {
 	t.Helper()
 	ents, err := os.ReadDir(path)
