@@ -53,7 +53,14 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	}
 	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window.String())
+	switch {
+	case r.GoHeap:
+		fmt.Fprintf(&b, "%s by %s, %s intervals, Go heap profile (MemProfileRate %d)\n", what, r.By, confPct, r.HeapRate)
+	case r.HeapRate > 0:
+		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s, Go heap samples at MemProfileRate %d\n", what, r.By, confPct, r.Window.String(), r.HeapRate)
+	default:
+		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window.String())
+	}
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
 	} else {

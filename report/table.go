@@ -63,8 +63,14 @@ type TableResult struct {
 	By         GroupBy
 	InUse      bool
 	Confidence float64
-	// Window is the profile's window marking (see [WindowOf]).
+	// Window is the profile's window marking (see [WindowOf]); it does not
+	// apply to a Go heap profile.
 	Window profiler.Window
+	// GoHeap is set for a heap or allocs profile of the Go runtime, and
+	// HeapRate is the runtime.MemProfileRate of its samples (or of the Go
+	// heap samples of a combined memory profile; 0 if there are none).
+	GoHeap   bool
+	HeapRate int64
 	// Groups is the number of groups, Rows the largest of them (at most
 	// TableOptions.N), sorted by bytes, largest first, ties by key.
 	Groups int
@@ -110,7 +116,8 @@ type stratum struct {
 // group accumulates one row.
 type group struct {
 	row    TableRow
-	strata map[int64]*stratum // by sampling mean
+	strata map[int64]*stratum // arena samples, by sampling mean
+	heap   heapSums           // Go heap samples
 }
 
 // errOverflow reports sums too large for int64.
@@ -230,9 +237,25 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 	if by.Kind == "" {
 		by.Kind = GroupByType
 	}
-	idx, err := sampleIndexes(p)
-	if err != nil {
-		return nil, err
+	goHeap := isGoHeap(p)
+	var idx [pprofmt.NumSampleTypes]int
+	if goHeap {
+		if by.Kind == GroupByType {
+			return nil, errors.New("report: a Go heap profile records no types; group it by func, stack or size")
+		}
+		if p.Period <= 0 {
+			return nil, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
+		}
+		for _, s := range p.Sample {
+			if len(s.Value) != len(p.SampleType) {
+				return nil, fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
+			}
+		}
+	} else {
+		var err error
+		if idx, err = sampleIndexes(p); err != nil {
+			return nil, err
+		}
 	}
 	groups, total, err := groupSamples(p, idx, by, opts.InUse)
 	if err != nil {
@@ -243,7 +266,7 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 		shown = shown[:opts.N]
 	}
 	w := pprofmt.WindowOf(p)
-	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: w, Groups: len(groups)}
+	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: w, Groups: len(groups), HeapRate: total.heap.rate, GoHeap: goHeap}
 	for _, g := range append(shown[:len(shown):len(shown)], total) {
 		if err := g.interval(conf, w, p.Period); err != nil {
 			return nil, err
@@ -265,44 +288,111 @@ func share(part, total int64) float64 {
 	return float64(part) / float64(total)
 }
 
-// groupSamples aggregates the samples of p by g and returns the groups,
-// sorted, and the total over all of them.
-func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy, inuse bool) ([]*group, *group, error) {
-	byKey := map[string]*group{}
-	total := &group{row: TableRow{Key: "total", Display: "total"}, strata: map[int64]*stratum{}}
+// contribution is what one sample adds to its group: the estimates, and the
+// raw sums of its model (arena: per sampling mean; Go heap: counts, size,
+// rate).
+type contribution struct {
+	bytes, objects                     int64
+	heap                               bool
+	mean                               int64 // arena
+	samples, samplesHi, tailLo, tailHi int64 // arena; samples/samplesHi are the counts of heap samples too
+	size, rate                         int64 // heap
+}
+
+// arenaContribution reads an arenaprof sample (idx from sampleIndexes).
+func arenaContribution(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, s *profile.Sample, inuse bool) (c contribution, skip bool, err error) {
+	v := func(i int) int64 { return s.Value[idx[i]] }
 	what := "alloc"
 	if inuse {
 		what = "inuse"
 	}
+	if inuse {
+		c.bytes, c.objects = v(pprofmt.IndexInuseSpace), v(pprofmt.IndexInuseObjects)
+	} else {
+		c.bytes, c.objects = v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocObjects)
+		c.samples, c.tailLo = v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail)
+		c.samplesHi, c.tailHi = c.samples, c.tailLo
+	}
+	if c.bytes == 0 && c.objects == 0 && c.samples == 0 && c.tailLo == 0 {
+		return c, true, nil // empty bucket, e.g. in a delta profile
+	}
+	if c.bytes < 0 || c.objects < 0 || c.samples < 0 || c.tailLo < 0 {
+		return c, false, fmt.Errorf("report: a sample has negative values (%s bytes %d, objects %d, sample events %d, tail %d); subtract profiles only in time order", what, c.bytes, c.objects, c.samples, c.tailLo)
+	}
+	if c.mean, err = sampleMean(s, p.Period); err != nil {
+		return c, false, err
+	}
+	if err := checkSampleMean(s, v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail), c.mean); err != nil {
+		return c, false, err
+	}
+	if inuse {
+		c.samples, c.samplesHi, c.tailLo, c.tailHi, err = inuseRawSums(s, c.bytes, c.mean)
+	}
+	return c, false, err
+}
+
+// heapContribution reads a Go heap sample: of a runtime heap profile
+// (objects, bytes and in-use values at value positions hidx; the raw count
+// is recovered from the scaled values) or of a combined memory profile
+// (rawAlloc >= 0: the raw alloc count the exporter recorded).
+func heapContribution(s *profile.Sample, hidx [4]int, rate, rawAlloc int64, inuse bool) (c contribution, skip bool, err error) {
+	c.heap = true
+	c.rate = rate
+	if l := s.NumLabel[pprofmt.LabelHeapRate]; len(l) > 0 {
+		c.rate = l[0]
+	}
+	if c.rate <= 0 {
+		return c, false, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", c.rate)
+	}
+	c.size, _ = firstNumLabel(s, pprofmt.LabelBytes)
+	ao, ab := s.Value[hidx[0]], s.Value[hidx[1]]
+	io, ib := s.Value[hidx[2]], s.Value[hidx[3]]
+	if inuse {
+		c.objects, c.bytes = io, ib
+		c.samples, c.samplesHi, err = heapRawCount(io, ib, c.size, c.rate)
+	} else {
+		c.objects, c.bytes = ao, ab
+		if rawAlloc >= 0 {
+			c.samples, c.samplesHi = rawAlloc, rawAlloc
+		} else {
+			c.samples, c.samplesHi, err = heapRawCount(ao, ab, c.size, c.rate)
+		}
+	}
+	if err != nil {
+		return c, false, err
+	}
+	if c.size <= 0 && c.samples > 0 {
+		c.size = max(1, int64(math.Round(float64(ab)/float64(max(ao, 1)))))
+	}
+	return c, c.bytes == 0 && c.objects == 0 && c.samples == 0, nil
+}
+
+// groupSamples aggregates the samples of p into groups by g, and their
+// total. idx are the arenaprof value positions (unused for a runtime heap
+// profile).
+func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy, inuse bool) ([]*group, *group, error) {
+	byKey := map[string]*group{}
+	total := &group{row: TableRow{Key: "total", Display: "total"}, strata: map[int64]*stratum{}}
+	goHeap := isGoHeap(p)
+	hidx := heapIndexes(p)
 	var err error
 	for _, s := range p.Sample {
-		v := func(i int) int64 { return s.Value[idx[i]] }
-		var bytes, objects, samples, samplesHi, tailLo, tailHi int64
-		if inuse {
-			bytes, objects = v(pprofmt.IndexInuseSpace), v(pprofmt.IndexInuseObjects)
-		} else {
-			bytes, objects = v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocObjects)
-			samples, tailLo = v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail)
-			samplesHi, tailHi = samples, tailLo
+		var c contribution
+		var skip bool
+		var cerr error
+		switch {
+		case goHeap:
+			c, skip, cerr = heapContribution(s, hidx, p.Period, -1, inuse)
+		case isHeapSample(s):
+			c, skip, cerr = heapContribution(s, hidx, 0, s.Value[idx[pprofmt.IndexAllocSamples]], inuse)
+		default:
+			c, skip, cerr = arenaContribution(p, idx, s, inuse)
 		}
-		if bytes == 0 && objects == 0 && samples == 0 && tailLo == 0 {
-			continue // empty bucket, e.g. in a delta profile
+		if cerr != nil {
+			return nil, nil, cerr
 		}
-		if bytes < 0 || objects < 0 || samples < 0 || tailLo < 0 {
-			return nil, nil, fmt.Errorf("report: a sample has negative values (%s bytes %d, objects %d, sample events %d, tail %d); subtract profiles only in time order", what, bytes, objects, samples, tailLo)
-		}
-		mean, merr := sampleMean(s, p.Period)
-		if merr != nil {
-			return nil, nil, merr
-		}
-		if err := checkSampleMean(s, v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail), mean); err != nil {
-			return nil, nil, err
-		}
-		if inuse {
-			samples, samplesHi, tailLo, tailHi, err = inuseRawSums(s, bytes, mean)
-			if err != nil {
-				return nil, nil, err
-			}
+		if skip {
+			continue
 		}
 		key, display := g.key(s)
 		grp := byKey[key]
@@ -314,21 +404,25 @@ func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy
 			byKey[key] = grp
 		}
 		for _, t := range []*group{grp, total} {
-			addChecked(&t.row.Bytes, bytes, &err)
-			addChecked(&t.row.Objects, objects, &err)
-			addChecked(&t.row.Samples, samples, &err)
-			addChecked(&t.row.SamplesMax, samplesHi, &err)
-			addChecked(&t.row.Tail, tailLo, &err)
-			addChecked(&t.row.TailMax, tailHi, &err)
-			st := t.strata[mean]
+			addChecked(&t.row.Bytes, c.bytes, &err)
+			addChecked(&t.row.Objects, c.objects, &err)
+			addChecked(&t.row.Samples, c.samples, &err)
+			addChecked(&t.row.SamplesMax, c.samplesHi, &err)
+			if c.heap {
+				t.heap.add(c.samples, c.samplesHi, c.size, c.rate, &err)
+				continue
+			}
+			addChecked(&t.row.Tail, c.tailLo, &err)
+			addChecked(&t.row.TailMax, c.tailHi, &err)
+			st := t.strata[c.mean]
 			if st == nil {
 				st = &stratum{}
-				t.strata[mean] = st
+				t.strata[c.mean] = st
 			}
-			addChecked(&st.samples, samples, &err)
-			addChecked(&st.samplesHi, samplesHi, &err)
-			addChecked(&st.tailLo, tailLo, &err)
-			addChecked(&st.tailHi, tailHi, &err)
+			addChecked(&st.samples, c.samples, &err)
+			addChecked(&st.samplesHi, c.samplesHi, &err)
+			addChecked(&st.tailLo, c.tailLo, &err)
+			addChecked(&st.tailHi, c.tailHi, &err)
 		}
 		if err != nil {
 			return nil, nil, err
@@ -393,6 +487,34 @@ func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, ta
 // interval fills row.Lo and row.Hi from the strata. For alloc the tail is
 // exact; for inuse Lo uses the smallest possible tail and Hi the largest.
 func (g *group) interval(conf float64, w profiler.Window, period int64) error {
+	hasHeap := g.heap.rate != 0
+	if !hasHeap {
+		return g.arenaInterval(conf, w, period)
+	}
+	if len(g.strata) == 0 {
+		lo, hi, err := g.heap.interval(conf)
+		if err != nil {
+			return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
+		}
+		g.row.Lo, g.row.Hi = lo, hi
+		return nil
+	}
+	// Arena and Go heap samples: each part at confidence 1-(1-conf)/2, so
+	// that both hold together with probability at least conf.
+	half := 1 - (1-conf)/2
+	if err := g.arenaInterval(half, w, period); err != nil {
+		return err
+	}
+	lo, hi, err := g.heap.interval(half)
+	if err != nil {
+		return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
+	}
+	g.row.Lo += lo
+	g.row.Hi += hi
+	return nil
+}
+
+func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) error {
 	if len(g.strata) == 0 {
 		if period < 1 || period > profiler.MaxMeanBytes {
 			g.row.Lo, g.row.Hi = 0, 0

@@ -95,3 +95,18 @@ func WindowOf(p *profile.Profile) profiler.Window {
 	}
 	return w
 }
+
+// Labels of the combined memory profile (see export.BuildMemory): every
+// sample says which memory it counts, and samples of the Go heap carry the
+// runtime's sampling rate.
+const (
+	// LabelMemory is the string label that tells arena samples from Go heap
+	// samples in a combined memory profile.
+	LabelMemory = "memory"
+	// MemoryHeap and MemoryArena are the values of LabelMemory.
+	MemoryHeap  = "heap"
+	MemoryArena = "arena"
+	// LabelHeapRate is the numeric label (unit bytes) holding the
+	// runtime.MemProfileRate a Go heap sample was drawn under.
+	LabelHeapRate = "memprofilerate"
+)
