@@ -89,6 +89,9 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if each >= 1 { // conf within 1 ulp of 1: sqrt rounds up
 		each = math.Nextafter(1, 0)
 	}
+	if kb, kn := isGoHeap(base), isGoHeap(next); kb != kn {
+		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
+	}
 	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: each}
 	bt, err := Table(base, topts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -68,4 +69,58 @@ func parseData(data []byte) (p *profile.Profile, err error) {
 		return nil, fmt.Errorf("report: not a pprof profile: %w", err)
 	}
 	return p, nil
+}
+
+// Kind is what a profile holds, as far as package report is concerned.
+type Kind int
+
+// The kinds of profiles [Table] reads.
+const (
+	// KindArena is an arenaprof profile (package export), possibly a
+	// combined memory profile with Go heap samples.
+	KindArena Kind = iota + 1
+	// KindGoHeap is a heap or allocs profile of the Go runtime
+	// (runtime/pprof, net/http/pprof's /debug/pprof/heap or allocs).
+	KindGoHeap
+)
+
+// KindOf tells what p holds, or returns an error saying why [Table] cannot
+// give it intervals: a profile of something other than sampled memory (CPU,
+// goroutines, contention) or a Go heap profile written with
+// MemProfileRate 0, which sampled nothing.
+func KindOf(p *profile.Profile) (Kind, error) {
+	if p == nil {
+		return 0, errors.New("report: nil profile")
+	}
+	if isGoHeap(p) {
+		if p.Period <= 0 {
+			return 0, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d, which samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
+		}
+		return KindGoHeap, nil
+	}
+	if _, err := sampleIndexes(p); err == nil {
+		return KindArena, nil
+	}
+	var have []string
+	for _, st := range p.SampleType {
+		have = append(have, st.Type+"/"+st.Unit)
+	}
+	what := "a profile"
+	if p.PeriodType != nil {
+		switch p.PeriodType.Type {
+		case "cpu":
+			what = "a CPU profile"
+		case "goroutine":
+			what = "a goroutine profile"
+		case "contentions":
+			what = "a contention profile"
+		case "wallclock":
+			what = "a wall-clock profile"
+		}
+	}
+	h := strings.Join(have, ", ")
+	if h == "" {
+		h = "none"
+	}
+	return 0, fmt.Errorf("report: %s (sample types %s) carries no sampled memory to estimate; give an arenaprof profile or a Go heap or allocs profile", what, h)
 }

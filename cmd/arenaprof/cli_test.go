@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	httppprof "net/http/pprof"
 	"os"
 	"strings"
 	"testing"
@@ -75,5 +78,28 @@ func TestTopNewFlags(t *testing.T) {
 	_, full, _ := runTopArgs("-by", "stack", "-full", path)
 	if !strings.Contains(short, "…") || strings.Contains(full, "…") || len(full) <= len(short) {
 		t.Errorf("-full did not widen the stacks:\n%s\n%s", short, full)
+	}
+}
+
+// TestTopGoHeap: arenaprof top reads the runtime's own heap profile, from a
+// file and from net/http/pprof, grouped by function by default, with
+// intervals (their coverage is tested in internal/heapcheck).
+func TestTopGoHeap(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	file := writeTemp(t, "heap.pb.gz", heapProfile(t))
+	for _, src := range []string{file, srv.URL + "/debug/pprof/allocs", srv.URL + "/debug/pprof/heap"} {
+		for _, args := range [][]string{{src}, {"-sample", "inuse", src}, {"-by", "stack", "-json", src}, {"-by", "size", src}} {
+			code, out, errOut := runTopArgs(args...)
+			if code != 0 {
+				t.Errorf("%v: exit %d: %s", args, code, errOut)
+				continue
+			}
+			if !strings.Contains(out, "Go heap profile (MemProfileRate") && !strings.Contains(out, `"sample"`) {
+				t.Errorf("%v: output:\n%s", args, out)
+			}
+		}
 	}
 }

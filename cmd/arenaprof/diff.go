@@ -147,10 +147,10 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		return nil, err
 	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
-		By: opts.by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
+		By: opts.groupingFor(base.prof), InUse: opts.sample == "inuse", Confidence: opts.confidence,
 	})
 	if err != nil {
-		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "export: "))
+		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	shown := res.Rows
 	if opts.n > 0 && len(shown) > opts.n {

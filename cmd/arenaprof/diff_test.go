@@ -168,7 +168,7 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{"-by", "sizes", good, good}, 2, "-by"},
 		{[]string{"-sample", "x", good, good}, 2, "-sample"},
 		{[]string{"-nope", good, good}, 2, "flag"},
-		{[]string{good, heap}, 1, "not an arenaprof profile"},
+		{[]string{good, heap}, 1, "cannot compare a Go heap profile with an arenaprof profile"},
 		{[]string{empty, good}, 1, "empty"},
 		{[]string{good, junk}, 1, "not a pprof profile"},
 		{[]string{good, "/does/not/exist"}, 1, "exist"},

@@ -9,6 +9,9 @@ import (
 // parseGroupBy parses the -by flag with [report.ParseGroupBy], wording its
 // errors for the command line.
 func parseGroupBy(s string) (report.GroupBy, error) {
+	if s == "" { // not given
+		return report.GroupBy{Kind: report.GroupByType}, nil
+	}
 	g, err := report.ParseGroupBy(s)
 	if err == nil {
 		return g, nil

@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -52,8 +51,8 @@ func topOneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
 }
 
-// arenaProfile is a parsed profile checked to carry arenaprof's sample
-// types.
+// arenaProfile is a parsed profile checked to be one that report.Table
+// reads: an arenaprof profile or a Go heap or allocs profile.
 type arenaProfile struct {
 	prof *profile.Profile
 }
@@ -193,29 +192,8 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 		return nil, topInputErr("%s is not a pprof profile (%v); pass a profile written by the arenaprof exporter or its handler", src, err)
 	}
 	ap := &arenaProfile{prof: p}
-	var missing []string
-	for _, want := range export.SampleTypes() {
-		found := false
-		for _, st := range p.SampleType {
-			if st.Type == want.Type && st.Unit == want.Unit {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, want.Type+"/"+want.Unit)
-		}
-	}
-	if len(missing) > 0 {
-		var have []string
-		for _, st := range p.SampleType {
-			have = append(have, st.Type+"/"+st.Unit)
-		}
-		h := strings.Join(have, ", ")
-		if h == "" {
-			h = "none"
-		}
-		return nil, topInputErr("%s is not an arenaprof profile: its sample types are %s and it lacks %s; pass a profile written by the arenaprof exporter or its handler (a Go heap profile cannot give intervals)", src, h, strings.Join(missing, ", "))
+	if _, err := report.KindOf(p); err != nil {
+		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	for _, s := range p.Sample {
 		if len(s.Value) != len(p.SampleType) {

@@ -10,14 +10,22 @@ import (
 	"strings"
 
 	"github.com/arenaprof/arenaprof/report"
+	"github.com/google/pprof/profile"
 )
 
 const topUsage = `usage: arenaprof top [flags] PROFILE
 
-Prints the estimated bytes of each group of an arenaprof profile with a
-confidence interval, largest first. PROFILE is a profile file (gzipped or
-not), the http(s) URL of the arenaprof handler (add ?seconds=N for the
-delta of an N-second window), or - for standard input.
+Prints the estimated bytes of each group of a profile with a confidence
+interval, largest first. The profile is an arenaprof profile, or a heap
+or allocs profile of the Go runtime (runtime/pprof, or net/http/pprof's
+/debug/pprof/heap and /debug/pprof/allocs). PROFILE is a file (gzipped or
+not), an http(s) URL (add ?seconds=N for the delta of an N-second
+window), or - for standard input.
+
+Go heap intervals are conservative: the runtime does not record where in
+an object its sampling fired, so the upper bound allows for objects as
+large as the largest sampled one, plus a few times MemProfileRate bytes of
+larger objects that were never sampled (see ACCURACY.md, "The Go heap").
 
 The intervals use the window marking the profile carries (see "window" in
 the heading): a profile since the profiler started is "end", a delta
@@ -28,8 +36,9 @@ flags:
   -by type|func|stack|size|label=KEY
         group by Go type, leaf function, whole stack (leaf first), object
         size class (powers of two: 1-8 B, 9-16 B, ...), or the value of a
-        string label such as a pprof label of the arenas (default type);
-        a label no sample carries is an error that lists those they carry
+        string label such as a pprof label of the arenas (default type,
+        func for a Go heap profile, which records no types); a label no
+        sample carries is an error that lists those they carry
   -sample alloc|inuse
         allocated bytes, or bytes of objects still in use (default alloc);
         pprof's names alloc_space and inuse_space are accepted too;
@@ -58,6 +67,7 @@ type commonOptions struct {
 	n          int
 	confidence float64
 	json       bool
+	byDefault  bool  // -by not given: type, or func for a Go heap profile
 	full       bool  // print keys whole
 	maxBytes   int64 // bound on a profile's decompressed size
 }
@@ -129,10 +139,10 @@ func top(opts topOptions, stdout io.Writer) error {
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	res, err := report.Table(ap.prof, report.TableOptions{
-		By: opts.by, InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
+		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
 	})
 	if err != nil {
-		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "export: "))
+		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
@@ -205,7 +215,7 @@ type groupFlags struct {
 func addGroupFlags(fs *flag.FlagSet) groupFlags {
 	fs.SetOutput(io.Discard)
 	return groupFlags{
-		by:       fs.String("by", "type", ""),
+		by:       fs.String("by", "", ""),
 		sample:   fs.String("sample", "alloc", ""),
 		n:        fs.String("n", "10", ""),
 		conf:     fs.String("confidence", "0.95", ""),
@@ -240,6 +250,7 @@ func (g groupFlags) values() (o commonOptions, err error) {
 	if o.by, err = parseGroupBy(*g.by); err != nil {
 		return
 	}
+	o.byDefault = *g.by == "" // the flag's default value is empty: see addGroupFlags
 	if o.sample, err = parseSample(*g.sample); err != nil {
 		return
 	}
@@ -275,4 +286,17 @@ func parseSample(s string) (string, error) {
 		return "", topUsageErr("-sample %s: the table gives objects beside bytes in every row; use -sample %s", s, base)
 	}
 	return "", topUsageErr("unknown -sample %q; use alloc (or alloc_space) or inuse (or inuse_space)", s)
+}
+
+// groupingFor returns the grouping of the -by flag, or when it was not
+// given the default for p: by type, or by function for a Go heap profile,
+// which records no types.
+func (o commonOptions) groupingFor(p *profile.Profile) report.GroupBy {
+	if o.byDefault {
+		if k, _ := report.KindOf(p); k == report.KindGoHeap {
+			return report.GroupBy{Kind: report.GroupByFunc}
+		}
+		return report.GroupBy{Kind: report.GroupByType}
+	}
+	return o.by
 }

@@ -301,6 +301,17 @@ func TestTopBadInput(t *testing.T) {
 	garbage := writeTemp(t, "garbage.pb.gz", []byte("\x00\x01this is not a profile at all\xff\xfe"))
 	gzGarbage := writeTemp(t, "gz.pb.gz", []byte{0x1f, 0x8b, 1, 2, 3, 4, 5})
 	empty := writeTemp(t, "empty.pb.gz", nil)
+	var gbuf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&gbuf, 0); err != nil {
+		t.Fatal(err)
+	}
+	goroutines := writeTemp(t, "goroutine.pb.gz", gbuf.Bytes())
+	hp, err := profile.ParseData(heapProfile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp.Period = 0
+	heapRate0 := writeTemp(t, "heap0.pb.gz", profileBytes(t, hp))
 	var bombBuf bytes.Buffer
 	zw := gzip.NewWriter(&bombBuf)
 	zw.Write(make([]byte, 4<<20)) // 4 MiB of zeros in about 4 KiB
@@ -321,7 +332,9 @@ func TestTopBadInput(t *testing.T) {
 		code int
 		want string // substring of the one-line message
 	}{
-		{"heap profile", []string{heap}, 1, "not an arenaprof profile: its sample types are alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes"},
+		{"heap profile by type", []string{"-by", "type", heap}, 1, "a Go heap profile records no types; group it by func, stack or size"},
+		{"goroutine profile", []string{goroutines}, 1, "a goroutine profile (sample types goroutine/count) carries no sampled memory"},
+		{"heap profile at rate 0", []string{heapRate0}, 1, "MemProfileRate 0, which samples nothing"},
 		{"garbage", []string{garbage}, 1, "is not a pprof profile"},
 		{"bad gzip", []string{gzGarbage}, 1, "is not a pprof profile"},
 		{"empty file", []string{empty}, 1, "is empty"},
@@ -368,7 +381,7 @@ func TestTopBadInput(t *testing.T) {
 			if strings.Count(errOut, "\n") != 1 || !strings.HasSuffix(errOut, "\n") {
 				t.Errorf("stderr is not exactly one line: %q", errOut)
 			}
-			if strings.Contains(errOut, "second line") || strings.Contains(errOut, "goroutine") {
+			if strings.Contains(errOut, "second line") || strings.Contains(errOut, "goroutine 1 [") {
 				t.Errorf("stderr has more than the message: %q", errOut)
 			}
 		})
