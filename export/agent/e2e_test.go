@@ -3,169 +3,730 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/profiler"
-	"github.com/arenaprof/arenaprof/report"
 )
 
-// e2eRecord is the type the end-to-end workload allocates.
-type e2eRecord struct{ a, b, c, d uint64 }
+// Types the end-to-end workload allocates. Their sizes are multiples of 8,
+// so the bytes an object takes from the arena are its size.
+type (
+	// e2eLive objects stay live for the whole run: their true in-use
+	// bytes are known at every collection.
+	e2eLive struct{ a, b, c, d, e, f uint64 } // 48 bytes
+	// e2eSmall and e2eLarge objects are allocated in arenas reset every
+	// round.
+	e2eSmall struct{ a, b, c, d uint64 } // 32 bytes
+	e2eLarge [32]uint64                  // 256 bytes
+	// e2eRecord is the type of the restart workload.
+	e2eRecord struct{ a, b, c, d uint64 } // 32 bytes
+)
 
-// TestPyroscopeEndToEnd uploads an arena profile to a real Pyroscope server
-// and reads it back through the server's own query API: every arena sample
-// type must be listed, and the server's stored alloc_space total must equal
-// what was pushed. The server's base URL comes from ARENAPROF_PYROSCOPE_URL;
-// .ci/run starts the real server from ../shared/pyroscope and sets it. To run
-// it against your own server:
+// The end-to-end workload: how many objects of each type, in how many
+// rounds. At the default mean of 102400 bytes, each type gets about 80 to
+// 230 samples.
+const (
+	e2eLiveN   = 200_000 // 9.6 MB, allocated once
+	e2eSmallN  = 600_000 // 19.2 MB over the rounds
+	e2eLargeN  = 90_000  // 23.04 MB over the rounds
+	e2eRounds  = 6
+	e2eBurnMiB = 192                    // hashed per round, so that the CPU profile has samples
+	e2ePause   = 400 * time.Millisecond // per round, so that the run spans several intervals
+)
+
+// e2eConfidence is the confidence of each interval check. Four intervals
+// are checked per run, so a false failure has probability below 4e-7.
+const e2eConfidence = 1 - 1e-7
+
+// TestPyroscopeEndToEnd runs the agent against a real Grafana Pyroscope
+// server and reads everything back through the server's own query API:
 //
-//	ARENAPROF_PYROSCOPE_URL=http://127.0.0.1:4040 go test ./export/agent -run EndToEnd
+//   - agent: the arena (six sample types), wall-clock, CPU and heap
+//     profiles arrive under the server's profile types; per type label,
+//     every stored arena sample type equals what was pushed; the true bytes
+//     lie inside the intervals computed from the server's own alloc_samples
+//     and alloc_tail; the live-memory query the README documents (averaged
+//     SelectSeries) gives the in-use level of the type kept live;
+//   - restart: the server is stopped with SIGTERM mid-run and started again
+//     on the same data directory; the agent resumes on its own and the
+//     server stores everything it reported as uploaded.
+//
+// The server comes from ARENAPROF_PYROSCOPE_URL (.ci/run starts the one in
+// ../shared/pyroscope and sets it); without it, the test starts its own
+// server from the start script, found at ../shared/pyroscope/start relative
+// to the repository (or at ARENAPROF_PYROSCOPE_START). The restart subtest
+// always needs the script: it stops and restarts a server of its own. To
+// run the test against your own server:
+//
+//	ARENAPROF_PYROSCOPE_URL=http://127.0.0.1:4040 go test -count=1 -run EndToEnd -v ./export/agent
 func TestPyroscopeEndToEnd(t *testing.T) {
 	base := os.Getenv("ARENAPROF_PYROSCOPE_URL")
-	if base == "" {
-		t.Skip("ARENAPROF_PYROSCOPE_URL is not set: no Pyroscope server to test against (.ci/run starts one)")
+	script := startScript(t)
+	if base == "" && testing.Short() {
+		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own and runs for about 10 s; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	if base == "" && script == "" {
+		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
+	}
+	if base == "" {
+		base = startPyroscope(t, script, t.TempDir()).url
+	}
+	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
+	t.Run("restart", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 7 s)")
+		}
+		if script == "" {
+			t.Skip("the restart test stops and restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
+		}
+		testServerRestart(t, script)
+	})
+}
 
+// testAgentEndToEnd runs the agent with all four sources on a workload of
+// known true bytes and checks what the server stores.
+func testAgentEndToEnd(t *testing.T, base string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
 	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	a := arena.NewArena(arena.WithSeed(7, 11))
-	const n = 200000 // 6.4 MB of 32-byte records: about 60 samples at the default mean
-	for range n {
-		arena.New[e2eRecord](a)
-	}
-	prof, err := export.Build(p.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pushed int64
-	for _, s := range prof.Sample {
-		pushed += s.Value[export.IndexAllocSpace]
-	}
-	if pushed == 0 {
-		t.Fatal("the workload produced no samples")
-	}
-	var data bytes.Buffer
-	if err := prof.Write(&data); err != nil {
-		t.Fatal(err)
-	}
-
 	app := fmt.Sprintf("arenaprof_e2e_%d", time.Now().UnixNano())
-	up, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: base})
+	rec := newRecorder(t, base)
+	begin := time.Now().Add(-time.Second)
+	a, err := agent.Start(agent.Config{
+		AppName:   app,
+		Labels:    map[string]string{"env": "e2e"},
+		Interval:  time.Second,
+		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.CPUSource(), agent.HeapSource()},
+		Uploaders: []agent.Uploader{rec.uploader()},
+		QueueSize: 100,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer up.Close()
-	until := time.Now().Truncate(time.Second)
-	from := until.Add(-10 * time.Second)
-	if err := up.Upload(ctx, &agent.Upload{
-		AppName: app, Profile: "arena", From: from, Until: until,
-		Data: data.Bytes(), SampleTypes: agent.SampleTypes(prof),
-	}); err != nil {
-		t.Fatalf("upload rejected by the real server: %v", err)
+	stopped := false
+	defer func() {
+		if !stopped {
+			a.Stop(context.Background())
+		}
+	}()
+
+	// The workload. The live arena is filled right after the agent has
+	// taken its baseline, long before the first collection (a second
+	// later): every arena upload holds the whole of it, in use.
+	live := arena.NewArena(arena.WithSeed(1, 2))
+	for range e2eLiveN {
+		arena.New[e2eLive](live)
+	}
+	churn := arena.NewArena(arena.WithSeed(3, 4))
+	burn := make([]byte, 1<<20)
+	for range e2eRounds {
+		for range e2eSmallN / e2eRounds {
+			arena.New[e2eSmall](churn)
+		}
+		for range e2eLargeN / e2eRounds {
+			arena.New[e2eLarge](churn)
+		}
+		churn.Reset()
+		for range e2eBurnMiB {
+			sum := sha256.Sum256(burn)
+			burn[0] = sum[0]
+		}
+		runtime.GC() // the heap profile publishes figures as of the last GC
+		time.Sleep(e2ePause)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	stopped = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(live)
+	st := a.Stats()
+	if st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+	}
+	until := time.Now().Add(time.Minute)
+	t.Logf("agent: %d profiles collected, %d uploaded, %d retries", st.Collected, st.Uploaded, st.Retried)
+
+	small := typeName(t, rec, "e2eSmall")
+	large := typeName(t, rec, "e2eLarge")
+	liveT := typeName(t, rec, "e2eLive")
+	truth := map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}
+	pushed := rec.pushedByType(t, "arena")
+	svc := app + ".arena"
+
+	// Every arena sample type is listed; wall, CPU and heap profiles arrive
+	// under the server's own profile types.
+	arenaIDs := map[string]string{}
+	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
+		arenaIDs[strings.Split(st, ":")[0]] = "memory:" + st + ":space:bytes"
+	}
+	others := map[string]string{
+		"wall": "wall:wall:nanoseconds:wallclock:nanoseconds",
+		"cpu":  "process_cpu:cpu:nanoseconds:cpu:nanoseconds",
+		"heap": "memory:inuse_space:bytes:space:bytes",
+	}
+	waitUntil(ctx, t, "the server lists every profile type", func() error {
+		ids, err := profileTypes(ctx, base, begin, until)
+		if err != nil {
+			return err
+		}
+		for _, want := range append(mapValues(arenaIDs), mapValues(others)...) {
+			if !ids[want] {
+				return fmt.Errorf("profile type %s not listed (listed: %v)", want, mapKeys(ids))
+			}
+		}
+		return nil
+	})
+	for src, id := range others {
+		waitUntil(ctx, t, src+" profile stored", func() error {
+			total, err := renderTotal(ctx, base, id, selector(app+"."+src), begin, until)
+			if err == nil && total <= 0 {
+				err = fmt.Errorf("%s{service_name=%q} is empty", id, app+"."+src)
+			}
+			return err
+		})
 	}
 
-	want := []string{"alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "alloc_samples", "alloc_tail"}
-	var ids map[string]string
-	for {
-		ids, err = profileTypes(ctx, base, from, until.Add(time.Minute))
-		if err == nil && len(ids) >= len(want) && hasAll(ids, want) {
-			break
+	// The type label of every sample is a label the server can select by.
+	waitUntil(ctx, t, "type label values", func() error {
+		vals, err := labelValues(ctx, base, "type", selector(svc), begin, until)
+		if err != nil {
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("server lists sample types %v (err %v); want %v", ids, err, want)
-		case <-time.After(500 * time.Millisecond):
+		for typ := range truth {
+			if !slices.Contains(vals, typ) {
+				return fmt.Errorf("type %q not among the server's label values %v", typ, vals)
+			}
 		}
-	}
-	id := ids["alloc_space"]
-	var stored int64
-	for {
-		stored, err = renderTotal(ctx, base, id, app+".arena", from, until.Add(time.Minute))
-		if err == nil && stored == pushed {
-			break
+		return nil
+	})
+
+	// Per type: stored alloc_space equals pushed, and the interval from the
+	// server's own raw sums holds the true bytes.
+	stored := map[string]map[string]int64{}
+	for typ := range truth {
+		stored[typ] = map[string]int64{}
+		for name, id := range arenaIDs {
+			sel := selector(svc, "type", typ)
+			want := pushed[typ][name]
+			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
+				got, err := renderTotal(ctx, base, id, sel, begin, until)
+				if err == nil && got != want {
+					err = fmt.Errorf("stored %d", got)
+				}
+				stored[typ][name] = got
+				return err
+			})
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("stored alloc_space %d (err %v), pushed %d", stored, err, pushed)
-		case <-time.After(500 * time.Millisecond):
+		s, u := stored[typ]["alloc_samples"], stored[typ]["alloc_tail"]
+		iv, err := profiler.ComputeInterval(s, u, hooksMean(t, rec), e2eConfidence, profiler.WindowBoth)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if tr := float64(truth[typ]); tr < iv.Lo || tr > iv.Hi {
+			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", typ, truth[typ], iv.Lo, iv.Hi, s, u)
+		}
+		t.Logf("%s: alloc_space pushed %d, stored %d, true %d; interval from the server's sums (s=%d) [%.0f, %.0f]",
+			typ, pushed[typ]["alloc_space"], stored[typ]["alloc_space"], truth[typ], s, iv.Lo, iv.Hi)
 	}
 
-	// The interval from the server's own raw sums must hold the true bytes.
-	// At confidence 1-1e-6 a false failure has probability below 1e-6.
-	samples, err := renderTotal(ctx, base, ids["alloc_samples"], app+".arena", from, until.Add(time.Minute))
+	// Live memory: the documented query (SelectSeries, grouped by type,
+	// averaged over the range) gives each type's in-use level; summing it
+	// over the range, as the flame graph does, counts it once per upload.
+	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc), "type", begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tail, err := renderTotal(ctx, base, ids["alloc_tail"], app+".arena", from, until.Add(time.Minute))
+	rows := rec.inuseRows(t, "arena", liveT)
+	var sum float64
+	for _, v := range rows {
+		sum += float64(v)
+	}
+	wantAvg := sum / float64(len(rows))
+	if got := avg[liveT]; math.Abs(got-wantAvg) > 1e-9*wantAvg || len(rows) == 0 {
+		t.Errorf("averaged inuse_space of %s: server %.1f, pushed %.1f over %d uploads", liveT, got, wantAvg, len(rows))
+	}
+	s, u := stored[liveT]["alloc_samples"], stored[liveT]["alloc_tail"]
+	iv, err := profiler.ComputeInterval(s, u, hooksMean(t, rec), e2eConfidence, profiler.WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	iv, err := profiler.ComputeInterval(samples, tail, prof.Period, 1-1e-6, report.WindowOf(prof))
+	if got := avg[liveT]; got < iv.Lo || got > iv.Hi {
+		t.Errorf("live bytes of %s from the averaged query %.0f outside the interval [%.0f, %.0f] of the true %d", liveT, got, iv.Lo, iv.Hi, truth[liveT])
+	}
+	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc, "type", liveT), begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const truth = n * 32
-	if truth < iv.Lo || truth > iv.Hi {
-		t.Errorf("true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", truth, iv.Lo, iv.Hi, samples, tail)
-	}
-	t.Logf("pushed %d bytes of alloc_space, the server stores %d; true %d; interval from the server's sums (s=%d) [%.0f, %.0f]",
-		pushed, stored, truth, samples, iv.Lo, iv.Hi)
+	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
+		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
 }
 
-func hasAll(ids map[string]string, want []string) bool {
-	for _, w := range want {
-		if ids[w] == "" {
-			return false
+// testServerRestart runs the agent against a server of its own, stops the
+// server with SIGTERM mid-run and starts it again on the same data
+// directory. The agent must resume on its own: profiles collected while the
+// server was down land once it is back, and the server stores everything
+// the agent reported as uploaded, to the byte.
+func testServerRestart(t *testing.T, script string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	srv := startPyroscope(t, script, t.TempDir())
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	app := fmt.Sprintf("arenaprof_restart_%d", time.Now().UnixNano())
+	rec := newRecorder(t, srv.url)
+	begin := time.Now().Add(-time.Second)
+	a, err := agent.Start(agent.Config{
+		AppName:     app,
+		Interval:    250 * time.Millisecond,
+		Sources:     []agent.Source{agent.ProfilerSource(p)},
+		Uploaders:   []agent.Uploader{rec.uploader()},
+		Timeout:     2 * time.Second,
+		MaxRetries:  40,
+		BackoffBase: 50 * time.Millisecond,
+		BackoffMax:  500 * time.Millisecond,
+		QueueSize:   200,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			a.Stop(context.Background())
 		}
+	}()
+
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		ar := arena.NewArena(arena.WithSeed(5, 6))
+		for {
+			for range 20_000 {
+				arena.New[e2eRecord](ar)
+			}
+			ar.Reset()
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	waitUntil(ctx, t, "uploads before the restart", func() error {
+		if n := len(rec.all()); n < 3 {
+			return fmt.Errorf("%d uploads", n)
+		}
+		return nil
+	})
+	down := time.Now()
+	srv.stop(t)
+	srv.start(t)
+	restarted := time.Now()
+	t.Logf("server restarted: SIGTERM to ready again in %v", restarted.Sub(down).Round(time.Millisecond))
+	waitUntil(ctx, t, "uploads after the restart", func() error {
+		n := 0
+		for _, u := range rec.all() {
+			if u.at.After(restarted) && u.Until.After(restarted) {
+				n++
+			}
+		}
+		if n < 3 {
+			return fmt.Errorf("%d uploads of intervals after the restart", n)
+		}
+		return nil
+	})
+	close(done)
+	wg.Wait()
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	stopped = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := a.Stats()
+	if st.Failed != 0 || st.Dropped != 0 || st.Uploaded != st.Collected || st.Uploaded != uint64(len(rec.all())) {
+		t.Fatalf("agent stats %+v, %d recorded: every profile must be uploaded", st, len(rec.all()))
+	}
+	var during int
+	for _, u := range rec.all() {
+		if u.Until.After(down) && u.Until.Before(restarted) {
+			during++
+		}
+	}
+	if during == 0 {
+		t.Error("no interval ended while the server was down")
+	}
+	pushed := rec.pushedByType(t, "arena")
+	var want int64
+	for _, v := range pushed {
+		want += v["alloc_space"]
+	}
+	until := time.Now().Add(time.Minute)
+	var got int64
+	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
+		var err error
+		got, err = renderTotal(ctx, srv.url, "memory:alloc_space:bytes:space:bytes", selector(app+".arena"), begin, until)
+		if err == nil && got != want {
+			err = fmt.Errorf("stored %d, pushed %d", got, want)
+		}
+		return err
+	})
+	t.Logf("%d uploads (%d retries), %d of intervals ending while the server was down; alloc_space pushed %d, stored %d after the restart",
+		st.Uploaded, st.Retried, during, want, got)
+}
+
+// recorder wraps a Pyroscope uploader and keeps every upload the server
+// accepted.
+type recorder struct {
+	py *agent.Pyroscope
+	mu sync.Mutex
+	ok []recorded
+}
+
+type recorded struct {
+	*agent.Upload
+	at time.Time // when the server accepted it
+}
+
+func newRecorder(t *testing.T, base string) *recorder {
+	py, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { py.Close() })
+	return &recorder{py: py}
+}
+
+func (r *recorder) uploader() agent.Uploader {
+	return agent.UploaderFunc("pyroscope", func(ctx context.Context, u *agent.Upload) error {
+		if err := r.py.Upload(ctx, u); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.ok = append(r.ok, recorded{u, time.Now()})
+		r.mu.Unlock()
+		return nil
+	})
+}
+
+func (r *recorder) all() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ok)
+}
+
+func (r *recorder) profiles(t *testing.T, name string) []*profile.Profile {
+	var ps []*profile.Profile
+	for _, u := range r.all() {
+		if u.Profile != name {
+			continue
+		}
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// pushedByType sums every sample type of the uploaded profiles named name,
+// by their type label.
+func (r *recorder) pushedByType(t *testing.T, name string) map[string]map[string]int64 {
+	m := map[string]map[string]int64{}
+	for _, p := range r.profiles(t, name) {
+		for _, s := range p.Sample {
+			typ := s.Label[export.LabelType][0]
+			if m[typ] == nil {
+				m[typ] = map[string]int64{}
+			}
+			for i, st := range p.SampleType {
+				m[typ][st.Type] += s.Value[i]
+			}
+		}
+	}
+	return m
+}
+
+// inuseRows returns, for each uploaded profile named name that holds the
+// type, its inuse_space for that type: what the server keeps as one row.
+func (r *recorder) inuseRows(t *testing.T, name, typ string) []int64 {
+	var rows []int64
+	for _, p := range r.profiles(t, name) {
+		idx := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "inuse_space" })
+		var v int64
+		found := false
+		for _, s := range p.Sample {
+			if s.Label[export.LabelType][0] == typ {
+				v += s.Value[idx]
+				found = true
+			}
+		}
+		if found {
+			rows = append(rows, v)
+		}
+	}
+	return rows
+}
+
+// typeName returns the type label the profiler gives the Go type whose name
+// ends in suffix.
+func typeName(t *testing.T, r *recorder, suffix string) string {
+	for typ := range r.pushedByType(t, "arena") {
+		if strings.HasSuffix(typ, suffix) {
+			return typ
+		}
+	}
+	t.Fatalf("no uploaded sample of type %s", suffix)
+	return ""
+}
+
+// hooksMean returns the sampling mean of the uploaded arena profiles.
+func hooksMean(t *testing.T, r *recorder) int64 {
+	ps := r.profiles(t, "arena")
+	if len(ps) == 0 {
+		t.Fatal("no arena profile uploaded")
+	}
+	return ps[0].Period
+}
+
+// pyroscope is a server started from the start script, which the test can
+// stop and start again on the same data directory and ports.
+type pyroscope struct {
+	script, data string
+	ports        [3]int
+	url          string
+	pid          int
+}
+
+// startScript finds the start script of the shared Pyroscope server:
+// ARENAPROF_PYROSCOPE_START, else ../shared/pyroscope/start relative to the
+// repository root. It returns "" when there is none.
+func startScript(t *testing.T) string {
+	if s := os.Getenv("ARENAPROF_PYROSCOPE_START"); s != "" {
+		return s
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+	s := filepath.Join(dir, "..", "shared", "pyroscope", "start")
+	if fi, err := os.Stat(s); err != nil || fi.IsDir() {
+		return ""
+	}
+	return s
+}
+
+// startPyroscope starts a server on free 127.0.0.1 ports, with its data
+// (and the unpacked binary) under dir, stopped when t ends.
+func startPyroscope(t *testing.T, script, dir string) *pyroscope {
+	s := &pyroscope{script: script, data: filepath.Join(dir, "data")}
+	for i := range s.ports {
+		s.ports[i] = freePort(t)
+	}
+	s.url = fmt.Sprintf("http://127.0.0.1:%d", s.ports[0])
+	s.start(t)
+	t.Cleanup(func() {
+		if s.pid != 0 {
+			s.stop(t)
+		}
+	})
+	return s
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs the script, which returns once the server answers /ready.
+func (s *pyroscope) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(s.script, s.data, strconv.Itoa(s.ports[0]), strconv.Itoa(s.ports[1]), strconv.Itoa(s.ports[2]))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(s.data, "server.log"))
+		t.Fatalf("starting Pyroscope: %v: %s\nserver log tail:\n%s", err, stderr.Bytes(), tail(log, 2000))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("start script printed %q, want a PID", out)
+	}
+	s.pid = pid
+}
+
+// stop sends SIGTERM (the server flushes to its data directory) and waits
+// for the process to exit; it is not our child, so it polls.
+func (s *pyroscope) stop(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM to Pyroscope: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for alive(s.pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(s.pid, syscall.SIGKILL)
+			t.Fatalf("Pyroscope (PID %d) did not exit within 20 s of SIGTERM", s.pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.pid = 0
+}
+
+// alive reports whether pid is a running (not zombie) process.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
 	}
 	return true
 }
 
-// profileTypes asks the server's querier for its profile types and returns
-// the ID of each arena sample type, keyed by sample type name.
-func profileTypes(ctx context.Context, base string, from, until time.Time) (map[string]string, error) {
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// waitUntil retries check every 200 ms until it returns nil; when ctx ends
+// first, the test fails with check's last error.
+func waitUntil(ctx context.Context, t *testing.T, what string, check func() error) {
+	t.Helper()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var v []string
+	for _, x := range m {
+		v = append(v, x)
+	}
+	return v
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	slices.Sort(k)
+	return k
+}
+
+// selector builds a label selector: service_name, then name/value pairs.
+func selector(service string, kv ...string) string {
+	parts := []string{fmt.Sprintf("service_name=%q", service)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		parts = append(parts, fmt.Sprintf("%s=%q", kv[i], kv[i+1]))
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// profileTypes returns the IDs of the profile types the server lists
+// (querier.v1.QuerierService/ProfileTypes).
+func profileTypes(ctx context.Context, base string, from, until time.Time) (map[string]bool, error) {
 	body := fmt.Sprintf(`{"start":%d,"end":%d}`, from.UnixMilli(), until.UnixMilli())
 	var resp struct {
 		ProfileTypes []struct {
-			ID         string `json:"ID"`
-			SampleType string `json:"sampleType"`
-			PeriodType string `json:"periodType"`
+			ID string `json:"ID"`
 		} `json:"profileTypes"`
 	}
 	if err := post(ctx, base+"/querier.v1.QuerierService/ProfileTypes", body, &resp); err != nil {
 		return nil, err
 	}
-	ids := map[string]string{}
+	ids := map[string]bool{}
 	for _, pt := range resp.ProfileTypes {
-		if pt.PeriodType == "space" {
-			ids[pt.SampleType] = pt.ID
-		}
+		ids[pt.ID] = true
 	}
 	return ids, nil
 }
 
-// renderTotal returns the total of a profile type for one service, from the
-// server's render endpoint (the flame graph's numTicks).
-func renderTotal(ctx context.Context, base, id, service string, from, until time.Time) (int64, error) {
+// labelValues returns the values of a label among the series matching
+// sel (querier.v1.QuerierService/LabelValues).
+func labelValues(ctx context.Context, base, name, sel string, from, until time.Time) ([]string, error) {
+	req, _ := json.Marshal(map[string]any{"name": name, "matchers": []string{sel}, "start": from.UnixMilli(), "end": until.UnixMilli()})
+	var resp struct {
+		Names []string `json:"names"`
+	}
+	if err := post(ctx, base+"/querier.v1.QuerierService/LabelValues", string(req), &resp); err != nil {
+		return nil, err
+	}
+	return resp.Names, nil
+}
+
+// renderTotal returns the total of a profile type over the series matching
+// sel, from the server's render endpoint (the flame graph's numTicks): the
+// sum over every stored profile in the range.
+func renderTotal(ctx context.Context, base, id, sel string, from, until time.Time) (int64, error) {
 	q := url.Values{}
-	q.Set("query", fmt.Sprintf(`%s{service_name=%q}`, id, service))
+	q.Set("query", id+sel)
 	q.Set("from", fmt.Sprint(from.Unix()))
 	q.Set("until", fmt.Sprint(until.Unix()))
 	q.Set("format", "json")
@@ -182,6 +743,44 @@ func renderTotal(ctx context.Context, base, id, service string, from, until time
 		return 0, err
 	}
 	return resp.Flamebearer.NumTicks, nil
+}
+
+// selectSeriesAverage runs the live-memory query the README documents:
+// SelectSeries with average aggregation, grouped by a label, one step over
+// the whole range. It returns each group's average.
+func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, from, until time.Time) (map[string]float64, error) {
+	req, _ := json.Marshal(map[string]any{
+		"profileTypeID": id,
+		"labelSelector": sel,
+		"start":         from.UnixMilli(),
+		"end":           until.UnixMilli(),
+		"step":          until.Sub(from).Seconds(),
+		"groupBy":       []string{groupBy},
+		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_AVERAGE",
+	})
+	var resp struct {
+		Series []struct {
+			Labels []struct{ Name, Value string } `json:"labels"`
+			Points []struct {
+				Value float64 `json:"value"`
+			} `json:"points"`
+		} `json:"series"`
+	}
+	if err := post(ctx, base+"/querier.v1.QuerierService/SelectSeries", string(req), &resp); err != nil {
+		return nil, err
+	}
+	m := map[string]float64{}
+	for _, s := range resp.Series {
+		if len(s.Points) != 1 {
+			return nil, fmt.Errorf("series %v has %d points, want 1 for one step over the range", s.Labels, len(s.Points))
+		}
+		for _, l := range s.Labels {
+			if l.Name == groupBy {
+				m[l.Value] = s.Points[0].Value
+			}
+		}
+	}
+	return m, nil
 }
 
 func post(ctx context.Context, u, body string, v any) error {
