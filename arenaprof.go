@@ -15,8 +15,13 @@ import (
 )
 
 // HandlerPath is where [Start] mounts the profile handler on Config.Mux,
-// beside net/http/pprof's /debug/pprof/.
-const HandlerPath = "/debug/arenaprof"
+// beside net/http/pprof's /debug/pprof/, and MemoryHandlerPath where it
+// mounts the handler of the profile of all memory, arenas and Go heap
+// (export.MemoryHandler).
+const (
+	HandlerPath       = "/debug/arenaprof"
+	MemoryHandlerPath = "/debug/arenaprof/memory"
+)
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
 // nothing else (read it with Session.Handler or Session.Profiler). Every
@@ -29,8 +34,9 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets the profile handler at HandlerPath:
-	// go tool pprof http://host/debug/arenaprof.
+	// Mux, if not nil, gets the profile handler at HandlerPath
+	// (go tool pprof http://host/debug/arenaprof) and the handler of the
+	// profile of all memory, arenas and Go heap, at MemoryHandlerPath.
 	Mux *http.ServeMux
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
@@ -134,7 +140,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 	}
 	if cfg.Mux != nil {
-		if err := mount(cfg.Mux, s.handler); err != nil {
+		if err := mount(cfg.Mux, s.handler, export.MemoryHandler(p)); err != nil {
 			s.Stop(context.Background())
 			return nil, err
 		}
@@ -142,15 +148,19 @@ func Start(cfg Config) (*Session, error) {
 	return s, nil
 }
 
-// mount registers h at HandlerPath on mux, turning the panic of a duplicate
-// registration into an error.
-func mount(mux *http.ServeMux, h http.Handler) (err error) {
+// mount registers h at HandlerPath and the memory handler at
+// MemoryHandlerPath on mux, turning the panic of a duplicate registration
+// into an error.
+func mount(mux *http.ServeMux, h, memory http.Handler) (err error) {
+	path := HandlerPath
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("arenaprof: cannot mount the handler at %s: %v", HandlerPath, r)
+			err = fmt.Errorf("arenaprof: cannot mount the handler at %s: %v", path, r)
 		}
 	}()
-	mux.Handle(HandlerPath, h)
+	mux.Handle(path, h)
+	path = MemoryHandlerPath
+	mux.Handle(path, memory)
 	return nil
 }
 

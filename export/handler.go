@@ -114,9 +114,23 @@ func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
 	return &handler{p: p, cfg: cfg, windows: make(map[*time.Time]struct{})}
 }
 
+// MemoryHandler returns an HTTP handler that serves the profile of all of
+// the service's memory, arenas and Go heap (see [BuildMemory]), with the
+// conventions of [Handler]: debug=1 gives tables with intervals for both
+// parts; seconds=N is refused, since the Go heap part covers the life of
+// the process. Mount it beside the arena profile's handler, e.g.
+//
+//	mux.Handle("/debug/arenaprof/memory", export.MemoryHandler(p))
+func MemoryHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
+	h := Handler(p, append([]HandlerOption{WithFilename("memory.pb.gz")}, opts...)...).(*handler)
+	h.memory = true
+	return h
+}
+
 type handler struct {
-	p   *profiler.Profiler
-	cfg handlerConfig
+	p      *profiler.Profiler
+	cfg    handlerConfig
+	memory bool // serve BuildMemory's profile
 
 	mu      sync.Mutex
 	windows map[*time.Time]struct{} // end times of the running seconds=N windows
@@ -199,6 +213,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			serveError(w, http.StatusBadRequest, "profile duration exceeds server's WriteTimeout")
 			return
 		}
+		if h.memory {
+			serveError(w, http.StatusBadRequest, "the memory profile has no seconds=N window: its Go heap part covers the life of the process; use the arena profile's handler for a window")
+			return
+		}
 		seconds = n
 	}
 
@@ -233,7 +251,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if debug {
 		var buf bytes.Buffer
-		if err := writeTable(&buf, snap, h.cfg.rows); err != nil {
+		if err := writeTable(&buf, snap, h.cfg.rows, h.memory); err != nil {
 			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 			return
 		}
@@ -242,7 +260,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(buf.Bytes())
 		return
 	}
-	prof, err := Build(snap)
+	build := Build
+	if h.memory {
+		build = BuildMemory
+	}
+	prof, err := build(snap)
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
@@ -260,8 +282,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rows types (rows <= 0 means all), each with estimated bytes, the 95%
 // interval computed from the raw sums at the snapshot's window, estimated
 // objects and share, as report.Table and report.FormatTable compute them.
-func writeTable(out io.Writer, s *profiler.Snapshot, rows int) error {
-	prof, err := Build(s)
+func writeTable(out io.Writer, s *profiler.Snapshot, rows int, memory bool) error {
+	build := Build
+	if memory {
+		build = BuildMemory
+	}
+	prof, err := build(s)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,13 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/google/pprof/profile"
 	"gonum.org/v1/gonum/mathext"
 
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -101,17 +101,10 @@ func (h *heapSums) interval(conf float64) (lo, hi float64, err error) {
 	}
 	w := r // w(S) -> R as S -> 0: the bound for a group with no samples
 	if h.maxSize > 0 {
-		w = heapWeight(h.maxSize, h.rate)
+		w = goheap.Weight(h.maxSize, h.rate)
 	}
 	hi = w*u + r*math.Log(4/alpha)
 	return lo, max(hi, lo), nil
-}
-
-// heapWeight is w(S) = S/(1-exp(-S/R)): the bytes a sampled object of S
-// bytes stands for.
-func heapWeight(size, rate int64) float64 {
-	s := float64(size)
-	return s / -math.Expm1(-s/float64(rate))
 }
 
 // poissonHi returns lambda with P(Poisson(lambda) <= c) = a: the upper
@@ -139,49 +132,6 @@ func poissonLo(c int64, a float64) (float64, error) {
 		x = math.Nextafter(x*(1-1e-12), 0)
 	}
 	return x, nil
-}
-
-// heapSlack is how far a Go heap sample's values may be from the scaled
-// value of its raw count: runtime/pprof truncates each record's scaled
-// values, and one sample may sum several records (stacks that differ only
-// in hidden runtime frames, merged or subtracted profiles such as
-// net/http/pprof's ?seconds=N), each off by less than one.
-const heapSlack = 64
-
-// errHeapValues means a sample's values are not those runtime/pprof writes
-// for any raw count.
-var errHeapValues = errors.New("report: a Go heap sample's values match no raw count at the profile's MemProfileRate; was it written by another tool, or scaled?")
-
-// heapRawCount recovers the raw count of sampled objects of a sample with
-// scaled values objects and bytes, object size size, at rate: the counts c
-// whose scaled bytes c*w(size) lie within heapSlack of bytes, and whose
-// scaled objects lie within heapSlack of objects. Since w(size) >= rate,
-// that is one count whenever rate > 2*heapSlack.
-func heapRawCount(objects, bytes, size, rate int64) (lo, hi int64, err error) {
-	if objects < 0 || bytes < 0 {
-		return 0, 0, errors.New("report: a Go heap sample has negative values; subtract profiles only in time order")
-	}
-	if objects == 0 && bytes == 0 {
-		return 0, 0, nil
-	}
-	if size <= 0 {
-		return 0, 0, errors.New("report: a Go heap sample has no object size (the numeric label bytes)")
-	}
-	if rate <= 1 { // unscaled: the values are the raw ones
-		if objects > math.MaxInt64/size || objects*size != bytes {
-			return 0, 0, errHeapValues
-		}
-		return objects, objects, nil
-	}
-	w := heapWeight(size, rate)
-	k := w / float64(size)
-	lo = max(0, int64(math.Ceil((float64(bytes)-heapSlack)/w-1e-9)))
-	hi = int64(math.Floor((float64(bytes)+heapSlack+1)/w + 1e-9))
-	// The objects value must agree with some count in range.
-	if float64(objects) < float64(lo)*k-heapSlack-1 || float64(objects) > float64(hi)*k+heapSlack+1 || hi < lo {
-		return 0, 0, errHeapValues
-	}
-	return lo, hi, nil
 }
 
 // isGoHeap reports whether p is a heap or allocs profile as runtime/pprof

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -349,17 +350,17 @@ func heapContribution(s *profile.Sample, hidx [4]int, rate, rawAlloc int64, inus
 	io, ib := s.Value[hidx[2]], s.Value[hidx[3]]
 	if inuse {
 		c.objects, c.bytes = io, ib
-		c.samples, c.samplesHi, err = heapRawCount(io, ib, c.size, c.rate)
+		c.samples, c.samplesHi, err = goheap.RawCount(io, ib, c.size, c.rate)
 	} else {
 		c.objects, c.bytes = ao, ab
 		if rawAlloc >= 0 {
 			c.samples, c.samplesHi = rawAlloc, rawAlloc
 		} else {
-			c.samples, c.samplesHi, err = heapRawCount(ao, ab, c.size, c.rate)
+			c.samples, c.samplesHi, err = goheap.RawCount(ao, ab, c.size, c.rate)
 		}
 	}
 	if err != nil {
-		return c, false, err
+		return c, false, fmt.Errorf("report: %w", err)
 	}
 	if c.size <= 0 && c.samples > 0 {
 		c.size = max(1, int64(math.Round(float64(ab)/float64(max(ao, 1)))))
