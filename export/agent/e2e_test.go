@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -29,6 +31,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -42,6 +45,8 @@ type (
 	// round.
 	e2eSmall struct{ a, b, c, d uint64 } // 32 bytes
 	e2eLarge [32]uint64                  // 256 bytes
+	// e2ePull is the type of the pull-mode workload.
+	e2ePull struct{ a, b, c, d, e uint64 } // 40 bytes
 	// e2eRecord is the type of the restart workload.
 	e2eRecord struct{ a, b, c, d uint64 } // 32 bytes
 )
@@ -58,8 +63,8 @@ const (
 	e2ePause   = 400 * time.Millisecond // per round, so that the run spans several intervals
 )
 
-// e2eConfidence is the confidence of each interval check. Four intervals
-// are checked per run, so a false failure has probability below 4e-7.
+// e2eConfidence is the confidence of each interval check. Five intervals
+// are checked per run, so a false failure has probability below 5e-7.
 const e2eConfidence = 1 - 1e-7
 
 // TestPyroscopeEndToEnd runs the agent against a real Grafana Pyroscope
@@ -71,6 +76,11 @@ const e2eConfidence = 1 - 1e-7
 //     lie inside the intervals computed from the server's own alloc_samples
 //     and alloc_tail; the live-memory query the README documents (averaged
 //     SelectSeries) gives the in-use level of the type kept live;
+//   - pull: the profile handler is scraped with seconds=N, as Grafana
+//     Alloy's pyroscope.scrape does with a profile.custom block and
+//     delta = true, and pushed through the server's Push API as Alloy's
+//     pyroscope.write does; the server stores each scraped window as it is
+//     (no delta of its own on top) under the block's name;
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     on the same data directory; the agent resumes on its own and the
 //     server stores everything it reported as uploaded.
@@ -87,7 +97,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	base := os.Getenv("ARENAPROF_PYROSCOPE_URL")
 	script := startScript(t)
 	if base == "" && testing.Short() {
-		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own and runs for about 10 s; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
+		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own and runs for about 15 s; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
 	}
 	if base == "" && script == "" {
 		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
@@ -96,6 +106,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 		base = startPyroscope(t, script, t.TempDir()).url
 	}
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
+	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("restart", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 7 s)")
@@ -176,6 +187,13 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	}
 	until := time.Now().Add(time.Minute)
 	t.Logf("agent: %d profiles collected, %d uploaded, %d retries", st.Collected, st.Uploaded, st.Retried)
+	sizes := map[string][]int{}
+	for _, u := range rec.all() {
+		sizes[u.Profile] = append(sizes[u.Profile], len(u.Data))
+	}
+	for _, name := range mapKeys(sizes) {
+		t.Logf("agent: %s uploads: %v bytes of gzipped pprof each", name, sizes[name])
+	}
 
 	small := typeName(t, rec, "e2eSmall")
 	large := typeName(t, rec, "e2eLarge")
@@ -290,6 +308,156 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	}
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
+}
+
+// testPullEndToEnd scrapes the profile handler as Grafana Alloy's
+// pyroscope.scrape does for a profile.custom "arenaprof" block with delta =
+// true (GET path?seconds=N, N = scrape_interval - 1), and pushes each
+// scraped profile as Alloy's pyroscope.write does (Push API, __name__ the
+// block's name). Two consecutive windows: the server must store each as it
+// is, so the total equals the sum of the two scrapes, and the interval
+// from the server's sums holds the true bytes allocated in the windows.
+func testPullEndToEnd(t *testing.T, base string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	mux := http.NewServeMux()
+	mux.Handle("/debug/arenaprof", export.Handler(p))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	app := fmt.Sprintf("arenaprof_pull_%d", time.Now().UnixNano())
+	begin := time.Now().Add(-time.Second)
+	ar := arena.NewArena(arena.WithSeed(7, 8))
+	const perWindow = 300_000 // 12 MB of 40-byte objects per window
+	var scraped, samples int64
+	var typ string
+	for range 2 {
+		type result struct {
+			data []byte
+			err  error
+		}
+		ch := make(chan result, 1)
+		go func() {
+			data, err := get(ctx, srv.URL+"/debug/arenaprof?seconds=1")
+			ch <- result{data, err}
+		}()
+		// The handler takes its first snapshot on arrival; 300 ms is far
+		// more than it needs.
+		time.Sleep(300 * time.Millisecond)
+		for range perWindow {
+			arena.New[e2ePull](ar)
+		}
+		ar.Reset()
+		r := <-ch
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		prof, err := profile.ParseData(r.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range prof.Sample {
+			if strings.HasSuffix(s.Label[export.LabelType][0], "e2ePull") {
+				typ = s.Label[export.LabelType][0]
+				scraped += s.Value[export.IndexAllocSpace]
+				samples += s.Value[export.IndexAllocSamples]
+			}
+		}
+		if err := push(ctx, base, r.data, map[string]string{"__name__": "arenaprof", "service_name": app, "job": "pull"}); err != nil {
+			t.Fatalf("pushing a scraped profile as Alloy does: %v", err)
+		}
+	}
+	if typ == "" {
+		t.Fatal("no e2ePull sample in the scraped windows")
+	}
+	until := time.Now().Add(time.Minute)
+	sel := selector(app, "type", typ)
+	var stored, s, u int64
+	waitUntil(ctx, t, "stored alloc_space of the scraped windows", func() error {
+		var err error
+		stored, err = renderTotal(ctx, base, "arenaprof:alloc_space:bytes:space:bytes", sel, begin, until)
+		if err == nil && stored != scraped {
+			err = fmt.Errorf("stored %d, scraped %d", stored, scraped)
+		}
+		return err
+	})
+	waitUntil(ctx, t, "stored alloc_samples", func() error {
+		var err error
+		s, err = renderTotal(ctx, base, "arenaprof:alloc_samples:count:space:bytes", sel, begin, until)
+		if err == nil && s != samples {
+			err = fmt.Errorf("stored %d, scraped %d", s, samples)
+		}
+		return err
+	})
+	u, err = renderTotal(ctx, base, "arenaprof:alloc_tail:bytes:space:bytes", sel, begin, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iv, err := profiler.ComputeInterval(s, u, hooks.MeanBytes(), e2eConfidence, profiler.WindowBoth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const truth = 2 * perWindow * 40
+	if truth < iv.Lo || truth > iv.Hi {
+		t.Errorf("true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", truth, iv.Lo, iv.Hi, s, u)
+	}
+	t.Logf("pull: two seconds=1 windows scraped, %d bytes of alloc_space; stored under arenaprof:alloc_space:bytes:space:bytes %d; true %d; interval [%.0f, %.0f]",
+		scraped, stored, truth, iv.Lo, iv.Hi)
+}
+
+// get fetches a URL and returns its body.
+func get(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %.300s", u, resp.Status, b)
+	}
+	return b, nil
+}
+
+// push sends a raw pprof profile through the server's Push API
+// (push.v1.PusherService/Push), as Grafana Alloy's pyroscope.write does.
+func push(ctx context.Context, base string, data []byte, labels map[string]string) error {
+	type label struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	var ls []label
+	for _, k := range mapKeys(labels) {
+		ls = append(ls, label{k, labels[k]})
+	}
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return err
+	}
+	id[6], id[8] = id[6]&0x0f|0x40, id[8]&0x3f|0x80
+	req, err := json.Marshal(map[string]any{"series": []any{map[string]any{
+		"labels": ls,
+		"samples": []any{map[string]any{
+			"rawProfile": data,
+			"ID":         fmt.Sprintf("%x-%x-%x-%x-%x", id[0:4], id[4:6], id[6:8], id[8:10], id[10:]),
+		}},
+	}}})
+	if err != nil {
+		return err
+	}
+	var resp struct{}
+	return post(ctx, base+"/push.v1.PusherService/Push", string(req), &resp)
 }
 
 // testServerRestart runs the agent against a server of its own, stops the
