@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"runtime/pprof"
 
@@ -44,55 +43,21 @@ func BuildMemory(s *profiler.Snapshot) (*profile.Profile, error) {
 
 // combineMemory merges an arena profile and a runtime heap profile.
 func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
-	rate := heap.Period
-	if rate <= 0 {
-		return nil, errors.New("export: runtime.MemProfileRate is 0: the Go heap is not sampled")
-	}
 	for _, smp := range arena.Sample {
 		smp.Label = withLabel(smp.Label, pprofmt.LabelMemory, pprofmt.MemoryArena)
 	}
-	idx := map[string]int{}
-	for i, st := range heap.SampleType {
-		idx[st.Type] = i
+	h, err := goheap.Convert(heap)
+	if err != nil {
+		return nil, fmt.Errorf("export: the runtime's allocs profile: %w", err)
 	}
-	h := heap.Copy()
-	h.SampleType = SampleTypes()
 	h.DefaultSampleType = arena.DefaultSampleType
-	h.PeriodType = arena.PeriodType
 	h.Period = arena.Period
 	h.Comments = nil
-	for _, smp := range h.Sample {
-		v := smp.Value
-		ao, ab, io, ib := v[idx["alloc_objects"]], v[idx["alloc_space"]], v[idx["inuse_objects"]], v[idx["inuse_space"]]
-		var size int64
-		if l := smp.NumLabel[pprofmt.LabelBytes]; len(l) > 0 {
-			size = l[0]
-		}
-		raw, _, err := goheap.RawCount(ao, ab, size, rate)
-		if err != nil {
-			return nil, fmt.Errorf("export: the runtime's allocs profile: %w", err)
-		}
-		smp.Value = []int64{ao, ab, io, ib, raw, 0}
-		smp.Label = withLabel(smp.Label, pprofmt.LabelMemory, pprofmt.MemoryHeap)
-		nl := make(map[string][]int64, len(smp.NumLabel)+1)
-		for k, x := range smp.NumLabel {
-			nl[k] = x
-		}
-		nl[pprofmt.LabelHeapRate] = []int64{rate}
-		smp.NumLabel = nl
-		nu := make(map[string][]string, len(smp.NumUnit)+1)
-		for k, x := range smp.NumUnit {
-			nu[k] = x
-		}
-		nu[pprofmt.LabelHeapRate] = []string{"bytes"}
-		nu[pprofmt.LabelBytes] = []string{"bytes"}
-		smp.NumUnit = nu
-	}
 	m, err := profile.Merge([]*profile.Profile{arena, h})
 	if err != nil {
 		return nil, fmt.Errorf("export: combining the arena and heap profiles: %w", err)
 	}
-	m.Comments = append(m.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", rate))
+	m.Comments = append(m.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", heap.Period))
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/felixge/fgprof"
 	"github.com/google/pprof/profile"
 )
@@ -174,6 +175,12 @@ func (s *cpuSource) Close() error {
 // profileDelta): alloc_objects and alloc_space over the interval, inuse_objects
 // and inuse_space absolute. The runtime publishes heap figures as of the
 // last completed garbage collection.
+//
+// The profiles are in arenaprof's format, so that intervals can be
+// computed downstream (package report, arenaprof top): Go's four sample
+// types, then alloc_samples, the raw number of sampled objects, and
+// alloc_tail (0); every sample has the labels memory=heap and
+// memprofilerate.
 func HeapSource() Source { return DeltaSource("heap", runtimeHeap) }
 
 func runtimeHeap(context.Context) (*profile.Profile, error) {
@@ -183,6 +190,9 @@ func runtimeHeap(context.Context) (*profile.Profile, error) {
 	}
 	p, err := profile.Parse(&buf)
 	if err != nil {
+		return nil, fmt.Errorf("heap profile: %w", err)
+	}
+	if p, err = goheap.Convert(p); err != nil {
 		return nil, fmt.Errorf("heap profile: %w", err)
 	}
 	return p, nil

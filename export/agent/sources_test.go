@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/report"
 	"github.com/google/pprof/profile"
 )
 
@@ -249,7 +250,7 @@ func TestHeapSource(t *testing.T) {
 	for _, st := range p.SampleType {
 		types = append(types, st.Type)
 	}
-	if !slices.Equal(types, []string{"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}) {
+	if !slices.Equal(types, []string{"alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "alloc_samples", "alloc_tail"}) {
 		t.Fatalf("sample types %v", types)
 	}
 	for _, smp := range p.Sample {
@@ -258,7 +259,26 @@ func TestHeapSource(t *testing.T) {
 				t.Fatalf("negative value in %v", smp.Value)
 			}
 		}
+		if smp.Label["memory"][0] != "heap" || len(smp.NumLabel["memprofilerate"]) != 1 {
+			t.Fatalf("labels %v %v", smp.Label, smp.NumLabel)
+		}
 	}
+	// The upload reads back with intervals: the 4 MB allocated above lie
+	// in the interval of this test's row (at 1-1e-6: false failure below
+	// 1e-6).
+	res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: report.GroupByFunc}, Confidence: 1 - 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if strings.HasSuffix(r.Key, ".TestHeapSource") {
+			if !(r.Lo <= 1000*4096 && 1000*4096 <= r.Hi) {
+				t.Errorf("%s: 4096000 outside [%.0f, %.0f]", r.Key, r.Lo, r.Hi)
+			}
+			return
+		}
+	}
+	t.Errorf("no row for TestHeapSource in %+v", res.Rows)
 }
 
 func TestDeltaSourceErrors(t *testing.T) {
