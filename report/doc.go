@@ -36,6 +36,28 @@
 // profile does not record the tail of in-use events, so the interval covers
 // every tail those events could have had.
 //
+// # The Go heap
+//
+// [Table] also reads the Go runtime's heap and allocs profiles and the Go
+// heap samples of a combined memory profile (label memory=heap, see
+// export.BuildMemory). The runtime samples an allocation of S bytes with
+// probability p(S) = 1-exp(-S/R), R = runtime.MemProfileRate, and writes
+// each record's raw counts scaled by 1/p(S); the raw count c of a sample is
+// recovered from its values. For a group with C sampled objects, the
+// largest of M bytes, the interval is
+//
+//	lower: max(sum of c*S, R*lambdaLo(C))           (Poisson, at alpha/2)
+//	upper: w(M)*lambdaHi(C) + R*ln(4/alpha)         (Poisson, at alpha/4)
+//
+// with w(S) = S/p(S): the sampled objects' bytes are certain; the sample
+// count is at most the Poisson count of the group's bytes, and at least a
+// Poisson-binomial count of mean B/w(M) for objects up to M bytes; objects
+// larger than every sampled one were all missed, which more than A bytes
+// are with probability at most exp(-A/R). The interval is conservative, not
+// exact: the runtime does not record where in an object its sampling fired.
+// ACCURACY.md states every assumption (size classes, tiny allocations,
+// rate changes) and the measured coverage.
+//
 // # Comparing profiles
 //
 // [Diff] compares two profiles group by group (type, function, stack or

@@ -103,3 +103,13 @@ func TestTopGoHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffGoHeap: two Go heap profiles compare by function.
+func TestDiffGoHeap(t *testing.T) {
+	a := writeTemp(t, "a.pb.gz", heapProfile(t))
+	b := writeTemp(t, "b.pb.gz", heapProfile(t))
+	code, out, errOut := runDiffArgs(a, b)
+	if code != 0 || !strings.Contains(out, "RATIO") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
