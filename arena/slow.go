@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
@@ -435,7 +434,7 @@ func (a *Arena) redraw(r *region) {
 // emit reports a sampled object. skip is the number of physical frames
 // between alloc and the allocator's entry point.
 //
-// The stack is captured by frame-pointer unwinding (hooks.FastCallers),
+// The stack is captured by frame-pointer unwinding (hooks.FastStack),
 // whose skip counts physical frames: emit, alloc, allocLarge, newSlow,
 // makeSlow and allocBytes are marked //go:noinline so that their number is
 // fixed. The entry point (New, MakeSlice, String or Bytes) comes next, as
@@ -454,20 +453,22 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 		MeanBytes: a.mean,
 		Labels:    a.labels,
 		Arena:     a.id,
-		Time:      time.Now(),
 	}
 	if kind == kindSlice {
 		e.Type, e.TypeName = ti.slice()
 	}
-	n := hooks.FastCallers(skipEmit+skip, a.pcs[:])
+	// FastStack expands the physical frames into logical ones only for a
+	// stack it has not seen: most events reuse a stored expansion.
+	st := hooks.FastStack(skipEmit+skip, a.pcs[:])
+	n := len(st)
 	// The entry point's frames: New and newFast inlined into it (and,
 	// through a function value, the wrapper's inlined copy of both), or
 	// String and stringFast, Bytes and bytesFast, or MakeSlice.
 	drop := min(n, 1)
-	for drop < n && a.isEntryFrame(a.pcs[drop]) {
+	for drop < n && a.isEntryFrame(st[drop]) {
 		drop++
 	}
-	e.Stack = a.pcs[drop:min(n, drop+hooks.MaxStackDepth)]
+	e.Stack = st[drop:min(n, drop+hooks.MaxStackDepth)]
 	a.emitted = true
 	a.unreleased.Store(true)
 	hooks.Emit(e)

@@ -49,6 +49,29 @@ func FastCallers(skip int, pcs []uintptr) int {
 	return n
 }
 
+// haveFramePointers says whether this build can follow frame pointers.
+const haveFramePointers = true
+
+// physicalCallers writes the return pcs of the physical frames of the stack
+// of FastStack's caller into pcs, skipping skip physical frames as
+// FastCallers does, and returns how many it wrote.
+//
+//go:noinline
+func physicalCallers(skip int, pcs []uintptr) int {
+	// physicalCallers' own frame, then FastStack's.
+	fp := nextFrame(getfp())
+	for ; skip > 0 && fp != nil; skip-- {
+		fp = nextFrame(fp)
+	}
+	n := 0
+	for n < len(pcs) && fp != nil {
+		pcs[n] = *(*uintptr)(unsafe.Add(fp, unsafe.Sizeof(uintptr(0))))
+		n++
+		fp = nextFrame(fp)
+	}
+	return n
+}
+
 // nextFrame returns the frame pointer saved in the frame at fp: the
 // caller's frame, or nil at the bottom of the stack. A caller's frame lies
 // above its callee's on the stack, so a saved pointer that does not move
@@ -80,13 +103,20 @@ var inlineCache [inlineCacheSize]atomic.Pointer[inlineEntry]
 // expandPC writes the logical pcs of the physical frame whose return pc is
 // pc into dst, as many as fit, and returns how many it wrote.
 func expandPC(pc uintptr, dst []uintptr) int {
+	return copy(dst, inlineExpansion(pc))
+}
+
+// inlineExpansion returns the logical pcs of the physical frame whose
+// return pc is pc, from the inlining cache. The result must not be
+// modified.
+func inlineExpansion(pc uintptr) []uintptr {
 	slot := &inlineCache[(uint64(pc)*0x9e3779b97f4a7c15)>>(64-12)]
 	e := slot.Load()
 	if e == nil || e.pc != pc {
 		e = &inlineEntry{pc: pc, pcs: expandSlow(pc)}
 		slot.Store(e)
 	}
-	return copy(dst, e.pcs)
+	return e.pcs
 }
 
 // expandSlow symbolizes pc with runtime.CallersFrames. The pc is passed

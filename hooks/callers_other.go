@@ -23,3 +23,12 @@ package hooks
 //
 //go:noinline
 func FastCallers(skip int, pcs []uintptr) int { return portableCallers(skip, pcs) }
+
+// haveFramePointers says whether this build can follow frame pointers.
+const haveFramePointers = false
+
+// physicalCallers is not used where frame pointers are not followed.
+func physicalCallers(int, []uintptr) int { return 0 }
+
+// inlineExpansion is not used where frame pointers are not followed.
+func inlineExpansion(pc uintptr) []uintptr { return []uintptr{pc} }

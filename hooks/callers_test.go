@@ -39,6 +39,28 @@ func both(skip, size int) (fast, slow []uintptr) {
 	return fast, slow
 }
 
+// bothStack is both with FastStack in place of FastCallers. It captures
+// the stack twice with FastStack, so that the second capture comes from
+// the table of expanded stacks, and fails if the two differ.
+//
+//go:noinline
+func bothStack(skip, size int) (fast, slow []uintptr) {
+	slow = make([]uintptr, size)
+	scratch := make([]uintptr, size)
+	var first []uintptr
+	for i := range 2 {
+		fast = slices.Clone(FastStack(skip+1, scratch))
+		if i == 0 {
+			first = fast
+		}
+	}
+	slow = slow[:runtime.Callers(skip+2, slow)]
+	if !slices.Equal(first, fast) {
+		return nil, slow
+	}
+	return fast, slow
+}
+
 // sameStack reports how two captures of one stack differ. The leaf pcs
 // differ when both were taken in the same frame (two call sites); the
 // leaf's function must still agree.
@@ -121,11 +143,17 @@ func testFastCallersMatches(t *testing.T) {
 		{"buffer of 3", 20, 2, 3},
 		{"large buffer", 300, 0, 1024},
 	} {
-		var fast, slow []uintptr
-		deep(c.depth, func() { fast, slow = both(c.skip, c.size) })
-		sameStack(t, c.name, fast, slow, true)
-		if c.skip == 0 && !strings.HasSuffix(frameNames(fast)[0], ".testFastCallersMatches.func1") {
-			t.Errorf("%s: leaf %s, want the closure that called both", c.name, frameNames(fast)[0])
+		for _, impl := range []struct {
+			name    string
+			capture func(skip, size int) (fast, slow []uintptr)
+		}{{"FastCallers", both}, {"FastStack", bothStack}} {
+			name := impl.name + ", " + c.name
+			var fast, slow []uintptr
+			deep(c.depth, func() { fast, slow = impl.capture(c.skip, c.size) })
+			sameStack(t, name, fast, slow, true)
+			if c.skip == 0 && !strings.HasSuffix(frameNames(fast)[0], ".testFastCallersMatches.func1") {
+				t.Errorf("%s: leaf %s, want the closure that called both", name, frameNames(fast)[0])
+			}
 		}
 	}
 }
@@ -199,7 +227,11 @@ func TestFastCallersConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				var fast, slow []uintptr
-				deep((g+i)%13, func() { fast, slow = both(0, 64) })
+				capture := both
+				if i%2 == 1 {
+					capture = bothStack
+				}
+				deep((g+i)%13, func() { fast, slow = capture(0, 64) })
 				if !slices.Equal(frameNames(fast), frameNames(slow)) || !slices.Equal(fast[1:], slow[1:]) {
 					errs <- strings.Join(frameNames(fast), ",") + " vs " + strings.Join(frameNames(slow), ",")
 					return

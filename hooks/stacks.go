@@ -1,0 +1,82 @@
+package hooks
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+)
+
+// FastStack returns the calling goroutine's stack as [FastCallers] would
+// write it into a buffer of len(scratch) pcs, with the same skip (physical
+// frames). The result is valid until scratch is used again; do not modify
+// it.
+//
+// An event needs the stack in the form runtime.Callers gives (one pc per
+// logical frame, inlined calls included), but expanding each physical
+// frame into its logical ones costs more than the rest of the event. So
+// FastStack keeps the expansions of the stacks it has seen: it walks the
+// frame pointers into scratch (a few nanoseconds per frame), and looks the
+// physical frames up in a process-wide table of expanded stacks. Only a
+// stack not seen before, or evicted since, is expanded; its expansion is
+// then kept, immutable and shared. A process whose events come from more
+// distinct stacks than the table holds (4096) still gets right stacks, at
+// the cost of more expansions.
+//
+// Where FastCallers does not follow frame pointers (see
+// [SetFramePointerUnwinding]), FastStack is FastCallers into scratch.
+//
+//go:noinline
+func FastStack(skip int, scratch []uintptr) []uintptr {
+	if len(scratch) == 0 {
+		return nil
+	}
+	if !framePointers.Load() || !haveFramePointers {
+		return scratch[:portableCallers(skip, scratch)]
+	}
+	n := physicalCallers(skip, scratch)
+	return internStack(scratch[:n], len(scratch))
+}
+
+// stackCacheSize is the number of entries of the table of expanded stacks
+// (a power of two).
+const stackCacheSize = 1 << 12
+
+// stackEntry is the expansion of one physical stack into at most limit
+// logical pcs. Entries are immutable once published.
+type stackEntry struct {
+	hash     uint64
+	limit    int
+	physical []uintptr
+	logical  []uintptr
+}
+
+var (
+	stackCache [stackCacheSize]atomic.Pointer[stackEntry]
+	stackSeed  = maphash.MakeSeed()
+)
+
+// internStack returns the expansion of the physical stack phys into at
+// most limit logical pcs, from the table or made and put there.
+func internStack(phys []uintptr, limit int) []uintptr {
+	var h uint64
+	if len(phys) > 0 {
+		h = maphash.Bytes(stackSeed, unsafe.Slice((*byte)(unsafe.Pointer(&phys[0])), len(phys)*int(unsafe.Sizeof(uintptr(0)))))
+	}
+	h ^= uint64(limit) * 0x9e3779b97f4a7c15
+	slot := &stackCache[h>>(64-12)]
+	if e := slot.Load(); e != nil && e.hash == h && e.limit == limit && slices.Equal(e.physical, phys) {
+		return e.logical
+	}
+	logical := make([]uintptr, 0, len(phys)+8)
+	for _, pc := range phys {
+		if len(logical) >= limit {
+			break
+		}
+		x := inlineExpansion(pc)
+		logical = append(logical, x[:min(len(x), limit-len(logical))]...)
+	}
+	e := &stackEntry{hash: h, limit: limit, physical: slices.Clone(phys), logical: slices.Clip(logical)}
+	slot.Store(e)
+	return e.logical
+}
