@@ -38,14 +38,20 @@ func benchStackStep(depth int, bits uint, out *[][]uintptr) {
 // benchSnapshot returns a snapshot of 10,000 records: 100 distinct real
 // stacks (7 levels of two functions, plus the test harness) times 100
 // object sizes.
-func benchSnapshot() *profiler.Snapshot {
+func benchSnapshot() *profiler.Snapshot { return benchSnapshotN(100, 7) }
+
+// benchSnapshotN returns a snapshot of stacks*100 records: stacks distinct
+// real stacks (depth levels of two functions, plus the test harness) times
+// 100 object sizes, with two label sets.
+func benchSnapshotN(nstacks int, depth int) *profiler.Snapshot {
 	var stacks [][]uintptr
-	for i := range uint(100) {
-		benchStackStep(7, i, &stacks)
+	for i := range uint(nstacks) {
+		benchStackStep(depth, i, &stacks)
 	}
-	recs := make([]profiler.Record, 0, 10000)
-	labels := hooks.NewLabels("handler", "/api/v1/users")
-	for _, st := range stacks {
+	recs := make([]profiler.Record, 0, 100*nstacks)
+	labelSets := []hooks.Labels{hooks.NewLabels("handler", "/api/v1/users"), hooks.NewLabels("handler", "/api/v1/orders")}
+	for i, st := range stacks {
+		labels := labelSets[i%2]
 		for size := int64(8); size <= 800; size += 8 {
 			w, _ := profiler.WeightedBytes(size, profiler.DefaultMeanBytes)
 			recs = append(recs, profiler.Record{
@@ -75,6 +81,18 @@ func BenchmarkBuild10k(b *testing.B) {
 // 10,000 buckets.
 func BenchmarkWrite10k(b *testing.B) {
 	s := benchSnapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := export.Write(io.Discard, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWrite100k builds and writes a profile of 100,000 buckets: 1,000
+// distinct stacks of 10 levels plus the harness, times 100 sizes.
+func BenchmarkWrite100k(b *testing.B) {
+	s := benchSnapshotN(1000, 10)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := export.Write(io.Discard, s); err != nil {

@@ -11,13 +11,14 @@ import (
 
 // writeProfile writes prof to w gzipped at gzip.BestSpeed. pprof readers
 // accept any gzip level; the default level spends most of an export's time
-// in deflate for a few percent of size.
+// in deflate for a few percent of size. The protocol buffer is streamed
+// (see encodeProfile), never held whole in memory.
 func writeProfile(w io.Writer, prof *profile.Profile) error {
 	gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
-	if err := prof.WriteUncompressed(gz); err != nil {
+	if err := encodeProfile(gz, prof); err != nil {
 		return err
 	}
 	return gz.Close()
