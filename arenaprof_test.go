@@ -18,6 +18,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/meantest"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -33,15 +34,8 @@ func allocOrders(a *arena.Arena, n int) {
 	}
 }
 
-// setMeanBytes sets the process-wide sampling mean for the rest of tb.
-func setMeanBytes(tb testing.TB, n int64) {
-	tb.Helper()
-	prev := hooks.MeanBytes()
-	if err := hooks.SetMeanBytes(n); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { hooks.SetMeanBytes(prev) })
-}
+// setMeanBytes sets the sampling mean for the rest of tb (meantest.Set).
+func setMeanBytes(tb testing.TB, n int64) { tb.Helper(); meantest.Set(tb, n) }
 
 // TestStartServesAndWrites: one call mounts the handler and writes the
 // profile of every interval into a directory; Stop flushes the last one.
