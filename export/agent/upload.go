@@ -48,7 +48,10 @@ type SampleTypeConfig struct {
 	DisplayName string `json:"display-name,omitempty"`
 	// Aggregation is "sum" for quantities that add up over time
 	// (allocations, CPU or wall time) and "average" for levels (in-use
-	// memory, goroutines).
+	// memory, goroutines), as pyroscope-go sends it. Grafana Pyroscope
+	// (v1.19) ignores it: its flame graphs and default series sum in-use
+	// levels over the time range; averaged SelectSeries queries read them
+	// (see the README, "Live memory").
 	Aggregation string `json:"aggregation,omitempty"`
 	Cumulative  bool   `json:"cumulative,omitempty"`
 	Sampled     bool   `json:"sampled,omitempty"`
