@@ -734,8 +734,19 @@ func startScript(t *testing.T) string {
 // (and the unpacked binary) under dir, stopped when t ends.
 func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 	s := &pyroscope{script: script, data: filepath.Join(dir, "data")}
+	// Hold every listener until all three ports are chosen, so that
+	// they differ; free them for the server.
+	var ls []net.Listener
 	for i := range s.ports {
-		s.ports[i] = freePort(t)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		s.ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range ls {
+		l.Close()
 	}
 	s.url = fmt.Sprintf("http://127.0.0.1:%d", s.ports[0])
 	s.start(t)
@@ -745,15 +756,6 @@ func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 		}
 	})
 	return s
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // start runs the script, which returns once the server answers /ready.
