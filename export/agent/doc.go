@@ -65,6 +65,8 @@
 //	})
 //
 // [Pyroscope] describes the wire format: POST {URL}/ingest with the name,
-// from, until, spyName and format query parameters and a multipart body
-// with the "profile" and "sample_type_config" parts.
+// from, until and spyName query parameters and a multipart body with the
+// "profile" and "sample_type_config" parts (format=pprof only with a raw
+// body, [PyroscopeConfig].RawBody). In-use values are uploaded as levels:
+// read live memory in Pyroscope with an averaged query (see the README).
 package agent
