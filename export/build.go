@@ -40,6 +40,15 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 		p.DurationNanos = int64(d)
 	}
 	p.Comments = append(p.Comments, pprofmt.WindowComment(s.Window))
+	if c := pprofmt.MeansComment(pprofmt.MeansCommentPrefix, s.Means); c != "" {
+		p.Comments = append(p.Comments, c)
+	}
+	if c := pprofmt.MeansComment(pprofmt.InUseMeansCommentPrefix, s.InUseMeans); c != "" {
+		p.Comments = append(p.Comments, c)
+	}
+	if s.MeansIncomplete {
+		p.Comments = append(p.Comments, "arenaprof means incomplete: more distinct sampling means were set than are remembered; intervals may lack the allowance of some")
+	}
 	if s.Stats.OverflowEvents > 0 || s.Stats.OverflowBuckets > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf(
 			"arenaprof overflow: %d events past the bound of %d buckets were aggregated without their stacks",

@@ -1,10 +1,12 @@
 package hooks
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,7 +123,17 @@ var (
 	lastPanic atomic.Pointer[string]
 
 	onPanic atomic.Pointer[func(error)]
+
+	// epoch counts the changes of the configured mean; lastEpoch holds,
+	// for each positive mean configured so far, the last epoch in which
+	// it was in force (at most maxMeanHistory means; see MeansSince).
+	epoch     uint64
+	lastEpoch = map[int64]uint64{DefaultMeanBytes: 0}
+	forgotten uint64 // the largest lastEpoch of a mean evicted from lastEpoch, plus 1
 )
+
+// maxMeanHistory bounds the number of distinct means [MeansSince] remembers.
+const maxMeanHistory = 1024
 
 func init() {
 	current.Store(&State{TrialMeanBytes: configured})
@@ -155,9 +167,69 @@ func SetMeanBytes(n int64) error {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if n != configured {
+		epoch++
+		if n > 0 {
+			if _, ok := lastEpoch[n]; !ok && len(lastEpoch) >= maxMeanHistory {
+				evictOldestMean()
+			}
+		}
+	}
 	configured = n
+	if n > 0 {
+		lastEpoch[n] = epoch
+	}
 	publish()
 	return nil
+}
+
+// evictOldestMean forgets the mean last in force longest ago; mu is held.
+func evictOldestMean() {
+	var old int64
+	oldE := ^uint64(0)
+	for m, e := range lastEpoch {
+		if m != configured && e < oldE {
+			old, oldE = m, e
+		}
+	}
+	delete(lastEpoch, old)
+	forgotten = max(forgotten, oldE+1)
+}
+
+// MeanEpoch returns the number of changes of the configured mean since the
+// process started: pass it to [MeansSince] later to learn every mean in
+// force from now on.
+func MeanEpoch() uint64 {
+	mu.Lock()
+	defer mu.Unlock()
+	return epoch
+}
+
+// MeanInForce is one sampling mean configured at some point, and the last
+// epoch (see [MeanEpoch]) in which it was.
+type MeanInForce struct {
+	MeanBytes int64
+	LastEpoch uint64
+}
+
+// MeansSince returns, in increasing order of mean, every positive mean that
+// was configured (see [SetMeanBytes]) at some point from epoch since (a
+// value of [MeanEpoch]) until now, and the current epoch. Allocators pick a
+// change up at their next slow path, so these are the means their trial
+// streams ran at during that time, except for a stream that had not yet
+// picked up an older change (its events carry their mean all the same).
+// complete is false if more than 1024 distinct means were configured and
+// some in force since then were forgotten.
+func MeansSince(since uint64) (means []MeanInForce, now uint64, complete bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	for m, e := range lastEpoch {
+		if e >= since {
+			means = append(means, MeanInForce{MeanBytes: m, LastEpoch: e})
+		}
+	}
+	slices.SortFunc(means, func(a, b MeanInForce) int { return cmp.Compare(a.MeanBytes, b.MeanBytes) })
+	return means, epoch, since >= forgotten
 }
 
 // MeanBytes returns the configured mean (which is in force while at least

@@ -68,6 +68,7 @@ func WithMaxBuckets(n int) Option {
 type Profiler struct {
 	id         uint64
 	start      time.Time
+	epoch      uint64 // hooks.MeanEpoch at Start
 	maxBuckets int
 	unregister func()
 	stopped    atomic.Bool
@@ -154,6 +155,7 @@ func Start(opts ...Option) (*Profiler, error) {
 	p := &Profiler{
 		id:         collectorIDs.Add(1),
 		start:      time.Now(),
+		epoch:      hooks.MeanEpoch(),
 		maxBuckets: cfg.maxBuckets,
 	}
 	for i := range p.shards {
@@ -467,13 +469,30 @@ type Snapshot struct {
 	// Window tells whether the window starts and ends on a sample event:
 	// WindowEnd for a cumulative snapshot (every arena's stream starts
 	// fresh, the end falls between events), WindowBoth for a delta.
-	Window  Window
-	Records []Record
-	Stats   Stats
+	Window Window
+	// Means lists, in increasing order, every sampling mean in force
+	// during the window, whether or not it produced events: each mean
+	// configured with hooks.SetMeanBytes at some point in the window, and
+	// each mean of the window's events (an arena that had not yet picked
+	// up a change when the window started). A row of a profile that had no
+	// event under one of them may still have allocated bytes under it;
+	// its interval allows for them (see package report).
+	Means []int64
+	// InUseMeans lists the means in force since the profiler started: the
+	// in-use values (of a delta too) count objects still live, allocated at
+	// any time since then. It equals Means for a cumulative snapshot.
+	InUseMeans []int64
+	// MeansIncomplete is set when more distinct means were configured
+	// than hooks remembers (1024), so that Means may lack some.
+	MeansIncomplete bool
+	Records         []Record
+	Stats           Stats
 
 	owner      uint64
 	cumulative bool
 	seq        uint64
+	epoch      uint64           // hooks.MeanEpoch before the records were read
+	meanLast   map[int64]uint64 // for each mean in force since Start, its last epoch
 }
 
 // Cumulative reports whether the snapshot covers everything since Start.
@@ -485,6 +504,7 @@ var collectorSeq atomic.Uint64
 // are those at the time of the call. It works after Stop as well.
 func (p *Profiler) Snapshot() *Snapshot {
 	seq := collectorSeq.Add(1)
+	epoch := hooks.MeanEpoch()
 	recs := make([]Record, 0, p.buckets.Load()+p.overflowBuckets.Load())
 	byHash := make(map[uint64][]int)
 	for i := range p.shards {
@@ -539,17 +559,50 @@ func (p *Profiler) Snapshot() *Snapshot {
 	if mean == 0 {
 		mean = hooks.MeanBytes()
 	}
-	return &Snapshot{
-		Start:      p.start,
-		End:        end,
-		MeanBytes:  mean,
-		Window:     WindowEnd,
-		Records:    recs,
-		Stats:      p.Stats(),
-		owner:      p.id,
-		cumulative: true,
-		seq:        seq,
+	inForce, _, complete := hooks.MeansSince(p.epoch)
+	meanLast := make(map[int64]uint64, len(inForce))
+	for _, m := range inForce {
+		meanLast[m.MeanBytes] = m.LastEpoch
 	}
+	means := windowMeans(meanLast, 0, recs)
+	return &Snapshot{
+		Start:           p.start,
+		End:             end,
+		MeanBytes:       mean,
+		Window:          WindowEnd,
+		Means:           means,
+		InUseMeans:      means,
+		MeansIncomplete: !complete,
+		Records:         recs,
+		Stats:           p.Stats(),
+		owner:           p.id,
+		cumulative:      true,
+		seq:             seq,
+		epoch:           epoch,
+		meanLast:        meanLast,
+	}
+}
+
+// windowMeans returns, sorted, the means of meanLast whose last epoch is
+// at least since, and the means of the records that have events.
+func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64 {
+	set := make(map[int64]bool, len(meanLast)+2)
+	for m, e := range meanLast {
+		if e >= since {
+			set[m] = true
+		}
+	}
+	for i := range recs {
+		if recs[i].AllocSamples > 0 || recs[i].InuseSamples > 0 {
+			set[recs[i].MeanBytes] = true
+		}
+	}
+	out := make([]int64, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // collectorSortRecords orders records deterministically: by decreasing
@@ -648,10 +701,16 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 		End:       cur.End,
 		MeanBytes: cur.MeanBytes,
 		Window:    WindowBoth,
-		Records:   out,
-		Stats:     st,
-		owner:     cur.owner,
-		seq:       cur.seq,
+		// The means in force after prev's records were read, as cur saw them.
+		Means:           windowMeans(cur.meanLast, prev.epoch, out),
+		InUseMeans:      cur.InUseMeans,
+		MeansIncomplete: cur.MeansIncomplete,
+		Records:         out,
+		Stats:           st,
+		owner:           cur.owner,
+		seq:             cur.seq,
+		epoch:           cur.epoch,
+		meanLast:        cur.meanLast,
 	}, nil
 }
 

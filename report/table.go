@@ -78,6 +78,11 @@ type TableResult struct {
 	Rows   []TableRow
 	// Total covers every group; its Key is "total".
 	Total TableRow
+	// UnseenHi bounds, at the table's confidence, the bytes of any group
+	// with no sample in the profile (a type absent from Rows): the upper
+	// bound of zero events under every mean in force. It is 0 only for a
+	// window whose end is on an event.
+	UnseenHi float64
 }
 
 // sampleIndexes returns the position of each of the profile's sample types
@@ -267,12 +272,25 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 		shown = shown[:opts.N]
 	}
 	w := pprofmt.WindowOf(p)
+	means, err := meansInForce(p, opts.InUse)
+	if err != nil {
+		return nil, err
+	}
 	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: w, Groups: len(groups), HeapRate: total.heap.rate, GoHeap: goHeap}
 	for _, g := range append(shown[:len(shown):len(shown)], total) {
+		g.allow(means)
 		if err := g.interval(conf, w, p.Period); err != nil {
 			return nil, err
 		}
 		g.row.Share = share(g.row.Bytes, total.row.Bytes)
+	}
+	if !goHeap {
+		unseen := &group{strata: map[int64]*stratum{}}
+		unseen.allow(means)
+		if err := unseen.interval(conf, w, p.Period); err != nil {
+			return nil, err
+		}
+		res.UnseenHi = unseen.row.Hi
 	}
 	res.Rows = make([]TableRow, len(shown))
 	for i, g := range shown {
@@ -280,6 +298,41 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 	}
 	res.Total = total.row
 	return res, nil
+}
+
+// meansInForce returns the sampling means the profile lists as in force
+// during its window (for in-use values: since the profiler started), or
+// nil for a profile that does not list them.
+func meansInForce(p *profile.Profile, inuse bool) ([]int64, error) {
+	if inuse {
+		m, ok, err := pprofmt.MeansOf(p, pprofmt.InUseMeansCommentPrefix)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		if ok {
+			return m, nil
+		}
+	}
+	m, _, err := pprofmt.MeansOf(p, pprofmt.MeansCommentPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return m, nil
+}
+
+// allow gives the group a stratum without events for every mean in force
+// under which it had none: bytes allocated under that mean may have drawn
+// no event, and the interval's upper bound must allow for them. A group
+// made only of Go heap samples gets none (it holds no arena memory).
+func (g *group) allow(means []int64) {
+	if len(g.strata) == 0 && g.heap.rate != 0 {
+		return
+	}
+	for _, m := range means {
+		if g.strata[m] == nil {
+			g.strata[m] = &stratum{}
+		}
+	}
 }
 
 func share(part, total int64) float64 {

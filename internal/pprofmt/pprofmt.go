@@ -5,6 +5,9 @@
 package pprofmt
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -110,3 +113,59 @@ const (
 	// runtime.MemProfileRate a Go heap sample was drawn under.
 	LabelHeapRate = "memprofilerate"
 )
+
+// Comments that list the sampling means in force during a profile's window
+// (see profiler.Snapshot.Means and InUseMeans): "arenaprof means=M1,M2,..."
+// for the allocated values and "arenaprof inuse_means=M1,..." for the
+// in-use values, the means in increasing order. A merged profile carries
+// the comments of its parts; the means in force are their union.
+const (
+	MeansCommentPrefix      = "arenaprof means="
+	InUseMeansCommentPrefix = "arenaprof inuse_means="
+)
+
+// MeansComment returns the comment listing means after prefix
+// ([MeansCommentPrefix] or [InUseMeansCommentPrefix]), or "" if means is
+// empty.
+func MeansComment(prefix string, means []int64) string {
+	if len(means) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i, m := range means {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(m, 10))
+	}
+	return b.String()
+}
+
+// MeansOf returns the union, sorted, of the means listed by every comment
+// of p that starts with prefix, and whether there was one. It is an error
+// if such a comment is malformed or lists a mean outside [1, 2^40].
+func MeansOf(p *profile.Profile, prefix string) ([]int64, bool, error) {
+	set := map[int64]bool{}
+	found := false
+	for _, c := range p.Comments {
+		list, ok := strings.CutPrefix(c, prefix)
+		if !ok {
+			continue
+		}
+		found = true
+		for f := range strings.SplitSeq(list, ",") {
+			m, err := strconv.ParseInt(f, 10, 64)
+			if err != nil || m < 1 || m > profiler.MaxMeanBytes {
+				return nil, false, fmt.Errorf("malformed profile comment %q: %q is not a sampling mean in [1, %d]", c, f, int64(profiler.MaxMeanBytes))
+			}
+			set[m] = true
+		}
+	}
+	out := make([]int64, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out, found, nil
+}

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// TestTableMeansAllowance checks that every row gets the zero-event
+// allowance of each mean in force under which it had no events, and that
+// a malformed means comment is refused.
+func TestTableMeansAllowance(t *testing.T) {
+	p := tblFixture(t)
+	before, err := Table(p, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Comments = append(p.Comments, "arenaprof means=4096,102400,1048576")
+	after, err := Table(p, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range after.Rows {
+		b := before.Rows[i]
+		if row.Key != b.Key || row.Bytes != b.Bytes {
+			t.Fatalf("rows differ: %+v vs %+v", row, b)
+		}
+		// Each row lacks events under 1 MiB: its upper bound grows by at
+		// least the allowance of one event-free mean of 1 MiB at a split
+		// confidence (more than 1 MiB at 95%).
+		if row.Hi < b.Hi+1<<20 {
+			t.Errorf("%s: Hi %.0f with the means listed, %.0f without: no allowance", row.Key, row.Hi, b.Hi)
+		}
+		if row.Lo > b.Lo {
+			t.Errorf("%s: Lo grew from %.0f to %.0f", row.Key, b.Lo, row.Lo)
+		}
+	}
+	zero, err := profiler.GroupInterval([]profiler.Stratum{{MeanBytes: 1 << 20}}, 0.95, profiler.WindowEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UnseenHi < zero.Hi {
+		t.Errorf("UnseenHi %.0f below the allowance %.0f of one event-free mean of 1 MiB", after.UnseenHi, zero.Hi)
+	}
+	p.Comments = append(p.Comments, "arenaprof means=12,abc")
+	if _, err := Table(p, TableOptions{}); err == nil {
+		t.Error("malformed means comment accepted")
+	}
+}
