@@ -75,7 +75,8 @@ const e2eConfidence = 1 - 1e-7
 //     every stored arena sample type equals what was pushed; the true bytes
 //     lie inside the intervals computed from the server's own alloc_samples
 //     and alloc_tail; the live-memory query the README documents (averaged
-//     SelectSeries) gives the in-use level of the type kept live;
+//     SelectSeries) gives the in-use level of the type kept live and,
+//     ungrouped, the mean in-use level of the Go heap as pushed;
 //   - pull: the profile handler is scraped with seconds=N, as Grafana
 //     Alloy's pyroscope.scrape does with a profile.custom block and
 //     delta = true, and pushed through the server's Push API as Alloy's
@@ -267,7 +268,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 			})
 		}
 		s, u := stored[typ]["alloc_samples"], stored[typ]["alloc_tail"]
-		iv, err := profiler.ComputeInterval(s, u, hooksMean(t, rec), e2eConfidence, profiler.WindowBoth)
+		iv, err := profiler.ComputeInterval(s, u, uploadedMean(t, rec), e2eConfidence, profiler.WindowBoth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,19 +296,47 @@ func testAgentEndToEnd(t *testing.T, base string) {
 		t.Errorf("averaged inuse_space of %s: server %.1f, pushed %.1f over %d uploads", liveT, got, wantAvg, len(rows))
 	}
 	s, u := stored[liveT]["alloc_samples"], stored[liveT]["alloc_tail"]
-	iv, err := profiler.ComputeInterval(s, u, hooksMean(t, rec), e2eConfidence, profiler.WindowBoth)
+	iv, err := profiler.ComputeInterval(s, u, uploadedMean(t, rec), e2eConfidence, profiler.WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := avg[liveT]; got < iv.Lo || got > iv.Hi {
 		t.Errorf("live bytes of %s from the averaged query %.0f outside the interval [%.0f, %.0f] of the true %d", liveT, got, iv.Lo, iv.Hi, truth[liveT])
 	}
+	// The Go heap has no sample labels: the same query without grouping
+	// averages its in-use level over the uploads.
+	var heapRows []float64
+	for _, hp := range rec.profiles(t, "heap") {
+		idx := slices.IndexFunc(hp.SampleType, func(st *profile.ValueType) bool { return st.Type == "inuse_space" })
+		var v int64
+		for _, s := range hp.Sample {
+			v += s.Value[idx]
+		}
+		if v > 0 {
+			heapRows = append(heapRows, float64(v))
+		}
+	}
+	var heapSum float64
+	for _, v := range heapRows {
+		heapSum += v
+	}
+	heapWant := heapSum / float64(len(heapRows))
+	var heapAvg float64
+	waitUntil(ctx, t, "averaged inuse_space of the Go heap equals the mean pushed", func() error {
+		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app+".heap"), "", begin, until)
+		heapAvg = m[""]
+		if err == nil && (len(heapRows) == 0 || math.Abs(heapAvg-heapWant) > 1e-9*heapWant) {
+			err = fmt.Errorf("server %.1f, pushed %.1f over %d uploads", heapAvg, heapWant, len(heapRows))
+		}
+		return err
+	})
 	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc, "type", liveT), begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
+	t.Logf("Go heap: averaged in-use query %.0f bytes over %d uploads, equal to the mean pushed", heapAvg, len(heapRows))
 }
 
 // testPullEndToEnd scrapes the profile handler as Grafana Alloy's
@@ -684,8 +713,8 @@ func typeName(t *testing.T, r *recorder, suffix string) string {
 	return ""
 }
 
-// hooksMean returns the sampling mean of the uploaded arena profiles.
-func hooksMean(t *testing.T, r *recorder) int64 {
+// uploadedMean returns the sampling mean of the uploaded arena profiles.
+func uploadedMean(t *testing.T, r *recorder) int64 {
 	ps := r.profiles(t, "arena")
 	if len(ps) == 0 {
 		t.Fatal("no arena profile uploaded")
@@ -925,7 +954,7 @@ func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, fro
 		"start":         from.UnixMilli(),
 		"end":           until.UnixMilli(),
 		"step":          until.Sub(from).Seconds(),
-		"groupBy":       []string{groupBy},
+		"groupBy":       slices.DeleteFunc([]string{groupBy}, func(s string) bool { return s == "" }),
 		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_AVERAGE",
 	})
 	var resp struct {
@@ -940,6 +969,10 @@ func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, fro
 		return nil, err
 	}
 	m := map[string]float64{}
+	if groupBy == "" && len(resp.Series) == 1 && len(resp.Series[0].Points) == 1 {
+		m[""] = resp.Series[0].Points[0].Value
+		return m, nil
+	}
 	for _, s := range resp.Series {
 		if len(s.Points) != 1 {
 			return nil, fmt.Errorf("series %v has %d points, want 1 for one step over the range", s.Labels, len(s.Points))
