@@ -125,8 +125,12 @@ func parseHead(a *arena.Arena, head string) (*order, error) {
 
 // parseItem parses "sku qty price tag,tag".
 func parseItem(a *arena.Arena, line string) (*item, error) {
-	f := strings.Fields(line)
-	if len(f) < 3 {
+	var f [4]string
+	n := 0
+	for rest := line; rest != "" && n < len(f); n++ {
+		f[n], rest, _ = strings.Cut(rest, " ")
+	}
+	if n < 3 {
 		return nil, errBadRequest
 	}
 	it := alloc[item](a)
@@ -137,7 +141,7 @@ func parseItem(a *arena.Arena, line string) (*item, error) {
 	if err1 != nil || err2 != nil {
 		return nil, errBadRequest
 	}
-	if len(f) > 3 {
+	if n > 3 {
 		it.tags = makeSlice[string](a, 0, strings.Count(f[3], ",")+1)
 		for t := range strings.SplitSeq(f[3], ",") {
 			it.tags = append(it.tags, clone(a, t))

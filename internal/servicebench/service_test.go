@@ -63,11 +63,15 @@ func TestArenaAndHeapAgree(t *testing.T) {
 var serviceSink atomic.Uint64
 
 // BenchmarkService runs the request handler from GOMAXPROCS goroutines on
-// an arena.Pool and on the heap, with the Go heap profiler at its default
-// MemProfileRate throughout (what a service runs with), and the arena
-// profiler off (sampling=off), on at the default mean (sampling=default) or
-// on at a mean of 4096 bytes (sampling=4096). The heap runs with
-// sampling=4096 set runtime.MemProfileRate to 4096 instead, for reference.
+// the heap and on an arena.Pool, at three sampling settings:
+//
+//   - impl=heap: runtime.MemProfileRate 0 (sampling=off), Go's default of
+//     512 KiB (sampling=default: what a service runs with) or 4096
+//     (sampling=4096);
+//   - impl=arena: the arena profiler off (sampling=off), on at the default
+//     mean of 100 KiB (sampling=default) or at a mean of 4096 bytes
+//     (sampling=4096), with runtime.MemProfileRate at Go's default
+//     throughout.
 //
 // Metrics: ns/op is wall time per request over all goroutines;
 // cpu-ns/op is the process's CPU time per request (getrusage: the
@@ -77,12 +81,14 @@ func BenchmarkService(b *testing.B) {
 	reqs := requests(64)
 	for _, impl := range []string{"heap", "arena"} {
 		for _, sampling := range []string{"off", "default", "4096"} {
-			if impl == "heap" && sampling == "default" {
-				continue // heap sampling=off is already at the default MemProfileRate
-			}
 			b.Run("impl="+impl+"/sampling="+sampling, func(b *testing.B) {
 				h := &handler{}
-				if impl == "arena" {
+				if impl == "heap" {
+					rate := map[string]int{"off": 0, "default": 512 << 10, "4096": 4096}[sampling] // 512 KiB: Go's default
+					old := runtime.MemProfileRate
+					runtime.MemProfileRate = rate
+					b.Cleanup(func() { runtime.MemProfileRate = old })
+				} else {
 					h.pool = arena.NewPool()
 					switch sampling {
 					case "default":
@@ -92,10 +98,6 @@ func BenchmarkService(b *testing.B) {
 						setMean(b, 4096)
 						startProfiler(b)
 					}
-				} else if sampling == "4096" {
-					old := runtime.MemProfileRate
-					runtime.MemProfileRate = 4096
-					b.Cleanup(func() { runtime.MemProfileRate = old })
 				}
 				benchService(b, h, reqs)
 			})
