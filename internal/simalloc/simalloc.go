@@ -1,7 +1,9 @@
 // Package simalloc is a minimal allocator that follows arenaprof's sampling
 // model through package hooks exactly as package arena does, without
-// handing out memory: its own stream of geometric gaps, one event for the
-// object that holds the next successful trial (offset = the remaining gap),
+// handing out memory: its own stream of geometric gaps, kept running at the
+// configured mean (hooks.State.TrialMeanBytes) even while nobody listens
+// and redrawn when the mean changes, one event (only while a consumer is
+// registered) for the object that holds the next successful trial (offset = the remaining gap),
 // a fresh gap after each sampled object, and a release on reset if it
 // emitted anything since the last one. Tests of the collector and the
 // exporter use it to drive events with known sizes from known call sites.
@@ -22,6 +24,7 @@ type Arena struct {
 	id      uint64
 	g       Gaps
 	gap     int64
+	mean    int64 // the trial stream's mean: hooks.State.TrialMeanBytes
 	state   *hooks.State
 	labels  hooks.Labels
 	emitted bool
@@ -32,7 +35,7 @@ type Arena struct {
 // New returns an allocator drawing its gaps from g and labelling its events
 // with labels.
 func New(g Gaps, labels hooks.Labels) *Arena {
-	return &Arena{id: hooks.NewArenaID(), g: g, labels: labels}
+	return &Arena{id: hooks.NewArenaID(), g: g, gap: -1, labels: labels}
 }
 
 // ID returns the identity in the Arena field of its events.
@@ -45,28 +48,34 @@ func (a *Arena) ID() uint64 { return a.id }
 func (a *Arena) Alloc(size int64, typeName string) {
 	if st := hooks.Current(); st != a.state {
 		a.state = st
-		_ = a.g.SetMean(st.MeanBytes) // hooks bounds the mean
-		a.gap = a.g.Next()
+		if st.TrialMeanBytes != a.mean {
+			// A new mean redraws the pending gap, as arena does.
+			a.mean = st.TrialMeanBytes
+			_ = a.g.SetMean(a.mean) // hooks bounds the mean
+			a.gap = a.g.Next()
+		}
 	}
 	if a.gap < 0 {
-		return // sampling off
+		return // sampling turned off: no trials
 	}
 	if a.gap >= size {
 		a.gap -= size
 		return
 	}
-	n := hooks.Callers(1, a.pcs[:])
-	a.ev = hooks.Event{
-		TypeName:  typeName,
-		Size:      size,
-		Offset:    a.gap,
-		MeanBytes: a.state.MeanBytes,
-		Stack:     a.pcs[:n],
-		Labels:    a.labels,
-		Arena:     a.id,
+	if a.state.MeanBytes > 0 { // else nobody listens: only the trial is drawn
+		n := hooks.Callers(1, a.pcs[:])
+		a.ev = hooks.Event{
+			TypeName:  typeName,
+			Size:      size,
+			Offset:    a.gap,
+			MeanBytes: a.mean,
+			Stack:     a.pcs[:n],
+			Labels:    a.labels,
+			Arena:     a.id,
+		}
+		hooks.Emit(&a.ev)
+		a.emitted = true
 	}
-	hooks.Emit(&a.ev)
-	a.emitted = true
 	a.gap = a.g.Next()
 }
 
