@@ -158,17 +158,33 @@ func TestGroupInterval(t *testing.T) {
 	if one != want {
 		t.Errorf("single mean: %+v, want %+v", one, want)
 	}
-	// Two means: each at confidence 1-0.05/2, summed.
+	// Two means: each side of each at the Šidák tail 1-sqrt(1-0.025),
+	// summed; never wider than the Bonferroni split (each at 0.975).
 	strata := []Stratum{{10, 1000, 102400}, {40, 4000, 4096}}
 	g, err := GroupInterval(strata, 0.95, WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := ComputeInterval(10, 1000, 102400, 0.975, WindowBoth)
-	b, _ := ComputeInterval(40, 4000, 4096, 0.975, WindowBoth)
+	tail := 1 - math.Sqrt(1-0.025)
+	a, _ := ComputeInterval(10, 1000, 102400, 1-2*tail, WindowBoth)
+	b, _ := ComputeInterval(40, 4000, 4096, 1-2*tail, WindowBoth)
 	if g.Lo != a.Lo+b.Lo || g.Hi != a.Hi+b.Hi || g.Estimate != a.Estimate+b.Estimate ||
 		g.Samples != 50 || g.Tail != 5000 || g.MeanBytes != 0 || g.FailuresLo != a.FailuresLo+b.FailuresLo {
 		t.Errorf("two means: %+v; parts %+v %+v", g, a, b)
+	}
+	ba, _ := ComputeInterval(10, 1000, 102400, 0.975, WindowBoth)
+	bb, _ := ComputeInterval(40, 4000, 4096, 0.975, WindowBoth)
+	if g.Lo < ba.Lo+bb.Lo || g.Hi > ba.Hi+bb.Hi || g.Hi-g.Lo >= ba.Hi+bb.Hi-ba.Lo-bb.Lo {
+		t.Errorf("two means: [%.0f, %.0f] not tighter than Bonferroni's [%.0f, %.0f]", g.Lo, g.Hi, ba.Lo+bb.Lo, ba.Hi+bb.Hi)
+	}
+	// A mean without events adds its allowance to the upper bound only.
+	z, err := GroupInterval([]Stratum{{40, 4000, 4096}, {0, 0, 102400}}, 0.95, WindowEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, _ := ComputeInterval(40, 4000, 4096, 0.95, WindowEnd)
+	if z.Lo > alone.Lo || z.Hi < alone.Hi+3*102400 {
+		t.Errorf("event-free mean: [%.0f, %.0f], alone [%.0f, %.0f]: no allowance", z.Lo, z.Hi, alone.Lo, alone.Hi)
 	}
 	for _, c := range []struct {
 		strata []Stratum

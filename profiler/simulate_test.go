@@ -201,7 +201,7 @@ func TestSimulationBytewise(t *testing.T) {
 }
 
 // TestSimulationMeanChange changes the mean halfway through the workload:
-// the weighted sum stays unbiased (6 SE) and GroupInterval's Bonferroni
+// the weighted sum stays unbiased (6 SE) and GroupInterval's
 // interval covers at least 0.95 - 6 sigma of the runs.
 func TestSimulationMeanChange(t *testing.T) {
 	runs := 2000
@@ -251,5 +251,73 @@ func TestSimulationMeanChange(t *testing.T) {
 	t.Logf("mean change %v: coverage %.4f over %d runs (lower limit %.4f)", means, frac, runs, 0.95-6*sigma)
 	if frac < 0.95-6*sigma {
 		t.Errorf("coverage %.4f below %.4f", frac, 0.95-6*sigma)
+	}
+}
+
+// TestGroupIntervalCoverageStrata simulates the per-byte model for groups
+// whose bytes fall under several means, including means under which the
+// group often draws no event at all (their stratum then has Samples = 0),
+// and checks that each side of GroupInterval's 95% interval misses in at
+// most 2.5% of the runs: the count of misses on one side is
+// Binomial(runs, m) with m <= 0.025 for a sound interval, and the limit
+// 0.025 + 6*sqrt(0.025*0.975/runs) fails falsely with probability below
+// 1e-9 per side and scenario (below 1e-8 for the test).
+func TestGroupIntervalCoverageStrata(t *testing.T) {
+	type part struct {
+		mean, size, count int64
+	}
+	for _, c := range []struct {
+		name  string
+		parts []part
+	}{
+		// Events under the small mean; the large one (3 means of bytes)
+		// draws none in about 5% of the runs.
+		{"allowance", []part{{4096, 48, 8000}, {102400, 4096, 75}}},
+		// The large mean's bytes are tiny: almost never an event.
+		{"rare under the large mean", []part{{4096, 48, 8000}, {102400, 48, 200}}},
+		{"balanced", []part{{4096, 64, 2000}, {16384, 64, 8000}}},
+		{"four means", []part{{1024, 24, 1000}, {4096, 24, 3000}, {102400, 24, 16000}, {1 << 20, 512, 100}}},
+		{"one mean in two strata", []part{{8192, 40, 10000}, {8192, 1000, 100}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const runs = 2000
+			r := rand.New(rand.NewPCG(21, uint64(len(c.parts))*7+uint64(c.parts[0].count)))
+			var truth float64
+			for _, p := range c.parts {
+				truth += float64(p.size * p.count)
+			}
+			lowMiss, highMiss := 0, 0
+			var width float64
+			for range runs {
+				st := make([]Stratum, len(c.parts))
+				for i, p := range c.parts {
+					st[i].MeanBytes = p.mean
+					lq := math.Log1p(-1 / float64(p.mean))
+					for range p.count {
+						if off, ok := simEvent(r, p.size, lq); ok {
+							st[i].Samples++
+							st[i].Tail += p.size - off
+						}
+					}
+				}
+				iv, err := GroupInterval(st, 0.95, WindowEnd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if truth < iv.Lo {
+					lowMiss++
+				}
+				if truth > iv.Hi {
+					highMiss++
+				}
+				width += (iv.Hi - iv.Lo) / truth
+			}
+			limit := 0.025 + 6*math.Sqrt(0.025*0.975/runs)
+			lo, hi := float64(lowMiss)/runs, float64(highMiss)/runs
+			t.Logf("coverage %.4f (below %.4f, above %.4f; limit %.4f per side), mean width/truth %.3f", 1-lo-hi, lo, hi, limit, width/runs)
+			if lo > limit || hi > limit {
+				t.Errorf("misses below %.4f, above %.4f; limit %.4f per side", lo, hi, limit)
+			}
+		})
 	}
 }
