@@ -459,7 +459,7 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	}
 	// FastStack expands the physical frames into logical ones only for a
 	// stack it has not seen: most events reuse a stored expansion.
-	st := hooks.FastStack(skipEmit+skip, a.pcs[:])
+	st, hash := hooks.FastStack(skipEmit+skip, a.pcs[:])
 	n := len(st)
 	// The entry point's frames: New and newFast inlined into it (and,
 	// through a function value, the wrapper's inlined copy of both), or
@@ -469,6 +469,9 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 		drop++
 	}
 	e.Stack = st[drop:min(n, drop+hooks.MaxStackDepth)]
+	// The frames dropped and the cut are a function of the physical
+	// frames, so their hash still tells stacks apart.
+	e.StackHash = hash
 	a.emitted = true
 	a.unreleased.Store(true)
 	hooks.Emit(e)

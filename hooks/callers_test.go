@@ -49,7 +49,8 @@ func bothStack(skip, size int) (fast, slow []uintptr) {
 	scratch := make([]uintptr, size)
 	var first []uintptr
 	for i := range 2 {
-		fast = slices.Clone(FastStack(skip+1, scratch))
+		st, _ := FastStack(skip+1, scratch)
+		fast = slices.Clone(st)
 		if i == 0 {
 			first = fast
 		}

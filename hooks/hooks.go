@@ -47,6 +47,14 @@ type Event struct {
 	// that called the allocator. It is read-only: the allocator may share
 	// it between events.
 	Stack []uintptr
+	// StackHash, if not 0, is a hash of the stack that the allocator got
+	// with it (from [FastStack]: a hash of the physical frames, which
+	// determine the logical ones), so that a consumer can look its record
+	// of the stack up without hashing the stack itself. Events of one
+	// allocator with equal stacks have equal hashes, except stacks cut at
+	// the depth limit, which may differ below the cut. Equal hashes do not
+	// mean equal stacks: compare the stacks. 0 means none was computed.
+	StackHash uint64
 	// Labels are the labels of the arena (or allocator) the object came from.
 	Labels Labels
 	// Arena identifies the allocator instance the object came from; see

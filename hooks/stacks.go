@@ -9,8 +9,9 @@ import (
 
 // FastStack returns the calling goroutine's stack as [FastCallers] would
 // write it into a buffer of len(scratch) pcs, with the same skip (physical
-// frames). The result is valid until scratch is used again; do not modify
-// it.
+// frames), and a hash of the stack's physical frames, or 0 if it has none
+// (see [Event.StackHash]). The stack is valid until scratch is used again;
+// do not modify it.
 //
 // An event needs the stack in the form runtime.Callers gives (one pc per
 // logical frame, inlined calls included), but expanding each physical
@@ -27,15 +28,16 @@ import (
 // [SetFramePointerUnwinding]), FastStack is FastCallers into scratch.
 //
 //go:noinline
-func FastStack(skip int, scratch []uintptr) []uintptr {
+func FastStack(skip int, scratch []uintptr) (stack []uintptr, hash uint64) {
 	if len(scratch) == 0 {
-		return nil
+		return nil, 0
 	}
 	if !framePointers.Load() || !haveFramePointers {
-		return scratch[:portableCallers(skip, scratch)]
+		return scratch[:portableCallers(skip, scratch)], 0
 	}
 	n := physicalCallers(skip, scratch)
-	return internStack(scratch[:n], len(scratch))
+	e := internStack(scratch[:n], len(scratch))
+	return e.logical, e.hash | 1 // never 0
 }
 
 // stackCacheSize is the number of entries of the table of expanded stacks
@@ -56,9 +58,9 @@ var (
 	stackSeed  = maphash.MakeSeed()
 )
 
-// internStack returns the expansion of the physical stack phys into at
-// most limit logical pcs, from the table or made and put there.
-func internStack(phys []uintptr, limit int) []uintptr {
+// internStack returns the entry of the physical stack phys expanded into
+// at most limit logical pcs, from the table or made and put there.
+func internStack(phys []uintptr, limit int) *stackEntry {
 	var h uint64
 	if len(phys) > 0 {
 		h = maphash.Bytes(stackSeed, unsafe.Slice((*byte)(unsafe.Pointer(&phys[0])), len(phys)*int(unsafe.Sizeof(uintptr(0)))))
@@ -66,7 +68,7 @@ func internStack(phys []uintptr, limit int) []uintptr {
 	h ^= uint64(limit) * 0x9e3779b97f4a7c15
 	slot := &stackCache[h>>(64-12)]
 	if e := slot.Load(); e != nil && e.hash == h && e.limit == limit && slices.Equal(e.physical, phys) {
-		return e.logical
+		return e
 	}
 	logical := make([]uintptr, 0, len(phys)+8)
 	for _, pc := range phys {
@@ -78,5 +80,5 @@ func internStack(phys []uintptr, limit int) []uintptr {
 	}
 	e := &stackEntry{hash: h, limit: limit, physical: slices.Clone(phys), logical: slices.Clip(logical)}
 	slot.Store(e)
-	return e.logical
+	return e
 }

@@ -33,7 +33,7 @@ func TestInternStack(t *testing.T) {
 		for round := range 2 { // the second round reads what the first stored, where it survived
 			for i := range c.stacks {
 				phys := stack(i, c.depth)
-				got := internStack(slices.Clone(phys), c.limit)
+				got := internStack(slices.Clone(phys), c.limit).logical
 				want := phys[:min(len(phys), c.limit)]
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s, round %d, stack %d: %x, want %x", c.name, round, i, got, want)
@@ -43,7 +43,7 @@ func TestInternStack(t *testing.T) {
 	}
 	// The same physical stack under two limits is two entries.
 	phys := stack(7, 30)
-	a, b := internStack(phys, 30), internStack(phys, 5)
+	a, b := internStack(phys, 30).logical, internStack(phys, 5).logical
 	if len(a) != 30 || len(b) != 5 {
 		t.Errorf("limits 30 and 5 gave %d and %d pcs", len(a), len(b))
 	}

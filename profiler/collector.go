@@ -192,12 +192,12 @@ func collectorShardOf(arena uint64) int {
 }
 
 func collectorHash(e *hooks.Event) uint64 {
-	var h uint64
-	if len(e.Stack) > 0 {
+	h := e.StackHash // from the allocator's stack capture, if it has one
+	if h == 0 && len(e.Stack) > 0 {
 		// One pass of the runtime's hash over the stack's bytes: a few
 		// nanoseconds for 20 frames, where mixing one pc at a time was a
 		// dependent chain of multiplies.
-		h = maphash.Bytes(collectorSeed, unsafe.Slice((*byte)(unsafe.Pointer(&e.Stack[0])), len(e.Stack)*int(unsafe.Sizeof(uintptr(0)))))
+		h = maphash.String(collectorSeed, collectorStackBytes(e.Stack))
 	}
 	h ^= uint64(e.Size) * 0xbf58476d1ce4e5b9
 	h ^= uint64(e.MeanBytes) * 0x94d049bb133111eb
@@ -214,7 +214,18 @@ func collectorOverflowHash(typeName string, mean int64) uint64 {
 
 func (b *collectorBucket) matches(h uint64, e *hooks.Event) bool {
 	return b.hash == h && !b.overflow && b.size == e.Size && b.mean == e.MeanBytes &&
-		b.typeName == e.TypeName && b.labels.Key() == e.Labels.Key() && slices.Equal(b.stack, e.Stack)
+		b.typeName == e.TypeName && b.labels.Key() == e.Labels.Key() && collectorSameStack(b.stack, e.Stack)
+}
+
+// collectorSameStack is slices.Equal through the runtime's vectorized
+// memory comparison.
+func collectorSameStack(a, b []uintptr) bool {
+	return len(a) == len(b) && (len(a) == 0 || collectorStackBytes(a) == collectorStackBytes(b))
+}
+
+// collectorStackBytes views a non-empty stack's memory as a string.
+func collectorStackBytes(s []uintptr) string {
+	return unsafe.String((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(uintptr(0))))
 }
 
 func (p *Profiler) sampled(e *hooks.Event) {
@@ -506,14 +517,21 @@ func (p *Profiler) Snapshot() *Snapshot {
 	seq := collectorSeq.Add(1)
 	epoch := hooks.MeanEpoch()
 	recs := make([]Record, 0, p.buckets.Load()+p.overflowBuckets.Load())
+	// Buckets with one key (from several shards, or with stack hashes of
+	// different origin) merge into one record, found by a hash of the
+	// key's content: a bucket's own hash may come from its events.
 	byHash := make(map[uint64][]int)
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
 		for _, head := range sh.buckets {
 			for b := head; b != nil; b = b.next {
+				ch := b.hash
+				if !b.overflow {
+					ch = collectorHash(&hooks.Event{Stack: b.stack, TypeName: b.typeName, Labels: b.labels, Size: b.size, MeanBytes: b.mean})
+				}
 				j := -1
-				for _, k := range byHash[b.hash] {
+				for _, k := range byHash[ch] {
 					r := &recs[k]
 					if r.Overflow == b.overflow && r.Size == b.size && r.MeanBytes == b.mean &&
 						r.TypeName == b.typeName && r.Labels.Key() == b.labels.Key() && slices.Equal(r.Stack, b.stack) {
@@ -527,7 +545,7 @@ func (p *Profiler) Snapshot() *Snapshot {
 						Stack: b.stack, TypeName: b.typeName, Labels: b.labels,
 						Size: b.size, MeanBytes: b.mean, Overflow: b.overflow,
 					})
-					byHash[b.hash] = append(byHash[b.hash], j)
+					byHash[ch] = append(byHash[ch], j)
 				}
 				r := &recs[j]
 				r.AllocSamples += b.allocN

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"errors"
+	"maps"
 	"strconv"
 	"sync"
 	"testing"
@@ -362,5 +363,45 @@ func TestBucketHardCap(t *testing.T) {
 	}
 	if st.CatchAllEvents != events-maxBuckets-uint64(max(1, maxBuckets/16)) {
 		t.Errorf("catch-all events %d", st.CatchAllEvents)
+	}
+}
+
+// TestCollectorStackHash feeds the collector events whose allocator gave a
+// stack hash, and events without one: a stack's record is the same
+// whichever hash found its bucket, and stacks that share a hash keep
+// their own records.
+func TestCollectorStackHash(t *testing.T) {
+	setMeanBytes(t, 1)
+	stackA := []uintptr{0x1000, 0x2000, 0x3000}
+	stackB := []uintptr{0x1000, 0x2000, 0x4000}
+	for _, c := range []struct {
+		name   string
+		events []hooks.Event
+		want   map[uintptr]int64 // samples by the stack's last pc
+	}{
+		{"one stack, hash and none", []hooks.Event{
+			{Stack: stackA, StackHash: 77}, {Stack: stackA}, {Stack: stackA, StackHash: 77}, {Stack: stackA, StackHash: 78},
+		}, map[uintptr]int64{0x3000: 4}},
+		{"two stacks, one hash", []hooks.Event{
+			{Stack: stackA, StackHash: 77}, {Stack: stackB, StackHash: 77}, {Stack: stackB, StackHash: 77},
+		}, map[uintptr]int64{0x3000: 1, 0x4000: 2}},
+	} {
+		p := startCollector(t)
+		for i, e := range c.events {
+			e.TypeName, e.Size, e.MeanBytes = "main.t", 16, 1
+			e.Arena = uint64(1000 + i) // spread over shards
+			hooks.Emit(&e)
+		}
+		p.Stop()
+		got := map[uintptr]int64{}
+		for _, r := range p.Snapshot().Records {
+			if _, dup := got[r.Stack[len(r.Stack)-1]]; dup {
+				t.Errorf("%s: two records of stack %x", c.name, r.Stack)
+			}
+			got[r.Stack[len(r.Stack)-1]] = r.AllocSamples
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%s: samples by stack %v, want %v", c.name, got, c.want)
+		}
 	}
 }
