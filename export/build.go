@@ -59,8 +59,13 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 			"arenaprof catch-all: %d events past the bound on overflow buckets were aggregated under type %s, without their type",
 			s.Stats.CatchAllEvents, profiler.CatchAllType))
 	}
-	if s.Stats.Dropped > 0 {
-		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", s.Stats.Dropped))
+	if s.Stats.Lost > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf(
+			"arenaprof lost: %d events past every bucket bound (all %d catch-all buckets taken by other means) were not aggregated; estimates miss their bytes",
+			s.Stats.Lost, profiler.MaxCatchAllMeans))
+	}
+	if d := s.Stats.Dropped - min(s.Stats.Dropped, s.Stats.Lost); d > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", d))
 	}
 	// The samples and their values are carved from two arrays: two
 	// allocations instead of two per sample.

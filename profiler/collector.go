@@ -42,11 +42,13 @@ type collectorConfig struct {
 // totals therefore still include them.
 //
 // Overflow buckets are bounded too, by max(1, n/16) across shards: past that
-// bound, events of further types go to a catch-all bucket per mean and shard
-// (type [CatchAllType]), counted in [Stats.CatchAllEvents]; they keep their
-// bytes and their mean but lose their type. So the profiler never holds more
-// than n + max(1, n/16) buckets plus 64 per mean in force, whatever the
-// workload.
+// bound, events of further types go to the single catch-all bucket of their
+// mean, shared by all shards (type [CatchAllType]), counted in
+// [Stats.CatchAllEvents]; they keep their bytes and their mean but lose
+// their type. There are at most [MaxCatchAllMeans] catch-all buckets (one
+// per mean); an event past all three bounds (a mean without one, when all
+// are taken) is dropped and counted in [Stats.Lost]. So the profiler never
+// holds more than n + max(1, n/16) + 16 buckets, whatever the workload.
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -78,11 +80,21 @@ type Profiler struct {
 	overflowBuckets atomic.Int64
 	overflowEvents  atomic.Uint64
 	catchAllEvents  atomic.Uint64
+	lost            atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
 
+	// The catch-all buckets, one per mean, shared by all shards: their
+	// fields are guarded by catchMu (taken after a shard's lock).
+	catchMu  sync.Mutex
+	catchAll map[int64]*collectorBucket
+
 	shards [collectorShards]collectorShard
 }
+
+// MaxCatchAllMeans bounds the catch-all buckets of a [Profiler]: one per
+// sampling mean, at most this many.
+const MaxCatchAllMeans = 16
 
 var collectorIDs atomic.Uint64
 
@@ -115,6 +127,7 @@ type collectorBucket struct {
 	size      int64 // 0 for an overflow bucket (mixed sizes)
 	mean      int64
 	overflow  bool
+	catchAll  bool // a catch-all bucket: its sums are guarded by catchMu
 	weight    float64 // WeightedBytes(size, mean), cached; 0 for overflow
 	allocN    int64
 	allocTail int64
@@ -157,6 +170,7 @@ func Start(opts ...Option) (*Profiler, error) {
 		start:      time.Now(),
 		epoch:      hooks.MeanEpoch(),
 		maxBuckets: cfg.maxBuckets,
+		catchAll:   make(map[int64]*collectorBucket),
 	}
 	for i := range p.shards {
 		p.shards[i].buckets = make(map[uint64]*collectorBucket)
@@ -260,6 +274,9 @@ func (p *Profiler) sampled(e *hooks.Event) {
 			return
 		}
 		wB, wObj = w, w/float64(e.Size)
+		if b.catchAll {
+			p.catchMu.Lock()
+		}
 		b.allocO += wObj
 		b.inuseO += wObj
 	}
@@ -268,6 +285,9 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	b.allocB += wB
 	b.inuseN++
 	b.inuseB += wB
+	if b.catchAll {
+		p.catchMu.Unlock()
+	}
 	lv := sh.lastLive
 	if lv == nil || sh.lastArena != e.Arena {
 		lv = sh.live[e.Arena]
@@ -305,19 +325,11 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 				return x
 			}
 		}
-		typeName := e.TypeName
 		if p.overflowBuckets.Add(1) > int64(p.maxOverflowBuckets()) {
 			p.overflowBuckets.Add(-1)
-			p.catchAllEvents.Add(1)
-			typeName = CatchAllType
-			oh = collectorOverflowHash(typeName, e.MeanBytes)
-			for x := sh.buckets[oh]; x != nil; x = x.next {
-				if x.overflow && x.mean == e.MeanBytes && x.typeName == typeName {
-					return x
-				}
-			}
+			return p.catchAllBucket(e.MeanBytes)
 		}
-		b := &collectorBucket{hash: oh, typeName: typeName, mean: e.MeanBytes, overflow: true}
+		b := &collectorBucket{hash: oh, typeName: e.TypeName, mean: e.MeanBytes, overflow: true}
 		b.next = sh.buckets[oh]
 		sh.buckets[oh] = b
 		return b
@@ -333,6 +345,25 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	}
 	b.next = sh.buckets[h]
 	sh.buckets[h] = b
+	return b
+}
+
+// catchAllBucket returns the catch-all bucket of a mean, creating it if
+// there are fewer than MaxCatchAllMeans, else nil (the event is lost).
+func (p *Profiler) catchAllBucket(mean int64) *collectorBucket {
+	p.catchMu.Lock()
+	defer p.catchMu.Unlock()
+	b := p.catchAll[mean]
+	if b == nil {
+		if len(p.catchAll) >= MaxCatchAllMeans {
+			p.overflowEvents.Add(^uint64(0)) // undo: the event is not aggregated
+			p.lost.Add(1)
+			return nil
+		}
+		b = &collectorBucket{hash: collectorOverflowHash(CatchAllType, mean), typeName: CatchAllType, mean: mean, overflow: true, catchAll: true}
+		p.catchAll[mean] = b
+	}
+	p.catchAllEvents.Add(1)
 	return b
 }
 
@@ -391,6 +422,9 @@ func (p *Profiler) released(arena uint64) {
 		}
 		for _, en := range lv.entries {
 			b := en.b
+			if b.catchAll {
+				p.catchMu.Lock()
+			}
 			b.inuseN -= en.n
 			if b.inuseN <= 0 {
 				// Exactly zero, without floating-point residue.
@@ -398,6 +432,9 @@ func (p *Profiler) released(arena uint64) {
 			} else {
 				b.inuseB = math.Max(0, b.inuseB-en.wB)
 				b.inuseO = math.Max(0, b.inuseO-en.wObj)
+			}
+			if b.catchAll {
+				p.catchMu.Unlock()
 			}
 		}
 		if len(sh.free) < collectorFreeMax && len(lv.entries) <= collectorLiveIndexAt {
@@ -419,7 +456,9 @@ type Stats struct {
 	OverflowBuckets int    // overflow buckets (one per type and mean, per shard)
 	OverflowEvents  uint64 // events that went to an overflow bucket (catch-all included)
 	CatchAllEvents  uint64 // events that went to a catch-all bucket and lost their type
-	Dropped         uint64 // events without a valid weight (not aggregated)
+	CatchAllBuckets int    // catch-all buckets (one per mean, at most MaxCatchAllMeans)
+	Lost            uint64 // events past every bound (no catch-all bucket left for their mean)
+	Dropped         uint64 // events not aggregated: without a valid weight, or Lost
 	LiveArenas      int    // arenas with sampled objects not yet released
 }
 
@@ -432,8 +471,12 @@ func (p *Profiler) Stats() Stats {
 		OverflowBuckets: int(p.overflowBuckets.Load()),
 		OverflowEvents:  p.overflowEvents.Load(),
 		CatchAllEvents:  p.catchAllEvents.Load(),
+		Lost:            p.lost.Load(),
 		Dropped:         p.dropped.Load(),
 	}
+	p.catchMu.Lock()
+	s.CatchAllBuckets = len(p.catchAll)
+	p.catchMu.Unlock()
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
@@ -568,6 +611,15 @@ func (p *Profiler) Snapshot() *Snapshot {
 			r.InuseObjects = r.InuseBytes / float64(r.Size)
 		}
 	}
+	p.catchMu.Lock()
+	for _, b := range p.catchAll {
+		recs = append(recs, Record{
+			TypeName: b.typeName, Size: b.size, MeanBytes: b.mean, Overflow: true,
+			AllocSamples: b.allocN, AllocTail: b.allocTail, AllocBytes: b.allocB, AllocObjects: b.allocO,
+			InuseSamples: b.inuseN, InuseBytes: b.inuseB, InuseObjects: b.inuseO,
+		})
+	}
+	p.catchMu.Unlock()
 	collectorSortRecords(recs)
 	end := time.Now()
 	if t := p.stopTime.Load(); t != nil {
@@ -713,6 +765,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	st.Releases -= min(st.Releases, prev.Stats.Releases)
 	st.OverflowEvents -= min(st.OverflowEvents, prev.Stats.OverflowEvents)
 	st.CatchAllEvents -= min(st.CatchAllEvents, prev.Stats.CatchAllEvents)
+	st.Lost -= min(st.Lost, prev.Stats.Lost)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
 	return &Snapshot{
 		Start:     prev.End,

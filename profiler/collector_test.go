@@ -355,7 +355,7 @@ func TestBucketHardCap(t *testing.T) {
 			catchAll++
 		}
 	}
-	if limit := maxBuckets + max(1, maxBuckets/16) + 4; len(snap.Records) > limit || catchAll == 0 || catchAll > 4 {
+	if limit := maxBuckets + max(1, maxBuckets/16) + 1; len(snap.Records) > limit || catchAll != 1 || st.CatchAllBuckets != 1 {
 		t.Errorf("%d records (%d catch-all), want at most %d", len(snap.Records), catchAll, limit)
 	}
 	if n != events || st.Events != events || st.Dropped != 0 {
@@ -403,5 +403,43 @@ func TestCollectorStackHash(t *testing.T) {
 		if !maps.Equal(got, c.want) {
 			t.Errorf("%s: samples by stack %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestBucketGlobalCap checks the hard bound on all buckets: with many types
+// and more means than catch-all buckets, the profiler holds at most
+// n + n/16 + MaxCatchAllMeans buckets, and the events past every bound are
+// counted as lost (and dropped), never silently.
+func TestBucketGlobalCap(t *testing.T) {
+	const maxBuckets = 64
+	setMeanBytes(t, 1)
+	p, err := Start(WithMaxBuckets(maxBuckets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	const events = 20000
+	for i := range events {
+		p.sampled(&hooks.Event{
+			Arena:     uint64(i % 64),
+			TypeName:  "t" + strconv.Itoa(i),
+			Size:      8,
+			MeanBytes: int64(1 + i%40), // 40 means: more than MaxCatchAllMeans
+		})
+	}
+	st := p.Stats()
+	snap := p.Snapshot()
+	var n int64
+	for _, r := range snap.Records {
+		n += r.AllocSamples
+	}
+	if limit := maxBuckets + maxBuckets/16 + MaxCatchAllMeans; len(snap.Records) > limit || st.Buckets+st.OverflowBuckets+st.CatchAllBuckets > limit {
+		t.Errorf("%d records, stats %+v: above the bound %d", len(snap.Records), st, limit)
+	}
+	if st.CatchAllBuckets != MaxCatchAllMeans || st.Lost == 0 || st.Dropped != st.Lost {
+		t.Errorf("stats %+v: want %d catch-all buckets and lost events counted as dropped", st, MaxCatchAllMeans)
+	}
+	if uint64(n)+st.Lost != events || st.Events != events-st.Lost {
+		t.Errorf("%d events aggregated + %d lost, want %d; stats %+v", n, st.Lost, events, st)
 	}
 }
