@@ -127,7 +127,7 @@ type collectorBucket struct {
 	size      int64 // 0 for an overflow bucket (mixed sizes)
 	mean      int64
 	overflow  bool
-	catchAll  bool // a catch-all bucket: its sums are guarded by catchMu
+	catchAll  bool    // a catch-all bucket: its sums are guarded by catchMu
 	weight    float64 // WeightedBytes(size, mean), cached; 0 for overflow
 	allocN    int64
 	allocTail int64
