@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/arenaprof/arenaprof/arena"
@@ -99,6 +100,7 @@ func TestCoverageMeanChange(t *testing.T) {
 		"report_test.prodBefore": 300 * 40,
 		"report_test.prodAfter":  30 * 56,
 	})
+	old := newProdCoverage(cov.truth)
 	for r := range cov.runs {
 		setMeanBytes(t, 4096)
 		p, err := profiler.Start()
@@ -136,8 +138,23 @@ func TestCoverageMeanChange(t *testing.T) {
 			t.Fatalf("snapshot means %v, want [256 4096]", s.Means)
 		}
 		cov.add(t, prodTable(t, s, false))
+		// The same profile without the means comments: no allowances.
+		prof, err := export.Build(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof.Comments = slices.DeleteFunc(prof.Comments, func(c string) bool { return strings.Contains(c, "means=") })
+		tab, err := report.Table(prof, report.TableOptions{Confidence: 0.95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab.UnseenHi = 0
+		old.add(t, tab)
 	}
 	cov.check(t, "mean change")
+	for _, key := range slices.Sorted(maps.Keys(old.truth)) {
+		t.Logf("without the means recorded (no allowance, absent rows unbounded): %s covered in %d of %d runs", key, old.covered[key], old.runs)
+	}
 }
 
 // TestCoverageDeltaAcrossChange measures the coverage of the intervals of a
