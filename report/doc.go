@@ -32,7 +32,13 @@
 //
 // A group's interval comes from its raw sums (alloc_samples and alloc_tail
 // per sampling_mean) with profiler.GroupInterval, at the window the profile
-// is marked with ([WindowOf]). In-use intervals are conservative: the
+// is marked with ([WindowOf]). The profile lists every sampling mean in
+// force during its window (comments "arenaprof means=..." and, for in-use
+// values, "arenaprof inuse_means=..."); a group gets, for each listed mean
+// under which it drew no event, a stratum without events, whose upper
+// bound allows for bytes allocated under that mean unseen. A group with no
+// sample at all has no row: [TableResult].UnseenHi bounds it. In-use
+// intervals are conservative: the
 // profile does not record the tail of in-use events, so the interval covers
 // every tail those events could have had.
 //

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -45,5 +47,21 @@ func TestTableMeansAllowance(t *testing.T) {
 	p.Comments = append(p.Comments, "arenaprof means=12,abc")
 	if _, err := Table(p, TableOptions{}); err == nil {
 		t.Error("malformed means comment accepted")
+	}
+}
+
+// TestMergeKeepsMeans checks that a merged profile lists the means of all
+// its parts, so that every row of it gets the allowances of both.
+func TestMergeKeepsMeans(t *testing.T) {
+	a, b := tblFixture(t), tblFixture(t)
+	a.Comments = append(a.Comments, "arenaprof means=4096,102400")
+	b.Comments = append(b.Comments, "arenaprof means=512")
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := pprofmt.MeansOf(m, pprofmt.MeansCommentPrefix)
+	if err != nil || !ok || !slices.Equal(got, []int64{512, 4096, 102400}) {
+		t.Errorf("merged means %v, %v, %v; comments %q", got, ok, err, m.Comments)
 	}
 }

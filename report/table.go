@@ -204,15 +204,21 @@ func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
 // count <= tail <= count*size; the interval runs from the lower bound at the
 // smallest tail to the upper bound at the largest.
 //
-// A group without events (only the total of an empty profile) gets the
+// Every group also gets a stratum without events for each sampling mean
+// the profile lists as in force (its "arenaprof means=" comments, or
+// "arenaprof inuse_means=" for in-use values) under which it had no event:
+// bytes may have been allocated under that mean without drawing one, and
+// the upper bound allows for them. A group without events and a profile
+// without such comments (only the total of an empty profile) gets the
 // interval of zero events under the profile's period, whose upper bound is
-// not zero when the window's end is not on an event.
+// not zero when the window's end is not on an event. UnseenHi is the upper
+// bound of a group with no sample at all.
 //
 // Table returns an error for a profile without the arenaprof sample types,
 // negative values (a delta taken out of order), a sampling mean out of
 // range, a sample whose values contradict its sampling mean (see
 // checkSampleMean: labels rewritten, or profiles of different means merged
-// under one label), or sums that overflow.
+// under one label), a malformed means comment, or sums that overflow.
 func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 	if p == nil {
 		return nil, errors.New("report: nil profile")
