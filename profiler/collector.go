@@ -654,7 +654,8 @@ func (p *Profiler) Snapshot() *Snapshot {
 }
 
 // windowMeans returns, sorted, the means of meanLast whose last epoch is
-// at least since, and the means of the records that have events.
+// at least since, and the means of the records with events allocated in
+// the window.
 func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64 {
 	set := make(map[int64]bool, len(meanLast)+2)
 	for m, e := range meanLast {
@@ -663,7 +664,7 @@ func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64
 		}
 	}
 	for i := range recs {
-		if recs[i].AllocSamples > 0 || recs[i].InuseSamples > 0 {
+		if recs[i].AllocSamples > 0 {
 			set[recs[i].MeanBytes] = true
 		}
 	}

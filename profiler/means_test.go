@@ -3,6 +3,8 @@ package profiler
 import (
 	"slices"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/hooks"
 )
 
 // TestSnapshotMeansInForce checks that snapshots and deltas list every mean
@@ -53,5 +55,33 @@ func TestSnapshotMeansInForce(t *testing.T) {
 	}
 	if want := []int64{512, 4096, 102400, 1 << 30}; !slices.Equal(d3.InUseMeans, want) {
 		t.Errorf("delta InUseMeans = %v, want %v (every mean since Start)", d3.InUseMeans, want)
+	}
+}
+
+// TestDeltaMeansLiveObjects checks that objects still live from before a
+// delta's window do not add their mean to the window's means, but do to
+// its in-use means.
+func TestDeltaMeansLiveObjects(t *testing.T) {
+	setMeanBytes(t, 1)
+	p, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	a := newCollectorTestArena(t, 1, hooks.Labels{})
+	for range 10 {
+		a.Alloc(16, "main.old") // sampled at mean 1, and kept live
+	}
+	setMeanBytes(t, 2)
+	prev := p.Snapshot()
+	for range 10 {
+		a.Alloc(16, "main.new")
+	}
+	d, err := Delta(prev, p.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Means, []int64{2}) || !slices.Equal(d.InUseMeans, []int64{1, 2}) {
+		t.Errorf("delta Means %v, InUseMeans %v; want [2] and [1 2]", d.Means, d.InUseMeans)
 	}
 }
