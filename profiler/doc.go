@@ -14,7 +14,11 @@
 //
 // The collector ([Start]) registers with package hooks, aggregates events
 // into buckets keyed by stack, type, labels, size and mean, and hands out
-// [Snapshot]s that package export turns into pprof profiles.
+// [Snapshot]s that package export turns into pprof profiles. A snapshot
+// lists every sampling mean in force during its window ([Snapshot].Means),
+// whether or not it produced events: a group that drew no event under one
+// of them may still have allocated bytes under it, and its interval must
+// allow for them (a [Stratum] with Samples = 0 in [GroupInterval]).
 //
 // Usage, for the statistics:
 //
