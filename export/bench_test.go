@@ -1,7 +1,10 @@
 package export_test
 
 import (
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 	"time"
@@ -134,6 +137,60 @@ func BenchmarkArenaProfilerOverhead(b *testing.B) {
 				if n++; n == 1024 {
 					a.Reset()
 					n = 0
+				}
+			}
+		})
+	}
+}
+
+// discardResponse is an http.ResponseWriter that counts and drops the
+// body, so that a benchmark of the handler measures the handler alone.
+type discardResponse struct {
+	h http.Header
+	n int
+}
+
+func (w *discardResponse) Header() http.Header         { return w.h }
+func (w *discardResponse) WriteHeader(int)             {}
+func (w *discardResponse) Write(b []byte) (int, error) { w.n += len(b); return len(b), nil }
+
+// BenchmarkHandler100k serves the profile of a profiler holding 100,000
+// buckets through the HTTP handler: snapshot, build, encode and gzip,
+// streamed to the client. sizes=100 is the layout of BenchmarkWrite100k
+// (1,000 real stacks times 100 object sizes); sizes=100000 is one stack
+// with 100,000 object sizes, the worst case for the per-size labels.
+func BenchmarkHandler100k(b *testing.B) {
+	for _, sizes := range []int{100, 100_000} {
+		b.Run(fmt.Sprintf("sizes=%d", sizes), func(b *testing.B) {
+			setMeanBytes(b, 1)
+			p, err := profiler.Start(profiler.WithMaxBuckets(100_000))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Stop()
+			var stacks [][]uintptr
+			for i := range uint(100_000 / sizes) {
+				benchStackStep(10, i, &stacks)
+			}
+			ev := hooks.Event{TypeName: "main.user", MeanBytes: 1, Arena: hooks.NewArenaID()}
+			for _, st := range stacks {
+				ev.Stack = st
+				for size := range int64(sizes) {
+					ev.Size = 8 * (size + 1)
+					hooks.Emit(&ev)
+				}
+			}
+			if got := p.Stats().Buckets; got != 100_000 {
+				b.Fatalf("%d buckets", got)
+			}
+			h := export.Handler(p)
+			req := httptest.NewRequest("GET", "/debug/arenaprof", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := &discardResponse{h: http.Header{}}
+				h.ServeHTTP(w, req)
+				if w.n < 100_000 {
+					b.Fatalf("%d bytes served", w.n)
 				}
 			}
 		})

@@ -563,7 +563,9 @@ func (p *Profiler) Snapshot() *Snapshot {
 	// Buckets with one key (from several shards, or with stack hashes of
 	// different origin) merge into one record, found by a hash of the
 	// key's content: a bucket's own hash may come from its events.
-	byHash := make(map[uint64][]int)
+	// byHash holds the first record of each hash, chain the next.
+	byHash := make(map[uint64]int32, cap(recs))
+	chain := make([]int32, 0, cap(recs))
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
@@ -574,11 +576,12 @@ func (p *Profiler) Snapshot() *Snapshot {
 					ch = collectorHash(&hooks.Event{Stack: b.stack, TypeName: b.typeName, Labels: b.labels, Size: b.size, MeanBytes: b.mean})
 				}
 				j := -1
-				for _, k := range byHash[ch] {
+				first, ok := byHash[ch]
+				for k := first; ok && k >= 0; k = chain[k] {
 					r := &recs[k]
 					if r.Overflow == b.overflow && r.Size == b.size && r.MeanBytes == b.mean &&
-						r.TypeName == b.typeName && r.Labels.Key() == b.labels.Key() && slices.Equal(r.Stack, b.stack) {
-						j = k
+						r.TypeName == b.typeName && r.Labels.Key() == b.labels.Key() && collectorSameStack(r.Stack, b.stack) {
+						j = int(k)
 						break
 					}
 				}
@@ -588,7 +591,12 @@ func (p *Profiler) Snapshot() *Snapshot {
 						Stack: b.stack, TypeName: b.typeName, Labels: b.labels,
 						Size: b.size, MeanBytes: b.mean, Overflow: b.overflow,
 					})
-					byHash[ch] = append(byHash[ch], j)
+					next := int32(-1)
+					if ok {
+						next = first
+					}
+					chain = append(chain, next)
+					byHash[ch] = int32(j)
 				}
 				r := &recs[j]
 				r.AllocSamples += b.allocN
@@ -677,38 +685,72 @@ func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64
 }
 
 // collectorSortRecords orders records deterministically: by decreasing
-// estimated bytes, then by key.
+// estimated bytes, then by key. Keys are unique, so the order is total. It
+// sorts indices and then moves each record once, in place: records are
+// large, and a sort of the records themselves spent most of a
+// 100,000-record snapshot copying them.
 func collectorSortRecords(recs []Record) {
-	slices.SortStableFunc(recs, func(a, b Record) int {
-		switch {
-		case a.AllocBytes > b.AllocBytes:
+	idx := make([]int32, len(recs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int { return collectorCompare(&recs[i], &recs[j]) })
+	// Position k takes the record at idx[k]: follow each cycle of the
+	// permutation, marking the positions filled.
+	for k := range idx {
+		if idx[k] == int32(k) {
+			continue
+		}
+		tmp := recs[k]
+		j := k
+		for {
+			src := int(idx[j])
+			idx[j] = int32(j)
+			if src == k {
+				recs[j] = tmp
+				break
+			}
+			recs[j] = recs[src]
+			j = src
+		}
+	}
+}
+
+func collectorCompare(a, b *Record) int {
+	switch {
+	case a.AllocBytes > b.AllocBytes:
+		return -1
+	case a.AllocBytes < b.AllocBytes:
+		return 1
+	}
+	if c := slices.Compare(a.Stack, b.Stack); c != 0 {
+		return c
+	}
+	if a.TypeName != b.TypeName {
+		if a.TypeName < b.TypeName {
 			return -1
-		case a.AllocBytes < b.AllocBytes:
-			return 1
 		}
-		if c := slices.Compare(a.Stack, b.Stack); c != 0 {
-			return c
+		return 1
+	}
+	if a.Size != b.Size {
+		return int(min(max(a.Size-b.Size, -1), 1))
+	}
+	if a.MeanBytes != b.MeanBytes {
+		return int(min(max(a.MeanBytes-b.MeanBytes, -1), 1))
+	}
+	if a.Labels.Key() != b.Labels.Key() {
+		if a.Labels.Key() < b.Labels.Key() {
+			return -1
 		}
-		if a.TypeName != b.TypeName {
-			if a.TypeName < b.TypeName {
-				return -1
-			}
-			return 1
-		}
-		if a.Size != b.Size {
-			return int(min(max(a.Size-b.Size, -1), 1))
-		}
-		if a.MeanBytes != b.MeanBytes {
-			return int(min(max(a.MeanBytes-b.MeanBytes, -1), 1))
-		}
-		if a.Labels.Key() != b.Labels.Key() {
-			if a.Labels.Key() < b.Labels.Key() {
-				return -1
-			}
-			return 1
-		}
+		return 1
+	}
+	switch {
+	case a.Overflow == b.Overflow:
 		return 0
-	})
+	case a.Overflow:
+		return 1
+	}
+	return -1
 }
 
 // ErrSnapshotMismatch is returned by [Delta] for snapshots that do not come
