@@ -264,7 +264,14 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Pointer {
 	a.check()
 	if st := hooks.Current(); st != a.state {
-		a.setState(st)
+		if a.mean == 0 {
+			a.setState(st) // no stream running: start it before this object
+		} else {
+			// Who listens changes at once; a new mean takes over after
+			// this object (pickUpMean), so that the success that brought
+			// the old stream here is not discarded.
+			a.state = st
+		}
 	}
 	r := a.regionFor(ti)
 	n := count * ti.size
@@ -281,7 +288,9 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 	}
 	if n > r.limit-r.off {
 		if n > a.maxChunk(r) {
-			return a.allocLarge(r, ti, count, n, kind, skip)
+			p := a.allocLarge(r, ti, count, n, kind, skip)
+			a.pickUpMean()
+			return p
 		}
 		a.refill(r, n)
 	}
@@ -299,6 +308,7 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 	}
 	r.off += n
 	r.combined = combined(r)
+	a.pickUpMean()
 	return p
 }
 
@@ -402,14 +412,25 @@ func combined(r *region) uintptr {
 // setState picks up a change of the global sampling state. The trial
 // stream runs at the state's TrialMeanBytes whether or not anybody listens
 // (events are emitted only while MeanBytes > 0), so the bytes allocated
-// after a consumer registers get their trials at once. A new mean redraws
-// every region's gap: the trials between the last draw and the current
-// offset all failed, and by the memorylessness of the geometric gap the
-// pending one can be discarded and redrawn under the new mean, which keeps
-// the trials that follow independent; every event carries the mean its gap
-// was drawn under.
+// after a consumer registers get their trials at once.
 func (a *Arena) setState(st *hooks.State) {
 	a.state = st
+	a.pickUpMean()
+}
+
+// pickUpMean switches the trial streams to the mean of a.state, if it
+// changed. alloc calls it after the object it was called for has had its
+// trials under the old mean: that slow path may have been entered because
+// the object holds the old stream's next success, and discarding that
+// success would drop an event because it is one (estimates would lose
+// about one old mean per change). A new mean redraws every region's gap
+// from its current offset: the trials since the last draw all failed, and
+// by the memorylessness of the geometric gap the pending one can be
+// discarded, at a point that does not depend on its outcome, and redrawn
+// under the new mean, which keeps the trials that follow independent;
+// every event carries the mean its gap was drawn under.
+func (a *Arena) pickUpMean() {
+	st := a.state
 	if st.TrialMeanBytes == a.mean {
 		return
 	}
