@@ -164,8 +164,10 @@ func publish() {
 // (p = 1/n). n = 1 samples every object; n <= 0 turns sampling off even
 // while consumers are registered. Allocators pick the change up at their
 // next slow path; every event records the mean it was drawn under, so
-// estimates stay unbiased across the change. It returns an error, and
-// changes nothing, if n is above [MaxMeanBytes].
+// estimates stay unbiased across the change. Every mean set is recorded,
+// so that profiles can list the means in force during their window (see
+// [MeansSince]). It returns an error, and changes nothing, if n is above
+// [MaxMeanBytes].
 func SetMeanBytes(n int64) error {
 	if n > MaxMeanBytes {
 		return fmt.Errorf("hooks: mean %d bytes is above the maximum %d", n, int64(MaxMeanBytes))
