@@ -465,16 +465,12 @@ func (a *Arena) redraw(r *region) {
 //
 //go:noinline
 func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
+	// The event is the arena's own, reused: only the fields that change
+	// are written (Time stays zero).
 	e := &a.event
-	*e = hooks.Event{
-		TypeName:  ti.name,
-		Type:      ti.typ,
-		Size:      size,
-		Offset:    offset,
-		MeanBytes: a.mean,
-		Labels:    a.labels,
-		Arena:     a.id,
-	}
+	e.TypeName, e.Type = ti.name, ti.typ
+	e.Size, e.Offset, e.MeanBytes = size, offset, a.mean
+	e.Labels, e.Arena = a.labels, a.id
 	if kind == kindSlice {
 		e.Type, e.TypeName = ti.slice()
 	}
@@ -494,7 +490,9 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	// frames, so their hash still tells stacks apart.
 	e.StackHash = hash
 	a.emitted = true
-	a.unreleased.Store(true)
+	if !a.unreleased.Load() { // a load is a plain read; a store is a locked exchange
+		a.unreleased.Store(true)
+	}
 	hooks.Emit(e)
 	e.Stack = nil
 	e.Type = nil
