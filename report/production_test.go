@@ -108,29 +108,9 @@ func TestCoverageMeanChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := arena.NewArena(arena.WithSeed(uint64(r), 77))
-		for i := range 2000 {
-			arena.New[prodBig](a)
-			if i%100 == 0 {
-				arena.New[prodSmall](a)
-			}
-			if i%20 == 0 {
-				arena.New[prodBefore](a)
-				arena.New[prodBefore](a)
-				arena.New[prodBefore](a)
-			}
-		}
+		prodPhase[prodBefore](a, 2000, 100, 20)
 		setMeanBytes(t, 256)
-		for i := range 200 {
-			arena.New[prodBig](a)
-			if i%50 == 0 {
-				arena.New[prodSmall](a)
-			}
-			if i%20 == 0 {
-				arena.New[prodAfter](a)
-				arena.New[prodAfter](a)
-				arena.New[prodAfter](a)
-			}
-		}
+		prodPhase[prodAfter](a, 200, 50, 20)
 		p.Stop()
 		a.Free()
 		s := p.Snapshot()
@@ -157,6 +137,22 @@ func TestCoverageMeanChange(t *testing.T) {
 	}
 }
 
+// prodPhase allocates n prodBig objects, a prodSmall every smallEvery of
+// them and three T every tEvery.
+func prodPhase[T any](a *arena.Arena, n, smallEvery, tEvery int) {
+	for i := range n {
+		arena.New[prodBig](a)
+		if i%smallEvery == 0 {
+			arena.New[prodSmall](a)
+		}
+		if i%tEvery == 0 {
+			arena.New[T](a)
+			arena.New[T](a)
+			arena.New[T](a)
+		}
+	}
+}
+
 // TestCoverageDeltaAcrossChange measures the coverage of the intervals of a
 // delta (window "both") whose window spans a mean change: the delta records
 // both means, and types with events under one of them only are covered.
@@ -179,29 +175,9 @@ func TestCoverageDeltaAcrossChange(t *testing.T) {
 			arena.New[prodSmall](a)
 		}
 		prev := p.Snapshot()
-		for i := range 1000 {
-			arena.New[prodBig](a)
-			if i%250 == 0 {
-				arena.New[prodSmall](a)
-			}
-			if i%20 == 0 {
-				arena.New[prodBefore](a)
-				arena.New[prodBefore](a)
-				arena.New[prodBefore](a)
-			}
-		}
+		prodPhase[prodBefore](a, 1000, 250, 20)
 		setMeanBytes(t, 256)
-		for i := range 100 {
-			arena.New[prodBig](a)
-			if i%25 == 0 {
-				arena.New[prodSmall](a)
-			}
-			if i%10 == 0 {
-				arena.New[prodAfter](a)
-				arena.New[prodAfter](a)
-				arena.New[prodAfter](a)
-			}
-		}
+		prodPhase[prodAfter](a, 100, 25, 10)
 		cur := p.Snapshot()
 		p.Stop()
 		a.Free()

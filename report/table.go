@@ -105,12 +105,18 @@ func sampleIndexes(p *profile.Profile) ([pprofmt.NumSampleTypes]int, error) {
 	if len(missing) > 0 {
 		return idx, fmt.Errorf("report: not an arenaprof profile: it lacks the sample types %s", strings.Join(missing, ", "))
 	}
+	return idx, checkValueCounts(p)
+}
+
+// checkValueCounts returns an error if a sample of p has other than one
+// value per sample type.
+func checkValueCounts(p *profile.Profile) error {
 	for _, s := range p.Sample {
 		if len(s.Value) != len(p.SampleType) {
-			return idx, fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
+			return fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
 		}
 	}
-	return idx, nil
+	return nil
 }
 
 // stratum holds the raw sums of one group under one mean. For in-use
@@ -258,10 +264,8 @@ func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
 		if p.Period <= 0 {
 			return nil, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
 		}
-		for _, s := range p.Sample {
-			if len(s.Value) != len(p.SampleType) {
-				return nil, fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
-			}
+		if err := checkValueCounts(p); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error
