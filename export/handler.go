@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -26,6 +27,73 @@ const DefaultDebugRows = 50
 // [Handler] serves at once.
 const DefaultMaxDeltas = 4
 
+// DefaultMaxBuilds is the default bound of a [Limiter]: the profile
+// builds that the handlers sharing it run at once. One build of a full
+// collector (profiler.DefaultMaxBuckets sites) takes tens of milliseconds
+// of one core and a few megabytes; one at a time keeps a service on two
+// cores with one core for itself however many clients ask, while a
+// request that arrives during a build waits for it (see [Limiter]).
+const DefaultMaxBuilds = 1
+
+// buildWait is how long a request waits for a build slot before it is
+// refused: long enough for a few builds of a full collector to end.
+const buildWait = time.Second
+
+// A Limiter bounds the profile builds that run at once in the handlers that
+// share it (see [WithLimiter]): each request takes a slot of it from the
+// moment it reads the profiler until its profile is written to the client,
+// so the handlers hold the memory of at most that many profiles, whatever
+// the number of clients. A request that finds every slot taken waits up to
+// one second for one (less if its client goes away), then gets 429 Too
+// Many Requests with Retry-After: 1. The build at the end of a seconds=N
+// window waits for a slot as long as its client stays: the number of
+// windows is bounded already (see [WithMaxDeltas]).
+//
+// A client that reads its profile slowly holds its slot while the profile
+// streams to it; the server's WriteTimeout bounds how long.
+type Limiter struct {
+	slots chan struct{}
+}
+
+// NewLimiter returns a Limiter that lets n builds run at once; n below 1
+// selects [DefaultMaxBuilds].
+func NewLimiter(n int) *Limiter {
+	if n < 1 {
+		n = DefaultMaxBuilds
+	}
+	return &Limiter{slots: make(chan struct{}, n)}
+}
+
+// Max returns the number of builds l lets run at once.
+func (l *Limiter) Max() int { return cap(l.slots) }
+
+// acquire takes a slot, waiting at most wait (wait < 0: without a bound)
+// and not after ctx is done. It reports whether it got one; release it
+// with release.
+func (l *Limiter) acquire(ctx context.Context, wait time.Duration) bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-timeout:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *Limiter) release() { <-l.slots }
+
 // HandlerOption configures [Handler].
 type HandlerOption func(*handlerConfig)
 
@@ -34,6 +102,20 @@ type handlerConfig struct {
 	maxDeltas  int
 	rows       int
 	filename   string
+	limiter    *Limiter
+}
+
+// WithLimiter makes the handler take its build slots from l, shared with
+// every other handler given l; without it, each handler has a Limiter of
+// its own of [DefaultMaxBuilds] slots. Give the handlers of one service
+// one Limiter (arenaprof.Start does) so that together they build at most
+// l.Max() profiles at once. A nil l keeps the default.
+func WithLimiter(l *Limiter) HandlerOption {
+	return func(c *handlerConfig) {
+		if l != nil {
+			c.limiter = l
+		}
+	}
 }
 
 // WithMaxDeltas bounds the seconds=N requests served at once (default
@@ -102,6 +184,13 @@ func WithFilename(name string) HandlerOption {
 //     objects and 95% confidence intervals, for the whole run or for the
 //     seconds=N window.
 //
+// Every request that builds a profile (all but those refused for their
+// parameters) takes a slot of the handler's [Limiter] first, so that many
+// clients cannot make the service hold many profiles at once: by default
+// one build at a time per handler, shared by all handlers given one
+// Limiter ([WithLimiter]). A request that cannot get a slot within one
+// second gets 429 Too Many Requests with Retry-After.
+//
 // Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
 // that go tool pprof prints their message.
 func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
@@ -110,6 +199,9 @@ func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
 		if o != nil {
 			o(&cfg)
 		}
+	}
+	if cfg.limiter == nil {
+		cfg.limiter = NewLimiter(0)
 	}
 	return &handler{p: p, cfg: cfg, windows: make(map[*time.Time]struct{})}
 }
@@ -220,7 +312,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		seconds = n
 	}
 
-	var snap *profiler.Snapshot
+	var prev *profiler.Snapshot
 	if seconds > 0 {
 		end := time.Now().Add(time.Duration(seconds) * time.Second)
 		ok, retry := h.acquire(&end)
@@ -231,7 +323,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer h.release(&end)
-		prev := h.p.Snapshot()
+		prev = h.p.Snapshot()
 		t := time.NewTimer(time.Duration(seconds) * time.Second)
 		select {
 		case <-t.C:
@@ -239,14 +331,34 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.Stop()
 			return // the client is gone: nobody to answer
 		}
-		d, err := profiler.Delta(prev, h.p.Snapshot())
+	}
+	// The build slot is held from the snapshot to the last byte written:
+	// the snapshot, the profile and the encoder's state are the memory it
+	// bounds. A window's build waits for its slot as long as its client
+	// stays (windows are bounded by maxDeltas); other requests wait at most
+	// buildWait.
+	wait := buildWait
+	if prev != nil {
+		wait = -1
+	}
+	if !h.cfg.limiter.acquire(r.Context(), wait) {
+		if r.Context().Err() != nil {
+			return // the client is gone
+		}
+		w.Header().Set("Retry-After", "1")
+		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+		return
+	}
+	defer h.cfg.limiter.release()
+	snap := h.p.Snapshot()
+	if prev != nil {
+		d, err := profiler.Delta(prev, snap)
 		if err != nil {
 			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 			return
 		}
 		snap = d
-	} else {
-		snap = h.p.Snapshot()
 	}
 
 	if debug {
