@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +27,8 @@ const (
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
 // nothing else (read it with Session.Handler or Session.Profiler). Every
-// optional field's zero value selects its default.
+// optional field's zero value selects its default. Printed with fmt, log/slog
+// or encoding/json, a Config shows no credential (see [Config.String]).
 type Config struct {
 	// AppName names the service in uploads and file names. Required when
 	// PyroscopeURL or Dir is set.
@@ -61,6 +64,12 @@ type Config struct {
 	// MaxBuckets bounds the profiler's memory; default
 	// profiler.DefaultMaxBuckets (see profiler.WithMaxBuckets).
 	MaxBuckets int
+	// MaxConcurrentBuilds bounds the profiles that the handlers mounted on
+	// Mux and Session.Handler build at once, all together; default
+	// export.DefaultMaxBuilds (1). A request past the bound waits up to a
+	// second for its turn, then gets 429 Too Many Requests (see
+	// export.Limiter).
+	MaxConcurrentBuilds int
 	// Logger receives the agent's warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -78,7 +87,9 @@ type Session struct {
 // a profiler (which turns sampling on, at the mean hooks.SetMeanBytes set,
 // by default hooks.DefaultMeanBytes), the profile handler on cfg.Mux, and an
 // agent pushing a profile every interval to Pyroscope and/or a directory.
-// On error nothing is left running.
+// Start is all or nothing: it checks that both paths are free on cfg.Mux
+// before it mounts either, and on error nothing is left mounted or running.
+// Its errors are one line.
 //
 //	s, err := arenaprof.Start(arenaprof.Config{
 //		AppName:      "shop",
@@ -90,15 +101,36 @@ type Session struct {
 //	}
 //	defer s.Stop(context.Background())
 func Start(cfg Config) (*Session, error) {
+	s, err := start(cfg)
+	if err != nil {
+		return nil, oneLine{err}
+	}
+	return s, nil
+}
+
+func start(cfg Config) (*Session, error) {
+	if cfg.Mux != nil {
+		for _, path := range []string{HandlerPath, MemoryHandlerPath} {
+			if taken(cfg.Mux, path) {
+				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
+			}
+		}
+	}
+	if cfg.MaxConcurrentBuilds < 0 {
+		return nil, fmt.Errorf("arenaprof: Config.MaxConcurrentBuilds is %d: want 0 (the default) or more", cfg.MaxConcurrentBuilds)
+	}
+	pc := cfg.Pyroscope
+	if pc == nil && cfg.PyroscopeURL != "" {
+		pc = &agent.PyroscopeConfig{URL: cfg.PyroscopeURL}
+	}
+	if (pc != nil || cfg.Dir != "") && cfg.AppName == "" {
+		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope or Dir)")
+	}
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
 		opts = append(opts, profiler.WithMaxBuckets(cfg.MaxBuckets))
 	}
 	var uploaders []agent.Uploader
-	pc := cfg.Pyroscope
-	if pc == nil && cfg.PyroscopeURL != "" {
-		pc = &agent.PyroscopeConfig{URL: cfg.PyroscopeURL}
-	}
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
 		if err != nil {
@@ -113,14 +145,12 @@ func Start(cfg Config) (*Session, error) {
 		}
 		uploaders = append(uploaders, d)
 	}
-	if len(uploaders) > 0 && cfg.AppName == "" {
-		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope or Dir)")
-	}
 	p, err := profiler.Start(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("arenaprof: %w", err)
 	}
-	s := &Session{prof: p, handler: export.Handler(p)}
+	limit := export.WithLimiter(export.NewLimiter(cfg.MaxConcurrentBuilds))
+	s := &Session{prof: p, handler: export.Handler(p, limit)}
 	if len(uploaders) > 0 {
 		sources := []agent.Source{agent.ProfilerSource(p)}
 		if !cfg.NoRuntimeProfiles {
@@ -140,22 +170,34 @@ func Start(cfg Config) (*Session, error) {
 		}
 	}
 	if cfg.Mux != nil {
-		if err := mount(cfg.Mux, s.handler, export.MemoryHandler(p)); err != nil {
-			s.Stop(context.Background())
+		if err := mount(cfg.Mux, s.handler, export.MemoryHandler(p, limit)); err != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // nothing was profiled for an upload to wait for
+			s.Stop(ctx)
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
+// taken reports whether mux has a handler registered for exactly path,
+// for every method and host: registering path again would panic. The
+// lookup uses a method no pattern names, so that patterns with a method
+// ("GET /debug/arenaprof"), which do not conflict with path, are not
+// mistaken for it; a request without a host matches no host pattern.
+func taken(mux *http.ServeMux, path string) bool {
+	_, pattern := mux.Handler(&http.Request{Method: "ARENAPROF-PROBE", URL: &url.URL{Path: path}, Host: ""})
+	return pattern == path
+}
+
 // mount registers h at HandlerPath and the memory handler at
-// MemoryHandlerPath on mux, turning the panic of a duplicate registration
-// into an error.
+// MemoryHandlerPath on mux. Start checked that both are free; a panic
+// here means another goroutine registered one of them meanwhile.
 func mount(mux *http.ServeMux, h, memory http.Handler) (err error) {
 	path := HandlerPath
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("arenaprof: cannot mount the handler at %s: %v", path, r)
+			err = fmt.Errorf("arenaprof: cannot mount on Config.Mux at %s: %v", path, r)
 		}
 	}()
 	mux.Handle(path, h)
@@ -164,12 +206,23 @@ func mount(mux *http.ServeMux, h, memory http.Handler) (err error) {
 	return nil
 }
 
+// oneLine is an error whose message is on one line (a ServeMux panic or
+// a wrapped error may span several), keeping the error it wraps.
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(e.err.Error(), "\n", "; ")), " ")
+}
+
+func (e oneLine) Unwrap() error { return e.err }
+
 // Profiler returns the session's profiler, for export.Write or
 // profiler.Delta.
 func (s *Session) Profiler() *profiler.Profiler { return s.prof }
 
 // Handler returns the session's profile handler (export.Handler), for
-// mounting on a mux other than Config.Mux.
+// mounting on a mux other than Config.Mux. It shares the bound of
+// Config.MaxConcurrentBuilds with the handlers mounted on Config.Mux.
 func (s *Session) Handler() http.Handler { return s.handler }
 
 // Stop uploads the last partial interval, drains the upload queues within

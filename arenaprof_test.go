@@ -6,17 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/meantest"
 	"github.com/arenaprof/arenaprof/report"
@@ -187,4 +190,173 @@ func labelValues(base, name string, since time.Time) ([]string, error) {
 		return nil, fmt.Errorf("LabelValues: %v: %s", err, body)
 	}
 	return out.Names, nil
+}
+
+// TestStartAllOrNothing: with either path taken on the mux, Start fails
+// with a one-line error, mounts nothing and leaves sampling off; a later
+// Start on another mux works. A pattern with a method on the path does
+// not conflict, and does not stop Start.
+func TestStartAllOrNothing(t *testing.T) {
+	for _, tc := range []struct {
+		taken, free string
+	}{
+		{arenaprof.MemoryHandlerPath, arenaprof.HandlerPath},
+		{arenaprof.HandlerPath, arenaprof.MemoryHandlerPath},
+	} {
+		t.Run(tc.taken, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.Handle(tc.taken, http.NotFoundHandler())
+			s, err := arenaprof.Start(arenaprof.Config{Mux: mux, AppName: "x", Dir: t.TempDir()})
+			if err == nil {
+				s.Stop(context.Background())
+				t.Fatal("Start on a mux with a taken path: no error")
+			}
+			if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, tc.taken) {
+				t.Errorf("error %q: want one line naming %s", msg, tc.taken)
+			}
+			if _, pattern := mux.Handler(httptest.NewRequest("GET", tc.free, nil)); pattern == tc.free {
+				t.Errorf("a failed Start left %s mounted", tc.free)
+			}
+			if hooks.Current().MeanBytes != 0 {
+				t.Error("a failed Start left sampling on")
+			}
+			other := http.NewServeMux()
+			s, err = arenaprof.Start(arenaprof.Config{Mux: other})
+			if err != nil {
+				t.Fatalf("Start on a free mux after a failed one: %v", err)
+			}
+			defer s.Stop(context.Background())
+			for _, path := range []string{arenaprof.HandlerPath, arenaprof.MemoryHandlerPath} {
+				rec := httptest.NewRecorder()
+				other.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+				if rec.Code != http.StatusOK {
+					t.Errorf("%s: status %d", path, rec.Code)
+				}
+			}
+		})
+	}
+	t.Run("method pattern", func(t *testing.T) {
+		mux := http.NewServeMux()
+		mux.Handle("POST "+arenaprof.HandlerPath, http.NotFoundHandler())
+		s, err := arenaprof.Start(arenaprof.Config{Mux: mux})
+		if err != nil {
+			t.Fatalf("a POST pattern does not conflict: %v", err)
+		}
+		s.Stop(context.Background())
+	})
+}
+
+// TestStartSharesLimiter: the handlers Start mounts share one bound of
+// MaxConcurrentBuilds: while a slow client holds the only slot on one
+// path, a request on the other path waits for it, then gets 429 with
+// Retry-After.
+func TestStartSharesLimiter(t *testing.T) {
+	mux := http.NewServeMux()
+	s, err := arenaprof.Start(arenaprof.Config{Mux: mux, MaxConcurrentBuilds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(context.Background())
+	w := &blockingWriter{h: http.Header{}, wrote: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		mux.ServeHTTP(w, httptest.NewRequest("GET", arenaprof.HandlerPath, nil))
+		close(done)
+	}()
+	<-w.wrote // the first request holds the slot while it writes
+	for _, path := range []string{arenaprof.MemoryHandlerPath, arenaprof.HandlerPath + "?debug=1"} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("%s while the slot is held: %d %v", path, rec.Code, rec.Header())
+		}
+	}
+	close(w.release)
+	<-done
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", arenaprof.MemoryHandlerPath, nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("after the slot is freed: %d", rec.Code)
+	}
+	if _, err := arenaprof.Start(arenaprof.Config{MaxConcurrentBuilds: -1}); err == nil {
+		t.Error("MaxConcurrentBuilds -1: no error")
+	}
+}
+
+// blockingWriter is a ResponseWriter whose first Write signals wrote and
+// blocks until release is closed: a client that reads slowly.
+type blockingWriter struct {
+	h       http.Header
+	once    sync.Once
+	wrote   chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Header() http.Header { return w.h }
+func (w *blockingWriter) WriteHeader(int)     {}
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.wrote) })
+	<-w.release
+	return len(b), nil
+}
+
+// TestConfigRedacted: however a Config is printed (fmt's verbs, log/slog's
+// JSON and text handlers, encoding/json, as a field of another value), no
+// credential shows.
+func TestConfigRedacted(t *testing.T) {
+	secrets := []string{"url-s3cret", "query-t0ken", "lone-t0ken", "basic-s3cret", "bearer-t0ken", "header-s3cret", "tenant-s3cret"}
+	for _, cfg := range []arenaprof.Config{
+		{
+			AppName:      "shop",
+			Labels:       map[string]string{"env": "prod"},
+			Mux:          http.NewServeMux(),
+			PyroscopeURL: "https://alice:url-s3cret@pyroscope:4040/base?access_token=query-t0ken&region=eu",
+			Pyroscope: &agent.PyroscopeConfig{
+				URL: "https://bob:url-s3cret@pyroscope:4040", TenantID: "tenant-s3cret",
+				BasicAuthUser: "bob", BasicAuthPassword: "basic-s3cret", BearerToken: "bearer-t0ken",
+				Headers: map[string]string{"X-Api-Key": "header-s3cret"},
+			},
+			Interval:            10 * time.Second,
+			MaxConcurrentBuilds: 2,
+			Logger:              slog.Default(),
+		},
+		{AppName: "shop", PyroscopeURL: "https://lone-t0ken@pyroscope:4040/?API_KEY=query-t0ken"},
+		{AppName: "shop", PyroscopeURL: "http:alice:url-s3cret@pyroscope:4040"},
+	} {
+		var outs []string
+		for _, verb := range []string{"%v", "%+v", "%s", "%#v"} {
+			outs = append(outs, fmt.Sprintf(verb, cfg), fmt.Sprintf(verb, &cfg), fmt.Sprintf(verb, struct{ C arenaprof.Config }{cfg}))
+		}
+		for _, h := range []func(io.Writer) slog.Handler{
+			func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) },
+			func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) },
+		} {
+			var buf bytes.Buffer
+			l := slog.New(h(&buf))
+			l.Info("start", "cfg", cfg, "ptr", &cfg)
+			l.Info("start", slog.Any("cfg", cfg))
+			outs = append(outs, buf.String())
+		}
+		for _, v := range []any{cfg, &cfg, struct{ C arenaprof.Config }{cfg}} {
+			data, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(data) {
+				t.Errorf("invalid JSON %s", data)
+			}
+			outs = append(outs, string(data))
+		}
+		for _, out := range outs {
+			for _, s := range secrets {
+				if strings.Contains(out, s) {
+					t.Errorf("%q shows %s", out, s)
+				}
+			}
+			if !strings.Contains(out, "shop") {
+				t.Errorf("%q lacks the app name", out)
+			}
+		}
+		t.Logf("%v", outs[0])
+	}
 }
