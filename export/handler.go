@@ -51,7 +51,9 @@ const buildWait = time.Second
 // windows is bounded already (see [WithMaxDeltas]).
 //
 // A client that reads its profile slowly holds its slot while the profile
-// streams to it; the server's WriteTimeout bounds how long.
+// streams to it: the server's WriteTimeout bounds how long, or, if the
+// server has none, a deadline of one minute that the handler sets on its
+// response (http.ResponseController.SetWriteDeadline).
 type Limiter struct {
 	slots chan struct{}
 }
@@ -94,6 +96,22 @@ func (l *Limiter) acquire(ctx context.Context, wait time.Duration) bool {
 }
 
 func (l *Limiter) release() { <-l.slots }
+
+// writeLimit is the time a client gets to read its profile when the
+// server sets no WriteTimeout: a client that reads slowly holds a build
+// slot meanwhile.
+var writeLimit = time.Minute
+
+// limitWrite sets a write deadline of writeLimit on the response to r,
+// unless the server that received r has a WriteTimeout of its own (a
+// deadline set here would replace the server's, and could extend it). A
+// ResponseWriter that cannot take a deadline is left as it is.
+func limitWrite(w http.ResponseWriter, r *http.Request) {
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.WriteTimeout > 0 {
+		return
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeLimit))
+}
 
 // HandlerOption configures [Handler].
 type HandlerOption func(*handlerConfig)
@@ -352,6 +370,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.cfg.limiter.release()
+	limitWrite(w, r)
 	snap := h.p.Snapshot()
 	if prev != nil {
 		d, err := profiler.Delta(prev, snap)
