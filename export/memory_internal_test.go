@@ -137,6 +137,18 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 	if len(got.Function) != len(want.Function) {
 		t.Errorf("%d functions, Merge gives %d", len(got.Function), len(want.Function))
 	}
+	// The streaming encoder writes the combined profile byte for byte as
+	// google/pprof does.
+	var mine, theirs bytes.Buffer
+	if err := encodeProfile(&mine, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.WriteUncompressed(&theirs); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mine.Bytes(), theirs.Bytes()) {
+		t.Errorf("encodeProfile: %d bytes, google/pprof: %d, not the same", mine.Len(), theirs.Len())
+	}
 }
 
 //go:noinline
