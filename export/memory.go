@@ -69,33 +69,45 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 		smp.Label = m
 	}
 
-	for _, m := range h.Mapping {
-		m.ID = uint64(len(arena.Mapping) + 1)
-		arena.Mapping = append(arena.Mapping, m)
-	}
+	// The heap part's samples, and the mappings, locations and functions
+	// they use, renumbered after the arena part's (unused ones left out, as
+	// Merge leaves them out).
 	funcs := make(map[functionKey]*profile.Function, len(arena.Function)+len(h.Function))
 	for _, f := range arena.Function {
 		funcs[keyOf(f)] = f
 	}
-	for _, f := range h.Function {
-		if _, ok := funcs[keyOf(f)]; !ok {
-			f.ID = uint64(len(arena.Function) + 1)
-			funcs[keyOf(f)] = f
-			arena.Function = append(arena.Function, f)
-		}
-	}
-	for _, l := range h.Location {
-		l.ID = uint64(len(arena.Location) + 1)
-		for i := range l.Line {
-			if f := l.Line[i].Function; f != nil {
-				l.Line[i].Function = funcs[keyOf(f)]
-			}
-		}
-		arena.Location = append(arena.Location, l)
-	}
+	seenMap := make(map[*profile.Mapping]bool, len(h.Mapping))
+	seenLoc := make(map[*profile.Location]bool, len(h.Location))
 	for _, smp := range h.Sample {
 		if !slices.ContainsFunc(smp.Value, func(v int64) bool { return v != 0 }) {
 			continue // as Merge drops samples whose values are all 0
+		}
+		for _, l := range smp.Location {
+			if seenLoc[l] {
+				continue
+			}
+			seenLoc[l] = true
+			if m := l.Mapping; m != nil && !seenMap[m] {
+				seenMap[m] = true
+				m.ID = uint64(len(arena.Mapping) + 1)
+				arena.Mapping = append(arena.Mapping, m)
+			}
+			for i := range l.Line {
+				f := l.Line[i].Function
+				if f == nil {
+					continue
+				}
+				shared, ok := funcs[keyOf(f)]
+				if !ok {
+					shared = f
+					f.ID = uint64(len(arena.Function) + 1)
+					funcs[keyOf(f)] = f
+					arena.Function = append(arena.Function, f)
+				}
+				l.Line[i].Function = shared
+			}
+			l.ID = uint64(len(arena.Location) + 1)
+			arena.Location = append(arena.Location, l)
 		}
 		arena.Sample = append(arena.Sample, smp)
 	}

@@ -40,11 +40,13 @@ func mergeMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 }
 
 // canonical returns p's header and its samples as sorted lines: each
-// sample's frames (function, file, line, start line), labels and values.
-// Two profiles with equal canonical forms read the same in every pprof
-// report.
+// sample's frames (function, file, line, start line) and labels, with the
+// values of all samples that have them summed (Merge sums them; the runtime
+// may write two records that read the same once its own frames are
+// hidden). Two profiles with equal canonical forms read the same in every
+// pprof report.
 func canonical(p *profile.Profile) []string {
-	var lines []string
+	sums := map[string][]int64{}
 	for _, s := range p.Sample {
 		var b strings.Builder
 		for _, l := range s.Location {
@@ -53,8 +55,18 @@ func canonical(p *profile.Profile) []string {
 				fmt.Fprintf(&b, "%s:%s:%d:%d|", ln.Function.Name, ln.Function.Filename, ln.Line, ln.Function.StartLine)
 			}
 		}
-		fmt.Fprintf(&b, " %v %v %v %v", s.Label, s.NumLabel, s.NumUnit, s.Value)
-		lines = append(lines, b.String())
+		fmt.Fprintf(&b, " %v %v %v", s.Label, s.NumLabel, s.NumUnit)
+		k := b.String()
+		if sums[k] == nil {
+			sums[k] = make([]int64, len(s.Value))
+		}
+		for i, v := range s.Value {
+			sums[k][i] += v
+		}
+	}
+	var lines []string
+	for k, v := range sums {
+		lines = append(lines, fmt.Sprint(k, v))
 	}
 	slices.Sort(lines)
 	var types []string
