@@ -67,7 +67,7 @@ func FuzzConfigNumbers(f *testing.F) {
 			return
 		}
 		if got.Interval < MinInterval || got.Interval > MaxInterval || got.Timeout <= 0 ||
-			got.MaxRetries < 0 || got.MaxRetries > MaxRetriesLimit || got.QueueSize < 1 || got.QueueSize > MaxQueueSize ||
+			got.MaxRetries < -1 || got.MaxRetries > MaxRetriesLimit || got.QueueSize < 1 || got.QueueSize > MaxQueueSize ||
 			got.BackoffBase <= 0 || got.BackoffMax < got.BackoffBase || got.RetryAfterMax <= 0 {
 			t.Fatalf("accepted out-of-bounds config %+v", got)
 		}

@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -128,11 +130,15 @@ func redactURL(raw string) string {
 // and white space or control characters, which become '_'; the whole name is
 // then URL-encoded as a query value.
 //
-// Network errors, timeouts, 5xx and 429 responses are retryable, honouring
-// a Retry-After header, and so is a 422 that reports an unhealthy ring
-// ("empty ring" while the server starts, "unhealthy instances" while it
-// stops); other responses (such as 422 for a body the server cannot parse,
-// or 401) fail the upload. No error or log
+// Network errors and timeouts before the whole request was sent, 5xx and
+// 429 responses are retryable, honouring a Retry-After header, and so is
+// a 422 that reports an unhealthy ring ("empty ring" while the server
+// starts, "unhealthy instances" while it stops); other responses (such as
+// 422 for a body the server cannot parse, 401, or a redirect, which is
+// never followed) fail the upload. A timeout or network error after the
+// request was sent makes the upload [Unconfirmed]: the server may still
+// store it (a server stopped with SIGSTOP reads it when it resumes), and a
+// retry could store it twice. No error or log
 // message holds the password, the token or URL user information.
 type Pyroscope struct {
 	endpoint string // scheme://host/path/ingest, without credentials
@@ -294,6 +300,21 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	default:
 		req.Header.Del("Authorization")
 	}
+	// Whether the whole request reached the connection decides what a
+	// failure means: before, the server cannot have stored the profile and
+	// a retry is safe; after, it may have (a stopped or overloaded server
+	// reads it later), so the upload is unconfirmed.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// The transport may resend on a new connection (a keep-alive
+		// connection the server had closed): each attempt starts afresh.
+		GotConn: func(httptrace.GotConnInfo) { wrote.Store(false) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
 	resp, err := p.client.Do(req)
 	if err != nil {
 		// *url.Error repeats the URL; report the inner error against the
@@ -301,6 +322,9 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if wrote.Load() {
+			return Unconfirmed(fmt.Errorf("agent: pyroscope: POST %s: request sent, no answer: %s", p.endpoint, p.redact(err.Error())))
 		}
 		msg := fmt.Errorf("agent: pyroscope: POST %s: %s", p.endpoint, p.redact(err.Error()))
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
