@@ -100,13 +100,64 @@ func (c PyroscopeConfig) GoString() string { return "agent.PyroscopeConfig" + c.
 // LogValue is String, so that log/slog redacts too.
 func (c PyroscopeConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
-// redactURL returns raw with any password replaced (url.URL.Redacted), or
-// "(unparsable URL)" when it cannot be parsed.
+// MarshalJSON encodes c with every secret redacted, as String does: the
+// URL without its password and query values, "REDACTED" for the tenant,
+// the basic-auth password, the bearer token and each header value. Client
+// becomes true when set. There is no UnmarshalJSON: the output describes a
+// configuration, it cannot restore one.
+func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
+	redacted := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "REDACTED"
+	}
+	var headers map[string]string
+	if len(c.Headers) > 0 {
+		headers = make(map[string]string, len(c.Headers))
+		for k := range c.Headers {
+			headers[k] = "REDACTED"
+		}
+	}
+	return json.Marshal(struct {
+		URL               string
+		TenantID          string            `json:",omitempty"`
+		BasicAuthUser     string            `json:",omitempty"`
+		BasicAuthPassword string            `json:",omitempty"`
+		BearerToken       string            `json:",omitempty"`
+		Headers           map[string]string `json:",omitempty"`
+		SpyName           string            `json:",omitempty"`
+		RawBody           bool              `json:",omitempty"`
+		Client            bool              `json:",omitempty"`
+	}{
+		URL:               redactURL(c.URL),
+		TenantID:          redacted(c.TenantID),
+		BasicAuthUser:     c.BasicAuthUser,
+		BasicAuthPassword: redacted(c.BasicAuthPassword),
+		BearerToken:       redacted(c.BearerToken),
+		Headers:           headers,
+		SpyName:           c.SpyName,
+		RawBody:           c.RawBody,
+		Client:            c.Client != nil,
+	})
+}
+
+// redactURL returns raw with any password and every query value replaced
+// (access tokens travel there), or "(unparsable URL)" when it cannot be
+// parsed.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
 	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment, u.RawFragment = "", ""
 	return u.Redacted()
 }
 
@@ -241,6 +292,9 @@ func validHeaderName(k string) bool {
 
 // String names the destination by its endpoint, without credentials.
 func (p *Pyroscope) String() string { return "pyroscope:" + p.endpoint }
+
+// GoString is String, so that %#v shows no credentials either.
+func (p *Pyroscope) GoString() string { return "&agent.Pyroscope{" + p.String() + "}" }
 
 // Close releases the idle connections of the uploader's own client.
 func (p *Pyroscope) Close() error {

@@ -587,18 +587,31 @@ func TestSecretStraddlingTheCut(t *testing.T) {
 	}
 }
 
-// TestConfigPrintsRedacted: %v, %+v, %s, %#v and slog never show a secret.
+// TestConfigPrintsRedacted: %v, %+v, %s, %#v, slog and encoding/json
+// never show a secret, also inside a struct that holds the config.
 func TestConfigPrintsRedacted(t *testing.T) {
 	c := PyroscopeConfig{
-		URL:      "http://admin:hunter2pass@host:4040",
+		URL:      "http://admin:hunter2pass@host:4040/?access_token=qtok-secret-4",
 		TenantID: "tenant-secret", BasicAuthUser: "u", BasicAuthPassword: "pw-secret-1",
 		BearerToken: "tok-secret-2", Headers: map[string]string{"X-Api-Key": "key-secret-3"},
 	}
 	var logs strings.Builder
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("cfg", "config", c)
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("cfg", "config", c)
-	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%s", c), fmt.Sprintf("%#v", c), fmt.Sprint(&c), logs.String()} {
-		for _, secret := range []string{"hunter2pass", "tenant-secret", "pw-secret-1", "tok-secret-2", "key-secret-3"} {
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsPtr, err := json.Marshal(struct{ Pyroscope *PyroscopeConfig }{&c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js, &back); err != nil || back["BasicAuthUser"] != "u" || back["BearerToken"] != "REDACTED" {
+		t.Errorf("JSON %s: %v", js, err)
+	}
+	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%s", c), fmt.Sprintf("%#v", c), fmt.Sprint(&c), logs.String(), string(js), string(jsPtr)} {
+		for _, secret := range []string{"hunter2pass", "tenant-secret", "pw-secret-1", "tok-secret-2", "key-secret-3", "qtok-secret-4"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("%q leaked in %s", secret, out)
 			}
@@ -665,7 +678,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Fatalf("config %d: stats %+v", i, s)
 		}
 		uerr := py.Upload(t.Context(), &Upload{AppName: "a", Profile: "arena", Data: []byte("x")})
-		all := logs.String() + fmt.Sprint(s) + py.String() + fmt.Sprint(uerr)
+		js, _ := json.Marshal(py)
+		all := logs.String() + fmt.Sprint(s) + py.String() + fmt.Sprint(uerr) + fmt.Sprintf("%#v %+v %v", py, py, cfg) + string(js)
 		if !strings.Contains(logs.String(), "upload failed") || uerr == nil {
 			t.Fatalf("config %d: failure not reported: %s / %v", i, logs.String(), uerr)
 		}
