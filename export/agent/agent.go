@@ -713,8 +713,8 @@ type Stats struct {
 	// LastError is the most recent upload error of any destination (no
 	// credentials) and LastErrorTime when it happened; empty and zero if
 	// none.
-	LastError     string
-	LastErrorTime time.Time
+	LastError     string    `json:",omitempty"`
+	LastErrorTime time.Time `json:",omitzero"`
 	// Destinations holds the counters of each uploader, in Config order.
 	Destinations []DestinationStats
 }
@@ -747,8 +747,8 @@ type DestinationStats struct {
 	Queued, InFlight int
 	// LastError is this destination's most recent upload error (retried
 	// or not, no credentials), and LastErrorTime when it happened.
-	LastError     string
-	LastErrorTime time.Time
+	LastError     string    `json:",omitempty"`
+	LastErrorTime time.Time `json:",omitzero"`
 }
 
 // Stats returns a snapshot of the counters. It is safe to call at any time,
