@@ -197,6 +197,10 @@ type Pyroscope struct {
 	client   *http.Client
 	own      *http.Transport // non-nil when the client is ours
 	secrets  []string
+
+	// silent is set when a request went unanswered: until the server
+	// answers a probe, no profile is sent (see Upload).
+	silent atomic.Bool
 }
 
 // NewPyroscope checks cfg and returns the destination.
@@ -315,7 +319,22 @@ func (p *Pyroscope) redact(s string) string {
 }
 
 // Upload sends u in one request.
+//
+// After a request went unanswered (an [Unconfirmed] error), the server may
+// be stopped or overloaded: sending the next profiles would leave each of
+// them unconfirmed in turn. So until the server answers again, Upload
+// first probes it with a GET of {URL}/ready, which is safe to repeat and
+// sends no credentials; any HTTP answer will do. While the probe gets
+// none, Upload returns a retryable error without sending the profile, so
+// an outage costs at most one unconfirmed profile and the rest are
+// retried.
 func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
+	if p.silent.Load() {
+		if err := p.probe(ctx); err != nil {
+			return Retryable(fmt.Errorf("agent: pyroscope: server not answering since a request went unanswered; profile not sent: %s", err), 0)
+		}
+		p.silent.Store(false)
+	}
 	q := url.Values{}
 	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
@@ -378,6 +397,7 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 			err = ue.Err
 		}
 		if wrote.Load() {
+			p.silent.Store(true)
 			return Unconfirmed(fmt.Errorf("agent: pyroscope: POST %s: request sent, no answer: %s", p.endpoint, p.redact(err.Error())))
 		}
 		msg := fmt.Errorf("agent: pyroscope: POST %s: %s", p.endpoint, p.redact(err.Error()))
@@ -404,6 +424,28 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return err
+}
+
+// probe sends GET {URL}/ready and reports an error when no HTTP answer
+// comes.
+func (p *Pyroscope) probe(ctx context.Context) error {
+	target := strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return errors.New("building the probe")
+	}
+	req.Header.Set("User-Agent", "arenaprof-agent")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("GET %s: %s", target, p.redact(err.Error()))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return nil
 }
 
 // ringUnhealthy reports whether a 422 body is the server's complaint that

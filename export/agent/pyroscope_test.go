@@ -690,3 +690,58 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	}
 }
+
+// TestPyroscopePausedServer: a server that stops answering for a while (as
+// one stopped with SIGSTOP) costs at most the one profile in flight, counted
+// unconfirmed; the uploader probes /ready instead of sending the next
+// profiles into the silence, and they are uploaded once it answers again.
+func TestPyroscopePausedServer(t *testing.T) {
+	resume := make(chan struct{})
+	var mu sync.Mutex
+	var probes int
+	f, srv := newFakePyroscope(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-resume:
+		default:
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-resume: // too late: the client gave up
+			case <-r.Context().Done():
+			}
+			return true
+		}
+		if r.URL.Path == "/ready" {
+			mu.Lock()
+			probes++
+			mu.Unlock()
+			return true
+		}
+		return false
+	})
+	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &testSource{name: "arena"}
+	cfg := fastConfig([]Source{src}, py)
+	cfg.Interval = 10 * time.Millisecond
+	cfg.Timeout = 50 * time.Millisecond
+	cfg.MaxRetries = 0 // bounded by MaxRetryTime only
+	cfg.QueueSize = 1000
+	a, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a silent attempt and retries", func() bool { s := a.Stats(); return s.Unconfirmed >= 1 && s.Retried >= 3 })
+	close(resume)
+	waitFor(t, "uploads after the pause", func() bool { return a.Stats().Uploaded >= 5 })
+	stopAgent(t, a)
+	s := a.Stats()
+	checkBalance(t, s)
+	reqs, bad, _ := f.requests()
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Unconfirmed != 1 || s.Failed != 0 || s.Dropped != 0 || s.Uploaded != s.Collected-1 || uint64(len(reqs)) != s.Uploaded || len(bad) > 0 || probes == 0 {
+		t.Fatalf("stats %+v, %d ingested, %d probes answered, rejected %v", s, len(reqs), probes, bad)
+	}
+}
