@@ -61,7 +61,8 @@ type Config struct {
 	// MaxBuckets bounds the profiler's memory; default
 	// profiler.DefaultMaxBuckets (see profiler.WithMaxBuckets).
 	MaxBuckets int
-	// Logger receives the agent's warnings; nil discards them.
+	// Logger receives the agent's warnings; when nil, persistent upload
+	// failures are logged through slog.Default at most once a minute.
 	Logger *slog.Logger
 }
 
@@ -88,7 +89,12 @@ type Session struct {
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	defer s.Stop(context.Background())
+//	// ... serve; on shutdown, after http.Server.Shutdown:
+//	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+//	defer cancel()
+//	err = s.Stop(ctx) // uploads the last interval
+//
+// examples/shutdown is a complete service that stops this way.
 func Start(cfg Config) (*Session, error) {
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
@@ -173,7 +179,8 @@ func (s *Session) Profiler() *profiler.Profiler { return s.prof }
 func (s *Session) Handler() http.Handler { return s.handler }
 
 // Stop uploads the last partial interval, drains the upload queues within
-// ctx's deadline and turns the profiler off. A handler mounted on
+// ctx's deadline (10 s when ctx has none; see agent.Agent.Stop) and turns
+// the profiler off. A handler mounted on
 // Config.Mux keeps serving the profile up to Stop. Calling Stop more than
 // once returns the first call's result.
 func (s *Session) Stop(ctx context.Context) error {

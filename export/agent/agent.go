@@ -268,6 +268,9 @@ type Agent struct {
 
 	collected     atomic.Uint64
 	collectErrors atomic.Uint64
+	// lastSkipped is set when Stop's time ran out before every source
+	// was collected for the last interval.
+	lastSkipped atomic.Bool
 
 	stopReq       chan context.Context
 	collectorDone chan struct{}
@@ -498,15 +501,21 @@ func (a *Agent) stop(ctx context.Context) error {
 			a.closeUploaders()
 		}()
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case len(stuck) > 0:
-		return fmt.Errorf("agent: stop: %w; %d profiles not delivered, counted as dropped; still running %v after the cancellation: %s (closed when they return; no other call follows)",
-			err, left, stopGrace, strings.Join(stuck, ", "))
-	default:
-		return fmt.Errorf("agent: stop: %w; %d profiles not delivered, counted as dropped", err, left)
 	}
+	msg := "no profile was left queued"
+	if left > 0 {
+		msg = fmt.Sprintf("%d profiles not delivered, counted as dropped", left)
+	}
+	if finished && a.lastSkipped.Load() {
+		msg += "; the last interval was not collected in time"
+	}
+	if len(stuck) > 0 {
+		msg += fmt.Sprintf("; still running %v after the cancellation: %s (closed when they return; no other call follows)",
+			stopGrace, strings.Join(stuck, ", "))
+	}
+	return fmt.Errorf("agent: stop: %w; %s", err, msg)
 }
 
 // stopGrace is how long Stop waits, once its time is up, for sources and
@@ -540,6 +549,7 @@ func (a *Agent) collectLoop(start time.Time) {
 			from = a.collect(context.Background(), from)
 		case ctx := <-a.stopReq:
 			a.collect(ctx, from)
+			a.lastSkipped.Store(ctx.Err() != nil)
 			a.closeSources(a.cfg.Sources)
 			for _, d := range a.dests {
 				d.close()

@@ -70,6 +70,7 @@ func TestStopBoundedAgainstSilentServer(t *testing.T) {
 	begin := time.Now()
 	err = a.Stop(context.Background())
 	took := time.Since(begin)
+	t.Logf("Stop: %v after %v", err, took.Round(time.Millisecond))
 	// Four profiles of 200 ms each would take 800 ms in turn.
 	if took > 5*time.Second {
 		t.Errorf("Stop took %v, want about DrainTimeout (300 ms)", took)
@@ -125,6 +126,7 @@ func TestStopCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = a.Stop(ctx)
+	t.Logf("Stop: %v", err)
 	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "still running") || !strings.Contains(err.Error(), "not delivered") {
 		t.Fatalf("Stop: %v; want a cancellation error naming nothing stuck", err)
 	}
@@ -229,6 +231,7 @@ func TestNothingAfterStop(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
 			err = a.Stop(ctx)
+			t.Logf("Stop: %v", err)
 			want := map[string]string{"source": `source "arena" (Collect)`, "uploader": `uploader "stubborn" (Upload)`}[stuck]
 			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still running") || !strings.Contains(err.Error(), want) {
 				t.Fatalf("Stop: %v; want a deadline error naming %s", err, want)
