@@ -212,8 +212,8 @@ func stopAgent(t *testing.T, a *Agent) {
 	}
 }
 
-// fastConfig is a config with small intervals and backoffs, and at most
-// two retries, for tests.
+// fastConfig is a config with small intervals and backoffs, at most two
+// retries and a logger that discards, for tests.
 func fastConfig(srcs []Source, ups ...Uploader) Config {
 	return Config{
 		AppName:       "shop",
@@ -226,6 +226,9 @@ func fastConfig(srcs []Source, ups ...Uploader) Config {
 		BackoffBase:   time.Millisecond,
 		BackoffMax:    5 * time.Millisecond,
 		RetryAfterMax: 30 * time.Millisecond,
+		// Tests that check warnings set their own; without one, failures
+		// would be logged through slog.Default.
+		Logger: slog.New(slog.DiscardHandler),
 	}
 }
 

@@ -291,6 +291,7 @@ func TestNilLoggerWarns(t *testing.T) {
 			src := &testSource{name: "arena"}
 			cfg := fastConfig([]Source{src}, rec)
 			cfg.Interval = time.Millisecond
+			cfg.Logger = nil
 			cfg.warnEvery = tt.every
 			cfg.defaultLogger = func() *slog.Logger { return def }
 			a, err := Start(cfg)
