@@ -27,7 +27,7 @@ func TestStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := "http://" + l.Addr().String()
+	refused := "http://user:pa55-w0rd-xyz@" + l.Addr().String()
 	l.Close()
 	tests := []struct {
 		name  string
@@ -89,6 +89,9 @@ func TestStats(t *testing.T) {
 			}
 			name := fmt.Sprintf("arenaprof_test_%d", i)
 			expvar.Publish(name, s.StatsVar())
+			if v := expvar.Get(name).String(); strings.Contains(v, "pa55-w0rd-xyz") {
+				t.Errorf("password in the stats: %s", v)
+			}
 			var fromVar agent.Stats
 			if err := json.Unmarshal([]byte(expvar.Get(name).String()), &fromVar); err != nil || !tt.ready(fromVar) {
 				t.Errorf("expvar: %+v, %v", fromVar, err)

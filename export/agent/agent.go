@@ -720,9 +720,9 @@ type Stats struct {
 	// Uploaded, Retried, Dropped, Failed, Unconfirmed and BytesUploaded
 	// are the sums over destinations.
 	Uploaded, Retried, Dropped, Failed, Unconfirmed, BytesUploaded uint64
-	// LastError is the most recent upload error of any destination (no
-	// credentials) and LastErrorTime when it happened; empty and zero if
-	// none.
+	// LastError is the most recent upload error of any destination (see
+	// DestinationStats.LastError) and LastErrorTime when it happened;
+	// empty and zero if none.
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
 	// Destinations holds the counters of each uploader, in Config order.
@@ -755,8 +755,9 @@ type DestinationStats struct {
 	// Queued is the current length of the queue, InFlight the profiles
 	// being uploaded or waiting for a retry (0 or 1).
 	Queued, InFlight int
-	// LastError is this destination's most recent upload error (retried
-	// or not, no credentials), and LastErrorTime when it happened.
+	// LastError is this destination's most recent upload error, retried
+	// or not, as the uploader reported it (the errors of [Pyroscope] and
+	// [Dir] hold no credentials), and LastErrorTime when it happened.
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
 }
