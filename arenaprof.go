@@ -70,7 +70,8 @@ type Config struct {
 	// second for its turn, then gets 429 Too Many Requests (see
 	// export.Limiter).
 	MaxConcurrentBuilds int
-	// Logger receives the agent's warnings; nil discards them.
+	// Logger receives the agent's warnings; when nil, persistent upload
+	// failures are logged through slog.Default at most once a minute.
 	Logger *slog.Logger
 }
 
@@ -99,7 +100,12 @@ type Session struct {
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	defer s.Stop(context.Background())
+//	// ... serve; on shutdown, after http.Server.Shutdown:
+//	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+//	defer cancel()
+//	err = s.Stop(ctx) // uploads the last interval
+//
+// examples/shutdown is a complete service that stops this way.
 func Start(cfg Config) (*Session, error) {
 	s, err := start(cfg)
 	if err != nil {
@@ -226,7 +232,8 @@ func (s *Session) Profiler() *profiler.Profiler { return s.prof }
 func (s *Session) Handler() http.Handler { return s.handler }
 
 // Stop uploads the last partial interval, drains the upload queues within
-// ctx's deadline and turns the profiler off. A handler mounted on
+// ctx's deadline (10 s when ctx has none; see agent.Agent.Stop) and turns
+// the profiler off. A handler mounted on
 // Config.Mux keeps serving the profile up to Stop. Calling Stop more than
 // once returns the first call's result.
 func (s *Session) Stop(ctx context.Context) error {

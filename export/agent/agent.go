@@ -9,6 +9,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,11 +23,19 @@ import (
 const (
 	DefaultInterval      = 15 * time.Second
 	DefaultTimeout       = 10 * time.Second
-	DefaultMaxRetries    = 2
+	DefaultDrainTimeout  = 10 * time.Second
+	DefaultMaxRetryTime  = 2 * time.Minute
 	DefaultQueueSize     = 20
 	DefaultBackoffBase   = time.Second
 	DefaultBackoffMax    = 30 * time.Second
 	DefaultRetryAfterMax = time.Minute
+
+	// DefaultMaxRetries was the default bound on the retries of one
+	// profile.
+	//
+	// Deprecated: retries are bounded by Config.MaxRetryTime; a zero
+	// Config.MaxRetries no longer selects this value but no count bound.
+	DefaultMaxRetries = 2
 
 	// MinInterval and MaxInterval bound Config.Interval.
 	MinInterval = time.Millisecond
@@ -88,11 +98,25 @@ type Config struct {
 	// Uploaders are the destinations (at least one). Each has its own queue
 	// and upload goroutine, so a slow destination never delays another.
 	Uploaders []Uploader
-	// Timeout bounds one upload attempt; default [DefaultTimeout].
+	// Timeout bounds one upload attempt; default [DefaultTimeout]. An
+	// attempt that times out after its request was sent is counted
+	// unconfirmed (see [DestinationStats]) and not retried.
 	Timeout time.Duration
-	// MaxRetries bounds the retries after a first failed attempt, for
-	// retryable errors only. Zero selects [DefaultMaxRetries]; a negative
-	// value disables retries. At most [MaxRetriesLimit].
+	// DrainTimeout bounds how long [Agent.Stop] spends collecting the
+	// last interval and delivering what is queued when its context has no
+	// deadline; default [DefaultDrainTimeout]. A context with a deadline
+	// sets the bound instead.
+	DrainTimeout time.Duration
+	// MaxRetryTime bounds how long one profile is retried, from its first
+	// attempt: retryable errors (network errors before the request was
+	// sent, 5xx, 429, an unhealthy Pyroscope ring) are retried with
+	// backoff until then, so a server that is down for less than this
+	// loses nothing while the queue has room. Default
+	// [DefaultMaxRetryTime].
+	MaxRetryTime time.Duration
+	// MaxRetries, if positive, also bounds the number of retries of one
+	// profile (at most [MaxRetriesLimit]); zero sets no count bound (only
+	// MaxRetryTime); a negative value disables retries.
 	MaxRetries int
 	// QueueSize bounds the profiles waiting for upload per destination;
 	// when it is full the oldest one is dropped. Default
@@ -106,9 +130,18 @@ type Config struct {
 	// RetryAfterMax caps the wait a server asks for with Retry-After;
 	// default [DefaultRetryAfterMax].
 	RetryAfterMax time.Duration
-	// Logger receives warnings about failed collections and uploads; nil
-	// discards them. Messages never hold credentials.
+	// Logger receives a warning about every failed collection and
+	// upload. When it is nil, failures that persist (a profile given up,
+	// dropped or unconfirmed, a third failed attempt in a row, a failed
+	// collection) are reported through slog.Default(), at most once a
+	// minute, so that a wrong URL is never silent. Messages never hold
+	// credentials.
 	Logger *slog.Logger
+
+	// warnEvery and defaultLogger replace the minute and slog.Default in
+	// tests.
+	warnEvery     time.Duration
+	defaultLogger func() *slog.Logger
 }
 
 var (
@@ -176,11 +209,15 @@ func (c Config) validate() (Config, error) {
 	if err := defaultDuration(&c.Timeout, DefaultTimeout, "Timeout"); err != nil {
 		return c, err
 	}
+	if err := defaultDuration(&c.DrainTimeout, DefaultDrainTimeout, "DrainTimeout"); err != nil {
+		return c, err
+	}
+	if err := defaultDuration(&c.MaxRetryTime, DefaultMaxRetryTime, "MaxRetryTime"); err != nil {
+		return c, err
+	}
 	switch {
-	case c.MaxRetries == 0:
-		c.MaxRetries = DefaultMaxRetries
 	case c.MaxRetries < 0:
-		c.MaxRetries = 0
+		c.MaxRetries = -1
 	case c.MaxRetries > MaxRetriesLimit:
 		return c, fmt.Errorf("agent: Config.MaxRetries %d above %d", c.MaxRetries, MaxRetriesLimit)
 	}
@@ -202,8 +239,11 @@ func (c Config) validate() (Config, error) {
 	if err := defaultDuration(&c.RetryAfterMax, DefaultRetryAfterMax, "RetryAfterMax"); err != nil {
 		return c, err
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+	if c.warnEvery == 0 {
+		c.warnEvery = time.Minute
+	}
+	if c.defaultLogger == nil {
+		c.defaultLogger = slog.Default
 	}
 	return c, nil
 }
@@ -224,19 +264,36 @@ func defaultDuration(d *time.Duration, def time.Duration, name string) error {
 // Create one with [Start]; stop it with [Agent.Stop].
 type Agent struct {
 	cfg   Config
-	log   *slog.Logger
 	dests []*dest
 
 	collected     atomic.Uint64
 	collectErrors atomic.Uint64
+	// lastSkipped is set when Stop's time ran out before every source
+	// was collected for the last interval.
+	lastSkipped atomic.Bool
 
 	stopReq       chan context.Context
 	collectorDone chan struct{}
 	uploadCtx     context.Context
 	cancelUploads context.CancelFunc
 
+	// mu guards the fields below and every counter increment, so that
+	// once final is set (when Stop returns) no counter changes and no new
+	// call to a source or an uploader begins.
+	mu    sync.Mutex
+	final bool
+	busy  map[string]int // calls in flight to sources and uploaders, by description
+	warn  warnState
+
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// warnState rate-limits the warnings sent to slog.Default when
+// Config.Logger is nil.
+type warnState struct {
+	last       time.Time // of the last warning sent
+	suppressed int       // warnings not sent since
 }
 
 // Start validates cfg, starts every source that implements [Starter] and
@@ -250,9 +307,9 @@ func Start(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg:           cfg,
-		log:           cfg.Logger,
 		stopReq:       make(chan context.Context, 1),
 		collectorDone: make(chan struct{}),
+		busy:          map[string]int{},
 	}
 	ctx := context.Background()
 	for i, s := range cfg.Sources {
@@ -261,7 +318,7 @@ func Start(cfg Config) (*Agent, error) {
 			continue
 		}
 		if err := st.Start(ctx); err != nil {
-			closeSources(cfg.Sources[:i], a.log)
+			a.closeSources(cfg.Sources[:i])
 			return nil, fmt.Errorf("agent: starting source %q: %w", s.Name(), err)
 		}
 	}
@@ -275,11 +332,70 @@ func Start(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-func closeSources(srcs []Source, log *slog.Logger) {
+// logf reports a problem. With a Logger, every problem is logged at level
+// (persistent or not); without one, only persistent problems are, through
+// slog.Default, at most once per Config.warnEvery.
+func (a *Agent) logf(level slog.Level, persistent bool, msg string, args ...any) {
+	if a.cfg.Logger != nil {
+		a.cfg.Logger.Log(context.Background(), level, msg, args...)
+		return
+	}
+	if !persistent {
+		return
+	}
+	a.mu.Lock()
+	now := time.Now()
+	if !a.warn.last.IsZero() && now.Sub(a.warn.last) < a.cfg.warnEvery {
+		a.warn.suppressed++
+		a.mu.Unlock()
+		return
+	}
+	suppressed := a.warn.suppressed
+	a.warn.last, a.warn.suppressed = now, 0
+	a.mu.Unlock()
+	args = append(args, "similar_warnings_suppressed", suppressed,
+		"note", fmt.Sprintf("set arenaprof's Logger to see every warning; without one, at most one is logged per %v", a.cfg.warnEvery))
+	a.cfg.defaultLogger().Warn(msg, args...)
+}
+
+// enter records the start of a call to a source or an uploader. It
+// returns false, and the call must not be made, once Stop has returned.
+func (a *Agent) enter(what string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.final {
+		return false
+	}
+	a.busy[what]++
+	return true
+}
+
+// leave records the end of a call begun with enter.
+func (a *Agent) leave(what string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy[what]--; a.busy[what] <= 0 {
+		delete(a.busy, what)
+	}
+}
+
+// count runs fn, which changes counters, unless Stop has returned; the
+// counters are final from then on.
+func (a *Agent) count(fn func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.final {
+		return false
+	}
+	fn()
+	return true
+}
+
+func (a *Agent) closeSources(srcs []Source) {
 	for _, s := range srcs {
 		if c, ok := s.(Closer); ok {
 			if err := c.Close(); err != nil {
-				log.Warn("arenaprof agent: closing source", "source", s.Name(), "err", err)
+				a.logf(slog.LevelWarn, true, "arenaprof agent: closing source", "source", s.Name(), "err", err)
 			}
 		}
 	}
@@ -293,18 +409,40 @@ func uploaderName(u Uploader) string {
 }
 
 // Stop collects the last, partial interval, hands it to the destinations
-// and waits for their queues to drain, all within ctx. When ctx ends first,
-// uploads in flight are cancelled and what is still queued is counted as
-// dropped; Stop then returns an error wrapping ctx.Err(). In every case,
-// when Stop returns, no goroutine of the agent, its sources or its
-// uploaders is left running. Calling Stop again returns the first result.
+// and waits for their queues to drain, within ctx's deadline, or within
+// Config.DrainTimeout when ctx has none (so Stop(context.Background())
+// returns within about DrainTimeout even when a server never answers).
+// Retries go on while that time lasts.
+//
+// When the time runs out (or ctx is cancelled) first, uploads in flight
+// are cancelled and what is still queued or in flight is counted as
+// dropped; Stop then returns an error wrapping context.DeadlineExceeded or
+// ctx.Err() that says how many profiles were not delivered, and names any
+// source or uploader that did not return within a short grace after the
+// cancellation. In every case, when Stop returns, the counters of
+// [Agent.Stats] are final and no new call to a source or an uploader
+// begins; a call that ignored the cancellation is left to return on its
+// own (its result is discarded, and the source or uploader is closed
+// then). A nil error means every profile reached a final count (uploaded,
+// failed, unconfirmed or dropped), not that all were uploaded: read
+// [Agent.Stats]. Calling Stop again returns the first result.
 func (a *Agent) Stop(ctx context.Context) error {
 	a.stopOnce.Do(func() { a.stopErr = a.stop(ctx) })
 	return a.stopErr
 }
 
 func (a *Agent) stop(ctx context.Context) error {
-	a.stopReq <- ctx
+	var drainCtx context.Context
+	var cancel context.CancelFunc
+	_, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		drainCtx, cancel = context.WithCancel(ctx)
+	} else {
+		drainCtx, cancel = context.WithTimeout(ctx, a.cfg.DrainTimeout)
+	}
+	defer cancel()
+	droppedBefore := a.Stats().Dropped
+	a.stopReq <- drainCtx
 	drained := make(chan struct{})
 	go func() {
 		<-a.collectorDone
@@ -316,53 +454,85 @@ func (a *Agent) stop(ctx context.Context) error {
 	var err error
 	select {
 	case <-drained:
-	case <-ctx.Done():
-		err = ctx.Err()
+	case <-drainCtx.Done():
+		switch {
+		case ctx.Err() != nil:
+			err = ctx.Err()
+		default:
+			err = fmt.Errorf("drain timeout %v reached: %w", a.cfg.DrainTimeout, context.DeadlineExceeded)
+		}
 	}
 	// Either everything is delivered, or it is too late: in both cases
 	// cancel what is left. Sources and uploaders that honour the
 	// cancellation return at once; one that ignores it (a hung filesystem,
 	// a custom uploader) must not hold Stop past its deadline, so after a
-	// short grace the rest of the shutdown finishes in the background.
+	// short grace Stop returns without it.
 	a.cancelUploads()
+	cancel()
+	finished := true
 	if err != nil {
 		grace := time.NewTimer(stopGrace)
-		defer grace.Stop()
 		select {
 		case <-drained:
 		case <-grace.C:
-			go func() {
-				<-drained
-				a.finishStop()
-			}()
-			return fmt.Errorf("agent: stop: %w (a source or uploader did not return; the profiles it holds are counted as dropped when it does)", err)
+			finished = false
 		}
+		grace.Stop()
 	}
-	<-drained
-	left := a.finishStop()
-	if err != nil {
-		return fmt.Errorf("agent: stop: %w (%d profiles not uploaded, counted as dropped)", err, left)
+	// From here on no counter changes and no new call begins.
+	a.mu.Lock()
+	a.final = true
+	left := -droppedBefore
+	for _, d := range a.dests {
+		d.abandon()
+		left += d.dropped.Load()
 	}
-	return nil
+	stuck := make([]string, 0, len(a.busy))
+	for what := range a.busy {
+		stuck = append(stuck, what)
+	}
+	a.mu.Unlock()
+	slices.Sort(stuck)
+	if finished {
+		a.closeUploaders()
+	} else {
+		go func() {
+			<-drained
+			a.closeUploaders()
+		}()
+	}
+	if err == nil {
+		return nil
+	}
+	msg := "no profile was left queued"
+	if left > 0 {
+		msg = fmt.Sprintf("%d profiles not delivered, counted as dropped", left)
+	}
+	if finished && a.lastSkipped.Load() {
+		msg += "; the last interval was not collected in time"
+	}
+	if len(stuck) > 0 {
+		msg += fmt.Sprintf("; still running %v after the cancellation: %s (closed when they return; no other call follows)",
+			stopGrace, strings.Join(stuck, ", "))
+	}
+	return fmt.Errorf("agent: stop: %w; %s", err, msg)
 }
 
-// stopGrace is how long Stop waits, once its context is done, for sources
-// and uploaders to notice the cancellation.
-const stopGrace = 50 * time.Millisecond
+// stopGrace is how long Stop waits, once its time is up, for sources and
+// uploaders to notice the cancellation. It covers runtime/pprof's
+// StopCPUProfile, which waits for the profile writer's next 100 ms tick.
+const stopGrace = 250 * time.Millisecond
 
-// finishStop drops what is still queued and closes the uploaders, once
-// every goroutine of the agent has returned. It returns the number dropped.
-func (a *Agent) finishStop() uint64 {
-	var left uint64
+// closeUploaders closes the uploaders, once every upload goroutine has
+// returned.
+func (a *Agent) closeUploaders() {
 	for _, d := range a.dests {
-		left += d.abandon()
 		if c, ok := d.up.(Closer); ok {
 			if cerr := c.Close(); cerr != nil {
-				a.log.Warn("arenaprof agent: closing uploader", "uploader", d.name, "err", cerr)
+				a.logf(slog.LevelWarn, true, "arenaprof agent: closing uploader", "uploader", d.name, "err", cerr)
 			}
 		}
 	}
-	return left
 }
 
 // collectLoop runs on its own goroutine until Stop asks for the last
@@ -379,7 +549,8 @@ func (a *Agent) collectLoop(start time.Time) {
 			from = a.collect(context.Background(), from)
 		case ctx := <-a.stopReq:
 			a.collect(ctx, from)
-			closeSources(a.cfg.Sources, a.log)
+			a.lastSkipped.Store(ctx.Err() != nil)
+			a.closeSources(a.cfg.Sources)
 			for _, d := range a.dests {
 				d.close()
 			}
@@ -389,27 +560,43 @@ func (a *Agent) collectLoop(start time.Time) {
 }
 
 // collect runs every source once for the interval [from, now) and returns
-// now, the start of the next interval.
+// now, the start of the next interval. Once ctx is done (Stop's time is
+// up) the remaining sources are not called.
 func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 	until := time.Now()
 	for _, s := range a.cfg.Sources {
+		if ctx.Err() != nil {
+			break
+		}
+		what := fmt.Sprintf("source %q (Collect)", s.Name())
+		if !a.enter(what) {
+			break
+		}
 		p, err := s.Collect(ctx)
+		a.leave(what)
 		if err == nil && p != nil {
 			var u *Upload
 			u, err = a.newUpload(s.Name(), p, from, until)
 			if err == nil {
-				a.collected.Add(1)
-				for _, d := range a.dests {
-					if d.push(u) {
-						a.log.Warn("arenaprof agent: upload queue full, dropped the oldest profile", "uploader", d.name)
+				var full []string
+				a.count(func() {
+					a.collected.Add(1)
+					for _, d := range a.dests {
+						if d.push(u) {
+							d.lastError("queue full: dropped the oldest profile")
+							full = append(full, d.name)
+						}
 					}
+				})
+				for _, name := range full {
+					a.logf(slog.LevelWarn, true, "arenaprof agent: upload queue full, dropped the oldest profile", "uploader", name)
 				}
 				continue
 			}
 		}
 		if err != nil {
-			a.collectErrors.Add(1)
-			a.log.Warn("arenaprof agent: collecting a profile failed", "source", s.Name(), "err", err)
+			a.count(func() { a.collectErrors.Add(1) })
+			a.logf(slog.LevelWarn, true, "arenaprof agent: collecting a profile failed", "source", s.Name(), "err", err)
 		}
 	}
 	return until
@@ -444,46 +631,71 @@ func (a *Agent) uploadLoop(d *dest) {
 }
 
 // deliver uploads u with retries. Each profile ends in exactly one of the
-// uploaded, failed or dropped counters.
+// uploaded, failed, unconfirmed or dropped counters (dropped by Stop when
+// it is still in flight then).
 func (a *Agent) deliver(d *dest, u *Upload) {
 	ctx := a.uploadCtx
+	what := fmt.Sprintf("uploader %q (Upload)", d.name)
+	first := time.Now()
 	for attempt := 0; ; attempt++ {
+		if ctx.Err() != nil || !a.enter(what) {
+			a.count(func() { d.dropped.Add(1); d.inflight.Add(-1) })
+			return
+		}
 		rctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout)
 		err := d.up.Upload(rctx, u)
-		timedOut := rctx.Err() != nil
+		timedOut := rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 		cancel()
+		a.leave(what)
 		if err == nil {
-			d.uploaded.Add(1)
+			a.count(func() {
+				d.uploaded.Add(1)
+				d.bytes.Add(uint64(len(u.Data)))
+				d.inflight.Add(-1)
+			})
 			return
 		}
-		if ctx.Err() != nil {
-			d.dropped.Add(1)
-			return
-		}
+		msg := err.Error()
+		unconfirmed := IsUnconfirmed(err)
 		retry, after := IsRetryable(err)
-		if !retry && timedOut && errors.Is(err, context.DeadlineExceeded) {
-			retry = true
+		if !unconfirmed && !retry && timedOut && errors.Is(err, context.DeadlineExceeded) {
+			// An uploader that says nothing about its timeout may have
+			// delivered: a second copy could count twice.
+			unconfirmed = true
 		}
-		if !retry || attempt >= a.cfg.MaxRetries {
-			d.failed.Add(1)
-			a.log.Warn("arenaprof agent: upload failed", "uploader", d.name, "profile", u.Profile,
-				"attempts", attempt+1, "retryable", retry, "err", err)
+		switch {
+		case unconfirmed:
+			a.count(func() { d.unconfirmed.Add(1); d.inflight.Add(-1); d.lastError(msg) })
+			a.logf(slog.LevelWarn, true, "arenaprof agent: upload unconfirmed: the request was sent but no answer came; not retried, since the destination may have stored it",
+				"uploader", d.name, "profile", u.Profile, "attempts", attempt+1, "err", msg)
+			return
+		case ctx.Err() != nil:
+			a.count(func() { d.dropped.Add(1); d.inflight.Add(-1); d.lastError(msg) })
 			return
 		}
-		d.retried.Add(1)
 		wait := a.backoff(attempt)
 		if after > 0 {
 			wait = min(after, a.cfg.RetryAfterMax)
 		}
-		a.log.Debug("arenaprof agent: retrying upload", "uploader", d.name, "profile", u.Profile, "in", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			d.dropped.Add(1)
-			return
+		if retry && a.cfg.MaxRetries >= 0 && (a.cfg.MaxRetries == 0 || attempt < a.cfg.MaxRetries) &&
+			time.Since(first)+wait <= a.cfg.MaxRetryTime {
+			a.count(func() { d.retried.Add(1); d.lastError(msg) })
+			a.logf(slog.LevelDebug, attempt >= 2, "arenaprof agent: upload failed, retrying",
+				"uploader", d.name, "profile", u.Profile, "attempts", attempt+1, "in", wait, "err", msg)
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				a.count(func() { d.dropped.Add(1); d.inflight.Add(-1) })
+				return
+			}
 		}
+		a.count(func() { d.failed.Add(1); d.inflight.Add(-1); d.lastError(msg) })
+		a.logf(slog.LevelWarn, true, "arenaprof agent: upload failed", "uploader", d.name, "profile", u.Profile,
+			"attempts", attempt+1, "retryable", retry, "for", time.Since(first).Round(time.Millisecond), "err", msg)
+		return
 	}
 }
 
@@ -499,14 +711,20 @@ func (a *Agent) backoff(attempt int) time.Duration {
 }
 
 // Stats counts what an agent did. Every profile handed to a destination
-// ends in exactly one of Uploaded, Failed or Dropped once the agent has
-// stopped; until then it may also be Queued or in flight.
+// ends in exactly one of Uploaded, Failed, Unconfirmed or Dropped once the
+// agent has stopped; until then it may also be queued or in flight.
 type Stats struct {
 	// Collected counts profiles collected (all sources);
 	// CollectErrors counts collections or encodings that failed.
 	Collected, CollectErrors uint64
-	// Uploaded, Retried, Dropped and Failed are the sums over destinations.
-	Uploaded, Retried, Dropped, Failed uint64
+	// Uploaded, Retried, Dropped, Failed, Unconfirmed and BytesUploaded
+	// are the sums over destinations.
+	Uploaded, Retried, Dropped, Failed, Unconfirmed, BytesUploaded uint64
+	// LastError is the most recent upload error of any destination (see
+	// DestinationStats.LastError) and LastErrorTime when it happened;
+	// empty and zero if none.
+	LastError     string    `json:",omitempty"`
+	LastErrorTime time.Time `json:",omitzero"`
 	// Destinations holds the counters of each uploader, in Config order.
 	Destinations []DestinationStats
 }
@@ -517,45 +735,71 @@ type DestinationStats struct {
 	Name string
 	// Enqueued counts profiles handed to this destination.
 	Enqueued uint64
-	// Uploaded counts profiles delivered.
-	Uploaded uint64
+	// Uploaded counts profiles delivered, and BytesUploaded their
+	// compressed size.
+	Uploaded, BytesUploaded uint64
 	// Retried counts retry attempts (not profiles).
 	Retried uint64
 	// Dropped counts profiles discarded without delivery: the oldest of a
-	// full queue, and those queued or in flight when Stop's context ended.
+	// full queue, and those queued or in flight when Stop's time ran out.
 	Dropped uint64
-	// Failed counts profiles given up after a non-retryable error or after
-	// the last retry.
+	// Failed counts profiles given up after a non-retryable error, or when
+	// retrying would exceed Config.MaxRetryTime or Config.MaxRetries.
 	Failed uint64
-	// Queued is the current length of the queue.
-	Queued int
+	// Unconfirmed counts profiles whose request was sent but whose answer
+	// never came (the attempt timed out or the connection broke): the
+	// destination may have stored them. They are not retried, because
+	// Pyroscope's ingest is not idempotent: a second copy would be added
+	// to the first.
+	Unconfirmed uint64
+	// Queued is the current length of the queue, InFlight the profiles
+	// being uploaded or waiting for a retry (0 or 1).
+	Queued, InFlight int
+	// LastError is this destination's most recent upload error, retried
+	// or not, as the uploader reported it (the errors of [Pyroscope] and
+	// [Dir] hold no credentials), and LastErrorTime when it happened.
+	LastError     string    `json:",omitempty"`
+	LastErrorTime time.Time `json:",omitzero"`
 }
 
 // Stats returns a snapshot of the counters. It is safe to call at any time,
-// also after Stop.
+// also after Stop, when the counters are final.
 func (a *Agent) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	s := Stats{Collected: a.collected.Load(), CollectErrors: a.collectErrors.Load()}
 	for _, d := range a.dests {
 		ds := DestinationStats{
-			Name:     d.name,
-			Enqueued: d.enqueued.Load(),
-			Uploaded: d.uploaded.Load(),
-			Retried:  d.retried.Load(),
-			Dropped:  d.dropped.Load(),
-			Failed:   d.failed.Load(),
-			Queued:   d.len(),
+			Name:          d.name,
+			Enqueued:      d.enqueued.Load(),
+			Uploaded:      d.uploaded.Load(),
+			BytesUploaded: d.bytes.Load(),
+			Retried:       d.retried.Load(),
+			Dropped:       d.dropped.Load(),
+			Failed:        d.failed.Load(),
+			Unconfirmed:   d.unconfirmed.Load(),
+			Queued:        d.len(),
+			InFlight:      int(d.inflight.Load()),
+			LastError:     d.lastErr,
+			LastErrorTime: d.lastErrAt,
 		}
 		s.Uploaded += ds.Uploaded
+		s.BytesUploaded += ds.BytesUploaded
 		s.Retried += ds.Retried
 		s.Dropped += ds.Dropped
 		s.Failed += ds.Failed
+		s.Unconfirmed += ds.Unconfirmed
+		if ds.LastErrorTime.After(s.LastErrorTime) {
+			s.LastError, s.LastErrorTime = ds.LastError, ds.LastErrorTime
+		}
 		s.Destinations = append(s.Destinations, ds)
 	}
 	return s
 }
 
 // dest is one destination: a bounded queue that drops its oldest entry
-// when full, and the counters of its upload goroutine.
+// when full, and the counters of its upload goroutine. Counters change
+// only under Agent.mu (see Agent.count); the queue has its own lock.
 type dest struct {
 	up   Uploader
 	name string
@@ -567,11 +811,23 @@ type dest struct {
 	notify chan struct{}
 	done   chan struct{}
 
-	enqueued, uploaded, retried, dropped, failed atomic.Uint64
+	enqueued, uploaded, bytes, retried, dropped, failed, unconfirmed atomic.Uint64
+	inflight                                                         atomic.Int64
+
+	// lastErr and lastErrAt are guarded by Agent.mu.
+	lastErr   string
+	lastErrAt time.Time
+}
+
+// lastError records msg as the destination's last error; the caller holds
+// Agent.mu.
+func (d *dest) lastError(msg string) {
+	d.lastErr, d.lastErrAt = truncate(msg, 512), time.Now()
 }
 
 // push appends u, dropping the oldest entry when the queue is full; it
 // reports whether it dropped one. It never blocks on the upload goroutine.
+// The caller holds Agent.mu.
 func (d *dest) push(u *Upload) (dropped bool) {
 	d.mu.Lock()
 	if len(d.queue) >= d.cap {
@@ -590,8 +846,8 @@ func (d *dest) push(u *Upload) (dropped bool) {
 	return dropped
 }
 
-// next waits for the oldest queued upload. It returns false once the queue
-// is closed and empty, or when ctx ends.
+// next waits for the oldest queued upload and counts it in flight. It
+// returns false once the queue is closed and empty, or when ctx ends.
 func (d *dest) next(ctx context.Context) (*Upload, bool) {
 	for {
 		if ctx.Err() != nil {
@@ -602,6 +858,7 @@ func (d *dest) next(ctx context.Context) (*Upload, bool) {
 			u := d.queue[0]
 			d.queue[0] = nil
 			d.queue = d.queue[1:]
+			d.inflight.Add(1)
 			d.mu.Unlock()
 			return u, true
 		}
@@ -628,14 +885,15 @@ func (d *dest) close() {
 	}
 }
 
-// abandon empties the queue, counting its entries as dropped.
-func (d *dest) abandon() uint64 {
+// abandon empties the queue and counts its entries, and the profile in
+// flight if any, as dropped. The caller holds Agent.mu and sets final.
+func (d *dest) abandon() {
 	d.mu.Lock()
-	n := uint64(len(d.queue))
+	n := uint64(len(d.queue)) + uint64(max(d.inflight.Load(), 0))
 	d.queue = nil
+	d.inflight.Store(0)
 	d.mu.Unlock()
 	d.dropped.Add(n)
-	return n
 }
 
 func (d *dest) len() int {

@@ -56,7 +56,8 @@ func TestConfigValidation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if got.Interval != DefaultInterval || got.QueueSize != DefaultQueueSize || got.Logger == nil {
+				if got.Interval != DefaultInterval || got.QueueSize != DefaultQueueSize ||
+					got.DrainTimeout != DefaultDrainTimeout || got.MaxRetryTime != DefaultMaxRetryTime {
 					t.Fatalf("defaults not applied: %+v", got)
 				}
 				return
@@ -74,8 +75,8 @@ func TestConfigValidation(t *testing.T) {
 
 func TestConfigNoRetries(t *testing.T) {
 	c, err := Config{AppName: "a", Sources: []Source{&testSource{name: "x"}}, Uploaders: []Uploader{&recorder{}}, MaxRetries: -1}.validate()
-	if err != nil || c.MaxRetries != 0 {
-		t.Fatalf("MaxRetries -1: got %d, %v; want 0", c.MaxRetries, err)
+	if err != nil || c.MaxRetries != -1 {
+		t.Fatalf("MaxRetries -1: got %d, %v; want -1", c.MaxRetries, err)
 	}
 }
 
@@ -236,31 +237,48 @@ func TestSlowDestinationDoesNotDelayOthers(t *testing.T) {
 
 func TestRetries(t *testing.T) {
 	perm := errors.New("bad request")
+	always503 := func(context.Context, int) error { return Retryable(errors.New("503"), 0) }
+	const some = ^uint64(0) // at least one, the exact number depends on the jitter
 	tests := []struct {
-		name       string
-		maxRetries int
-		fail       func(ctx context.Context, n int) error
+		name         string
+		maxRetries   int
+		maxRetryTime time.Duration
+		fail         func(ctx context.Context, n int) error
 		// per profile, with one source and a flush-only run
-		uploaded, failed, retried uint64
+		uploaded, failed, unconfirmed, retried uint64
 	}{
-		{"ok", 0, nil, 1, 0, 0},
-		{"transient then ok", 0, func(ctx context.Context, n int) error {
+		{"ok", 0, 0, nil, 1, 0, 0, 0},
+		{"transient then ok", 0, 0, func(ctx context.Context, n int) error {
 			if n <= 2 {
 				return Retryable(errors.New("503"), 0)
 			}
 			return nil
-		}, 1, 0, 2},
-		{"always retryable", 0, func(context.Context, int) error { return Retryable(errors.New("503"), 0) }, 0, 1, DefaultMaxRetries},
-		{"always retryable, 5 retries", 5, func(context.Context, int) error { return Retryable(errors.New("503"), 0) }, 0, 1, 5},
-		{"no retries", -1, func(context.Context, int) error { return Retryable(errors.New("503"), 0) }, 0, 1, 0},
-		{"permanent", 0, func(context.Context, int) error { return perm }, 0, 1, 0},
-		{"timeout is retried", 0, func(ctx context.Context, n int) error {
-			if n == 1 {
-				<-ctx.Done() // the attempt's own timeout
-				return ctx.Err()
+		}, 1, 0, 0, 2},
+		{"twelve transient failures then ok: no count bound by default", 0, 0, func(ctx context.Context, n int) error {
+			if n <= 12 {
+				return Retryable(errors.New("422 empty ring"), 0)
 			}
 			return nil
-		}, 1, 0, 1},
+		}, 1, 0, 0, 12},
+		{"always retryable, 5 retries", 5, 0, always503, 0, 1, 0, 5},
+		{"always retryable, bounded by MaxRetryTime", 0, 100 * time.Millisecond, always503, 0, 1, 0, some},
+		{"no retries", -1, 0, always503, 0, 1, 0, 0},
+		{"permanent", 0, 0, func(context.Context, int) error { return perm }, 0, 1, 0, 0},
+		{"timeout is unconfirmed, not retried", 0, 0, func(ctx context.Context, n int) error {
+			<-ctx.Done() // the attempt's own timeout
+			return ctx.Err()
+		}, 0, 0, 1, 0},
+		{"timeout marked retryable is retried", 0, 0, func(ctx context.Context, n int) error {
+			if n == 1 {
+				<-ctx.Done()
+				return Retryable(ctx.Err(), 0)
+			}
+			return nil
+		}, 1, 0, 0, 1},
+		{"unconfirmed", 0, 0, func(context.Context, int) error { return Unconfirmed(errors.New("sent, no answer")) }, 0, 0, 1, 0},
+		{"unconfirmed outranks retryable", 0, 0, func(context.Context, int) error {
+			return Retryable(Unconfirmed(errors.New("sent, no answer")), 0)
+		}, 0, 0, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,6 +287,7 @@ func TestRetries(t *testing.T) {
 			cfg.Interval = time.Hour
 			cfg.Timeout = 20 * time.Millisecond
 			cfg.MaxRetries = tt.maxRetries
+			cfg.MaxRetryTime = tt.maxRetryTime
 			a, err := Start(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -276,8 +295,15 @@ func TestRetries(t *testing.T) {
 			stopAgent(t, a)
 			s := a.Stats()
 			checkBalance(t, s)
-			if s.Uploaded != tt.uploaded || s.Failed != tt.failed || s.Retried != tt.retried || s.Dropped != 0 {
-				t.Fatalf("stats %+v, want uploaded %d failed %d retried %d", s, tt.uploaded, tt.failed, tt.retried)
+			retriedOK := s.Retried == tt.retried || tt.retried == some && s.Retried > 0
+			if s.Uploaded != tt.uploaded || s.Failed != tt.failed || s.Unconfirmed != tt.unconfirmed || !retriedOK || s.Dropped != 0 {
+				t.Fatalf("stats %+v, want uploaded %d failed %d unconfirmed %d retried %d", s, tt.uploaded, tt.failed, tt.unconfirmed, tt.retried)
+			}
+			if tt.failed+tt.unconfirmed > 0 && (s.LastError == "" || s.LastErrorTime.IsZero()) {
+				t.Errorf("no last error in %+v", s)
+			}
+			if tt.uploaded > 0 && s.BytesUploaded == 0 {
+				t.Errorf("no bytes counted in %+v", s)
 			}
 		})
 	}

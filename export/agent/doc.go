@@ -19,16 +19,26 @@
 //
 // Each destination has its own bounded queue and upload goroutine.
 // Collection only appends to the queues; a full queue drops its oldest
-// profile. Uploads time out (Config.Timeout) and errors marked [Retryable]
-// (network errors, timeouts, HTTP 5xx and 429) are retried up to
-// Config.MaxRetries times with exponential backoff and full jitter, or after
-// the server's Retry-After (capped). [Agent.Stats] counts what happened: once
-// the agent has stopped, every profile handed to a destination is counted
-// in exactly one of Uploaded, Failed and Dropped.
+// profile. Each upload attempt times out (Config.Timeout, 10 s). Errors
+// marked [Retryable] (network errors before the request was sent, HTTP 5xx
+// and 429, Pyroscope's "empty ring" while it starts) are retried with
+// capped exponential backoff and full jitter, or after the server's
+// Retry-After (capped), for up to Config.MaxRetryTime (2 min) per profile:
+// a server that is away for a minute loses nothing while the queue has
+// room. An attempt whose request was sent but never answered is counted
+// unconfirmed and not retried: the server may have stored it, and
+// Pyroscope's ingest would store a second copy too.
+//
+// [Agent.Stats] counts what happened: once the agent has stopped, every
+// profile handed to a destination is counted in exactly one of Uploaded,
+// Failed, Unconfirmed and Dropped, with the last error and its time.
+// Without a Config.Logger, persistent failures are logged through
+// slog.Default at most once a minute.
 //
 // [Agent.Stop] collects the last partial interval and drains the queues
-// within its context's deadline; when it returns, nothing the agent started
-// is still running.
+// within its context's deadline, or within Config.DrainTimeout (10 s) when
+// the context has none; when it returns, the counters are final and no
+// source or uploader is called again.
 //
 // Usage:
 //

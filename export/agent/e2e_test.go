@@ -83,8 +83,12 @@ const e2eConfidence = 1 - 1e-7
 //     pyroscope.write does; the server stores each scraped window as it is
 //     (no delta of its own on top) under the block's name;
 //   - restart: the server is stopped with SIGTERM mid-run and started again
-//     on the same data directory; the agent resumes on its own and the
-//     server stores everything it reported as uploaded.
+//     about 10 s later on the same data directory; the agent resumes on its
+//     own and the server stores everything it reported as uploaded.
+//   - pause: the server is stopped with SIGSTOP for 15 s (it accepts
+//     connections but answers nothing) and resumed with SIGCONT; nothing
+//     is dropped or failed, at most the upload in flight is unconfirmed,
+//     and the server stores everything the agent reported as uploaded.
 //
 // The server comes from ARENAPROF_PYROSCOPE_URL (.ci/run starts the one in
 // ../shared/pyroscope and sets it); without it, the test starts its own
@@ -110,12 +114,21 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("restart", func(t *testing.T) {
 		if testing.Short() {
-			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 7 s)")
+			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 15 s)")
 		}
 		if script == "" {
 			t.Skip("the restart test stops and restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
 		}
 		testServerRestart(t, script)
+	})
+	t.Run("pause", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the pause test stops a Pyroscope server of its own for 15 s")
+		}
+		if script == "" {
+			t.Skip("the pause test stops a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
+		}
+		testServerPause(t, script)
 	})
 }
 
@@ -490,12 +503,13 @@ func push(ctx context.Context, base string, data []byte, labels map[string]strin
 }
 
 // testServerRestart runs the agent against a server of its own, stops the
-// server with SIGTERM mid-run and starts it again on the same data
-// directory. The agent must resume on its own: profiles collected while the
+// server with SIGTERM mid-run and, about 10 s later, starts it again on the
+// same data directory. The agent must resume on its own: profiles collected while the
 // server was down land once it is back, and the server stores everything
 // the agent reported as uploaded, to the byte.
 func testServerRestart(t *testing.T, script string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	const restartDown = 8 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv := startPyroscope(t, script, t.TempDir())
 	p, err := profiler.Start()
@@ -512,10 +526,11 @@ func testServerRestart(t *testing.T, script string) {
 		Sources:     []agent.Source{agent.ProfilerSource(p)},
 		Uploaders:   []agent.Uploader{rec.uploader()},
 		Timeout:     2 * time.Second,
-		MaxRetries:  40,
 		BackoffBase: 50 * time.Millisecond,
-		BackoffMax:  500 * time.Millisecond,
+		BackoffMax:  time.Second,
 		QueueSize:   200,
+		// MaxRetries and MaxRetryTime at their defaults: no count bound,
+		// 2 min.
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -551,6 +566,7 @@ func testServerRestart(t *testing.T, script string) {
 	})
 	down := time.Now()
 	srv.stop(t)
+	time.Sleep(restartDown) // a slow restart: the server is gone for about 10 s
 	srv.start(t)
 	restarted := time.Now()
 	t.Logf("server restarted: SIGTERM to ready again in %v", restarted.Sub(down).Round(time.Millisecond))
@@ -607,12 +623,160 @@ func testServerRestart(t *testing.T, script string) {
 		st.Uploaded, st.Retried, during, want, got)
 }
 
+// testServerPause runs the agent against a server of its own and stops
+// the server with SIGSTOP for 15 s: the kernel still accepts connections
+// and buffers requests, but nothing answers. With the queue large enough
+// for the pause, the agent must lose nothing: no profile dropped or
+// failed, at most the one in flight when the server stopped unconfirmed,
+// and the server stores everything the agent reported as uploaded (plus,
+// perhaps, the unconfirmed one).
+func testServerPause(t *testing.T, script string) {
+	const pause = 15 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
+	defer cancel()
+	srv := startPyroscope(t, script, t.TempDir())
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	app := fmt.Sprintf("arenaprof_pause_%d", time.Now().UnixNano())
+	rec := newRecorder(t, srv.url)
+	begin := time.Now().Add(-time.Second)
+	a, err := agent.Start(agent.Config{
+		AppName:     app,
+		Interval:    250 * time.Millisecond,
+		Sources:     []agent.Source{agent.ProfilerSource(p)},
+		Uploaders:   []agent.Uploader{rec.uploader()},
+		Timeout:     2 * time.Second,
+		BackoffBase: 50 * time.Millisecond,
+		BackoffMax:  500 * time.Millisecond,
+		QueueSize:   200, // 50 s of profiles: room for the pause
+		// MaxRetries and MaxRetryTime at their defaults: no count bound,
+		// 2 min.
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			a.Stop(context.Background())
+		}
+	}()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		ar := arena.NewArena(arena.WithSeed(7, 8))
+		for {
+			for range 20_000 {
+				arena.New[e2eRecord](ar)
+			}
+			ar.Reset()
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	waitUntil(ctx, t, "uploads before the pause", func() error {
+		if n := len(rec.all()); n < 3 {
+			return fmt.Errorf("%d uploads", n)
+		}
+		return nil
+	})
+	if err := syscall.Kill(srv.pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	resumed := false
+	defer func() {
+		if !resumed {
+			syscall.Kill(srv.pid, syscall.SIGCONT)
+		}
+	}()
+	time.Sleep(pause)
+	during := a.Stats()
+	if err := syscall.Kill(srv.pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	cont := time.Now()
+	waitUntil(ctx, t, "the queue drained after the pause", func() error {
+		s := a.Stats()
+		n := 0
+		for _, u := range rec.all() {
+			if u.Until.After(cont) {
+				n++
+			}
+		}
+		if n < 3 || s.Destinations[0].Queued > 1 {
+			return fmt.Errorf("%d uploads of intervals after the pause, %d queued", n, s.Destinations[0].Queued)
+		}
+		return nil
+	})
+	close(done)
+	wg.Wait()
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	stopped = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := a.Stats()
+	t.Logf("during the pause: %d collected, %d uploaded, %d retries, %d queued, %d unconfirmed; last error %q",
+		during.Collected, during.Uploaded, during.Retried, during.Destinations[0].Queued, during.Unconfirmed, during.LastError)
+	if st.Failed != 0 || st.Dropped != 0 || st.Unconfirmed > 1 || st.Uploaded+st.Unconfirmed != st.Collected ||
+		st.Uploaded != uint64(len(rec.all())) || st.Unconfirmed != uint64(len(rec.unconfirmed())) {
+		t.Fatalf("agent stats %+v, %d recorded, %d unconfirmed: nothing may be dropped or failed", st, len(rec.all()), len(rec.unconfirmed()))
+	}
+	var inPause int
+	for _, u := range rec.all() {
+		if u.Until.After(paused) && u.Until.Before(cont) {
+			inPause++
+		}
+	}
+	if inPause < int(pause/(250*time.Millisecond))/2 {
+		t.Errorf("only %d uploads of intervals ending during the %v pause", inPause, pause)
+	}
+	sum := func(us []recorded) int64 {
+		var n int64
+		for _, u := range us {
+			pp, err := profile.ParseData(u.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(pp.SampleType, func(st *profile.ValueType) bool { return st.Type == "alloc_space" })
+			for _, s := range pp.Sample {
+				n += s.Value[i]
+			}
+		}
+		return n
+	}
+	want, maybe := sum(rec.all()), sum(rec.unconfirmed())
+	until := time.Now().Add(time.Minute)
+	var got int64
+	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
+		var err error
+		got, err = renderTotal(ctx, srv.url, "memory:alloc_space:bytes:space:bytes", selector(app+".arena"), begin, until)
+		if err == nil && got != want && got != want+maybe {
+			err = fmt.Errorf("stored %d, pushed %d uploaded + %d unconfirmed", got, want, maybe)
+		}
+		return err
+	})
+	t.Logf("%d uploads (%d retries), %d unconfirmed (stored: %v), %d of intervals ending during the pause; alloc_space pushed %d, stored %d",
+		st.Uploaded, st.Retried, st.Unconfirmed, maybe > 0 && got == want+maybe, inPause, want, got)
+}
+
 // recorder wraps a Pyroscope uploader and keeps every upload the server
-// accepted.
+// accepted, and those left unconfirmed.
 type recorder struct {
-	py *agent.Pyroscope
-	mu sync.Mutex
-	ok []recorded
+	py     *agent.Pyroscope
+	mu     sync.Mutex
+	ok     []recorded
+	unconf []recorded
 }
 
 type recorded struct {
@@ -632,6 +796,11 @@ func newRecorder(t *testing.T, base string) *recorder {
 func (r *recorder) uploader() agent.Uploader {
 	return agent.UploaderFunc("pyroscope", func(ctx context.Context, u *agent.Upload) error {
 		if err := r.py.Upload(ctx, u); err != nil {
+			if agent.IsUnconfirmed(err) {
+				r.mu.Lock()
+				r.unconf = append(r.unconf, recorded{u, time.Now()})
+				r.mu.Unlock()
+			}
 			return err
 		}
 		r.mu.Lock()
@@ -645,6 +814,12 @@ func (r *recorder) all() []recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.ok)
+}
+
+func (r *recorder) unconfirmed() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.unconf)
 }
 
 func (r *recorder) profiles(t *testing.T, name string) []*profile.Profile {

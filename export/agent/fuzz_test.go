@@ -52,23 +52,25 @@ func FuzzParseRetryAfter(f *testing.F) {
 // FuzzConfigNumbers feeds arbitrary numbers to the config: validation
 // either rejects them with an error or yields values within the bounds.
 func FuzzConfigNumbers(f *testing.F) {
-	f.Add(int64(0), int64(0), int64(0), int64(0), int64(0), 0, 0)
-	f.Add(int64(-1), int64(1), int64(1<<62), int64(-1<<62), int64(5), -5, 1<<20)
-	f.Add(int64(time.Millisecond), int64(time.Second), int64(time.Second), int64(time.Millisecond), int64(1), 1000, -1)
-	f.Fuzz(func(t *testing.T, interval, timeout, base, maxB, retryAfter int64, retries, queue int) {
+	f.Add(int64(0), int64(0), int64(0), int64(0), int64(0), 0, 0, int64(0), int64(0))
+	f.Add(int64(-1), int64(1), int64(1<<62), int64(-1<<62), int64(5), -5, 1<<20, int64(-1), int64(1<<62))
+	f.Add(int64(time.Millisecond), int64(time.Second), int64(time.Second), int64(time.Millisecond), int64(1), 1000, -1, int64(time.Hour), int64(1))
+	f.Fuzz(func(t *testing.T, interval, timeout, base, maxB, retryAfter int64, retries, queue int, drain, retryTime int64) {
 		c := Config{
 			AppName: "a", Sources: []Source{&testSource{name: "x"}}, Uploaders: []Uploader{&recorder{}},
 			Interval: time.Duration(interval), Timeout: time.Duration(timeout),
 			BackoffBase: time.Duration(base), BackoffMax: time.Duration(maxB),
 			RetryAfterMax: time.Duration(retryAfter), MaxRetries: retries, QueueSize: queue,
+			DrainTimeout: time.Duration(drain), MaxRetryTime: time.Duration(retryTime),
 		}
 		got, err := c.validate()
 		if err != nil {
 			return
 		}
 		if got.Interval < MinInterval || got.Interval > MaxInterval || got.Timeout <= 0 ||
-			got.MaxRetries < 0 || got.MaxRetries > MaxRetriesLimit || got.QueueSize < 1 || got.QueueSize > MaxQueueSize ||
-			got.BackoffBase <= 0 || got.BackoffMax < got.BackoffBase || got.RetryAfterMax <= 0 {
+			got.MaxRetries < -1 || got.MaxRetries > MaxRetriesLimit || got.QueueSize < 1 || got.QueueSize > MaxQueueSize ||
+			got.BackoffBase <= 0 || got.BackoffMax < got.BackoffBase || got.RetryAfterMax <= 0 ||
+			got.DrainTimeout <= 0 || got.DrainTimeout > 24*time.Hour || got.MaxRetryTime <= 0 || got.MaxRetryTime > 24*time.Hour {
 			t.Fatalf("accepted out-of-bounds config %+v", got)
 		}
 		a := &Agent{cfg: got}

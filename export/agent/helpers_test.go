@@ -185,9 +185,9 @@ func checkNoLeak(t *testing.T, base int) {
 func checkBalance(t *testing.T, s Stats) {
 	t.Helper()
 	for _, d := range s.Destinations {
-		if d.Enqueued != d.Uploaded+d.Failed+d.Dropped || d.Queued != 0 {
-			t.Errorf("%s: enqueued %d != uploaded %d + failed %d + dropped %d (queued %d)",
-				d.Name, d.Enqueued, d.Uploaded, d.Failed, d.Dropped, d.Queued)
+		if d.Enqueued != d.Uploaded+d.Failed+d.Dropped+d.Unconfirmed || d.Queued != 0 || d.InFlight != 0 {
+			t.Errorf("%s: enqueued %d != uploaded %d + failed %d + dropped %d + unconfirmed %d (queued %d, in flight %d)",
+				d.Name, d.Enqueued, d.Uploaded, d.Failed, d.Dropped, d.Unconfirmed, d.Queued, d.InFlight)
 		}
 	}
 	if want := s.Collected * uint64(len(s.Destinations)); sumEnqueued(s) != want {
@@ -212,7 +212,8 @@ func stopAgent(t *testing.T, a *Agent) {
 	}
 }
 
-// fastConfig is a config with small intervals and backoffs for tests.
+// fastConfig is a config with small intervals and backoffs, at most two
+// retries and a logger that discards, for tests.
 func fastConfig(srcs []Source, ups ...Uploader) Config {
 	return Config{
 		AppName:       "shop",
@@ -221,9 +222,13 @@ func fastConfig(srcs []Source, ups ...Uploader) Config {
 		Sources:       srcs,
 		Uploaders:     ups,
 		Timeout:       2 * time.Second,
+		MaxRetries:    2,
 		BackoffBase:   time.Millisecond,
 		BackoffMax:    5 * time.Millisecond,
 		RetryAfterMax: 30 * time.Millisecond,
+		// Tests that check warnings set their own; without one, failures
+		// would be logged through slog.Default.
+		Logger: slog.New(slog.DiscardHandler),
 	}
 }
 

@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -98,13 +100,64 @@ func (c PyroscopeConfig) GoString() string { return "agent.PyroscopeConfig" + c.
 // LogValue is String, so that log/slog redacts too.
 func (c PyroscopeConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
-// redactURL returns raw with any password replaced (url.URL.Redacted), or
-// "(unparsable URL)" when it cannot be parsed.
+// MarshalJSON encodes c with every secret redacted, as String does: the
+// URL without its password and query values, "REDACTED" for the tenant,
+// the basic-auth password, the bearer token and each header value. Client
+// becomes true when set. There is no UnmarshalJSON: the output describes a
+// configuration, it cannot restore one.
+func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
+	redacted := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "REDACTED"
+	}
+	var headers map[string]string
+	if len(c.Headers) > 0 {
+		headers = make(map[string]string, len(c.Headers))
+		for k := range c.Headers {
+			headers[k] = "REDACTED"
+		}
+	}
+	return json.Marshal(struct {
+		URL               string
+		TenantID          string            `json:",omitempty"`
+		BasicAuthUser     string            `json:",omitempty"`
+		BasicAuthPassword string            `json:",omitempty"`
+		BearerToken       string            `json:",omitempty"`
+		Headers           map[string]string `json:",omitempty"`
+		SpyName           string            `json:",omitempty"`
+		RawBody           bool              `json:",omitempty"`
+		Client            bool              `json:",omitempty"`
+	}{
+		URL:               redactURL(c.URL),
+		TenantID:          redacted(c.TenantID),
+		BasicAuthUser:     c.BasicAuthUser,
+		BasicAuthPassword: redacted(c.BasicAuthPassword),
+		BearerToken:       redacted(c.BearerToken),
+		Headers:           headers,
+		SpyName:           c.SpyName,
+		RawBody:           c.RawBody,
+		Client:            c.Client != nil,
+	})
+}
+
+// redactURL returns raw with any password and every query value replaced
+// (access tokens travel there), or "(unparsable URL)" when it cannot be
+// parsed.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
 	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment, u.RawFragment = "", ""
 	return u.Redacted()
 }
 
@@ -128,11 +181,15 @@ func redactURL(raw string) string {
 // and white space or control characters, which become '_'; the whole name is
 // then URL-encoded as a query value.
 //
-// Network errors, timeouts, 5xx and 429 responses are retryable, honouring
-// a Retry-After header, and so is a 422 that reports an unhealthy ring
-// ("empty ring" while the server starts, "unhealthy instances" while it
-// stops); other responses (such as 422 for a body the server cannot parse,
-// or 401) fail the upload. No error or log
+// Network errors and timeouts before the whole request was sent, 5xx and
+// 429 responses are retryable, honouring a Retry-After header, and so is
+// a 422 that reports an unhealthy ring ("empty ring" while the server
+// starts, "unhealthy instances" while it stops); other responses (such as
+// 422 for a body the server cannot parse, 401, or a redirect, which is
+// never followed) fail the upload. A timeout or network error after the
+// request was sent makes the upload [Unconfirmed]: the server may still
+// store it (a server stopped with SIGSTOP reads it when it resumes), and a
+// retry could store it twice. No error or log
 // message holds the password, the token or URL user information.
 type Pyroscope struct {
 	endpoint string // scheme://host/path/ingest, without credentials
@@ -140,6 +197,10 @@ type Pyroscope struct {
 	client   *http.Client
 	own      *http.Transport // non-nil when the client is ours
 	secrets  []string
+
+	// silent is set when a request went unanswered: until the server
+	// answers a probe, no profile is sent (see Upload).
+	silent atomic.Bool
 }
 
 // NewPyroscope checks cfg and returns the destination.
@@ -236,6 +297,9 @@ func validHeaderName(k string) bool {
 // String names the destination by its endpoint, without credentials.
 func (p *Pyroscope) String() string { return "pyroscope:" + p.endpoint }
 
+// GoString is String, so that %#v shows no credentials either.
+func (p *Pyroscope) GoString() string { return "&agent.Pyroscope{" + p.String() + "}" }
+
 // Close releases the idle connections of the uploader's own client.
 func (p *Pyroscope) Close() error {
 	if p.own != nil {
@@ -255,7 +319,22 @@ func (p *Pyroscope) redact(s string) string {
 }
 
 // Upload sends u in one request.
+//
+// After a request went unanswered (an [Unconfirmed] error), the server may
+// be stopped or overloaded: sending the next profiles would leave each of
+// them unconfirmed in turn. So until the server answers again, Upload
+// first probes it with a GET of {URL}/ready, which is safe to repeat and
+// sends no credentials; any HTTP answer will do. While the probe gets
+// none, Upload returns a retryable error without sending the profile, so
+// an outage costs at most one unconfirmed profile and the rest are
+// retried.
 func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
+	if p.silent.Load() {
+		if err := p.probe(ctx); err != nil {
+			return Retryable(fmt.Errorf("agent: pyroscope: server not answering since a request went unanswered; profile not sent: %s", err), 0)
+		}
+		p.silent.Store(false)
+	}
 	q := url.Values{}
 	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
@@ -294,6 +373,21 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	default:
 		req.Header.Del("Authorization")
 	}
+	// Whether the whole request reached the connection decides what a
+	// failure means: before, the server cannot have stored the profile and
+	// a retry is safe; after, it may have (a stopped or overloaded server
+	// reads it later), so the upload is unconfirmed.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// The transport may resend on a new connection (a keep-alive
+		// connection the server had closed): each attempt starts afresh.
+		GotConn: func(httptrace.GotConnInfo) { wrote.Store(false) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
 	resp, err := p.client.Do(req)
 	if err != nil {
 		// *url.Error repeats the URL; report the inner error against the
@@ -301,6 +395,10 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if wrote.Load() {
+			p.silent.Store(true)
+			return Unconfirmed(fmt.Errorf("agent: pyroscope: POST %s: request sent, no answer: %s", p.endpoint, p.redact(err.Error())))
 		}
 		msg := fmt.Errorf("agent: pyroscope: POST %s: %s", p.endpoint, p.redact(err.Error()))
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -326,6 +424,28 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return err
+}
+
+// probe sends GET {URL}/ready and reports an error when no HTTP answer
+// comes.
+func (p *Pyroscope) probe(ctx context.Context) error {
+	target := strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return errors.New("building the probe")
+	}
+	req.Header.Set("User-Agent", "arenaprof-agent")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("GET %s: %s", target, p.redact(err.Error()))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return nil
 }
 
 // ringUnhealthy reports whether a 422 body is the server's complaint that

@@ -436,29 +436,41 @@ func TestPyroscopeFaults(t *testing.T) {
 		http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusTemporaryRedirect)
 		return true
 	}
+	slow := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		time.Sleep(30 * time.Millisecond) // within the 2 s timeout
+		return false
+	}
+	emptyRing := body(422, `{"code":"unknown","message":"empty ring"}`)
+	const some = -1 // at least three calls (two retries), as many as MaxRetryTime allows
 	tests := []struct {
-		name                      string
-		respond                   func(int, http.ResponseWriter, *http.Request) bool
-		timeout                   time.Duration
-		uploaded, failed, retried uint64
-		calls                     int
-		minGap                    time.Duration // between the first two attempts
+		name                     string
+		respond                  func(int, http.ResponseWriter, *http.Request) bool
+		timeout                  time.Duration
+		maxRetries               int           // 0: fastConfig's 2
+		maxRetryTime             time.Duration // 0: the default
+		uploaded, failed, unconf uint64
+		calls                    int
+		minGap                   time.Duration // between the first two attempts
 	}{
-		{"500 always", status(500), 0, 0, 1, 2, 3, 0},
-		{"503 twice", firstN(2, status(503)), 0, 1, 0, 2, 3, 0},
-		{"429 with Retry-After", firstN(1, status(429, "Retry-After", "1")), 0, 1, 0, 1, 2, 30 * time.Millisecond},
-		{"429 without Retry-After", firstN(1, status(429)), 0, 1, 0, 1, 2, 0},
-		{"400 is not retried", status(400), 0, 0, 1, 0, 1, 0},
-		{"401 is not retried", status(401), 0, 0, 1, 0, 1, 0},
+		{"500 always", status(500), 0, 0, 0, 0, 1, 0, 3, 0},
+		{"500 always, retried until MaxRetryTime", status(500), 0, MaxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
+		{"503 twice", firstN(2, status(503)), 0, 0, 0, 1, 0, 0, 3, 0},
+		{"429 with Retry-After", firstN(1, status(429, "Retry-After", "1")), 0, 0, 0, 1, 0, 0, 2, 30 * time.Millisecond},
+		{"429 without Retry-After", firstN(1, status(429)), 0, 0, 0, 1, 0, 0, 2, 0},
+		{"400 is not retried", status(400), 0, 0, 0, 0, 1, 0, 1, 0},
+		{"401 is not retried", status(401), 0, 0, 0, 0, 1, 0, 1, 0},
 		// The real server's answers while its ring is not ready.
-		{"422 empty ring is retried", firstN(2, body(422, `{"code":"unknown","message":"empty ring"}`)), 0, 1, 0, 2, 3, 0},
-		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 1, 0, 1, 2, 0},
-		{"422 unparsable is not retried", body(422, `{"code":"unknown","message":"parsing IngestInput-pprof failed"}`), 0, 0, 1, 0, 1, 0},
-		{"redirect is not followed", redirect, 0, 0, 1, 0, 1, 0},
-		{"hang past timeout", hang, 50 * time.Millisecond, 0, 1, 2, 3, 0},
-		{"hang once", firstN(1, hang), 50 * time.Millisecond, 1, 0, 1, 2, 0},
-		{"connection closed", hangup, 0, 0, 1, 2, 3, 0},
-		{"connection closed once", firstN(1, hangup), 0, 1, 0, 1, 2, 0},
+		{"422 empty ring is retried", firstN(2, emptyRing), 0, 0, 0, 1, 0, 0, 3, 0},
+		{"422 empty ring ten times is retried", firstN(10, emptyRing), 0, MaxRetriesLimit, 0, 1, 0, 0, 11, 0},
+		{"422 empty ring for ever: given up at MaxRetryTime", emptyRing, 0, MaxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
+		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
+		{"422 unparsable is not retried", body(422, `{"code":"unknown","message":"parsing IngestInput-pprof failed"}`), 0, 0, 0, 0, 1, 0, 1, 0},
+		{"redirect is not followed", redirect, 0, 0, 0, 0, 1, 0, 1, 0},
+		{"slow answer within the timeout", slow, 0, 0, 0, 1, 0, 0, 1, 0},
+		// Sent, no answer: the server may have stored it; a retry could
+		// store it twice.
+		{"hang past timeout is unconfirmed", hang, 50 * time.Millisecond, 0, 0, 0, 0, 1, 1, 0},
+		{"connection closed after the request is unconfirmed", hangup, 0, 0, 0, 0, 0, 1, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -479,6 +491,10 @@ func TestPyroscopeFaults(t *testing.T) {
 			if tt.timeout > 0 {
 				cfg.Timeout = tt.timeout
 			}
+			if tt.maxRetries != 0 {
+				cfg.MaxRetries = tt.maxRetries
+			}
+			cfg.MaxRetryTime = tt.maxRetryTime
 			a, err := Start(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -487,10 +503,14 @@ func TestPyroscopeFaults(t *testing.T) {
 			s := a.Stats()
 			checkBalance(t, s)
 			reqs, bad, calls := f.requests()
-			if s.Uploaded != tt.uploaded || s.Failed != tt.failed || s.Retried != tt.retried || s.Dropped != 0 {
-				t.Errorf("stats %+v, want uploaded %d failed %d retried %d", s, tt.uploaded, tt.failed, tt.retried)
+			if s.Uploaded != tt.uploaded || s.Failed != tt.failed || s.Unconfirmed != tt.unconf || s.Dropped != 0 {
+				t.Errorf("stats %+v, want uploaded %d failed %d unconfirmed %d", s, tt.uploaded, tt.failed, tt.unconf)
 			}
-			if calls != tt.calls || len(bad) > 0 || uint64(len(reqs)) != tt.uploaded {
+			if want := uint64(max(calls-1, 0)); s.Retried != want {
+				t.Errorf("%d retries, want %d (one per call after the first)", s.Retried, want)
+			}
+			callsOK := calls == tt.calls || tt.calls == some && calls >= 3
+			if !callsOK || len(bad) > 0 || uint64(len(reqs)) != tt.uploaded {
 				t.Errorf("%d calls (want %d), %d ingested, rejected %v", calls, tt.calls, len(reqs), bad)
 			}
 			mu.Lock()
@@ -534,7 +554,8 @@ func TestDeadBackendNeverBlocksCollection(t *testing.T) {
 	}
 	s := a.Stats()
 	checkBalance(t, s)
-	if s.Uploaded != 0 || s.Failed != 0 || s.Dropped != s.Collected || s.Collected < 20 {
+	// The upload in flight when Stop gave up had been sent: unconfirmed.
+	if s.Uploaded != 0 || s.Failed != 0 || s.Unconfirmed > 1 || s.Dropped+s.Unconfirmed != s.Collected || s.Collected < 20 {
 		t.Fatalf("stats %+v", s)
 	}
 }
@@ -566,18 +587,31 @@ func TestSecretStraddlingTheCut(t *testing.T) {
 	}
 }
 
-// TestConfigPrintsRedacted: %v, %+v, %s, %#v and slog never show a secret.
+// TestConfigPrintsRedacted: %v, %+v, %s, %#v, slog and encoding/json
+// never show a secret, also inside a struct that holds the config.
 func TestConfigPrintsRedacted(t *testing.T) {
 	c := PyroscopeConfig{
-		URL:      "http://admin:hunter2pass@host:4040",
+		URL:      "http://admin:hunter2pass@host:4040/?access_token=qtok-secret-4",
 		TenantID: "tenant-secret", BasicAuthUser: "u", BasicAuthPassword: "pw-secret-1",
 		BearerToken: "tok-secret-2", Headers: map[string]string{"X-Api-Key": "key-secret-3"},
 	}
 	var logs strings.Builder
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("cfg", "config", c)
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("cfg", "config", c)
-	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%s", c), fmt.Sprintf("%#v", c), fmt.Sprint(&c), logs.String()} {
-		for _, secret := range []string{"hunter2pass", "tenant-secret", "pw-secret-1", "tok-secret-2", "key-secret-3"} {
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsPtr, err := json.Marshal(struct{ Pyroscope *PyroscopeConfig }{&c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js, &back); err != nil || back["BasicAuthUser"] != "u" || back["BearerToken"] != "REDACTED" {
+		t.Errorf("JSON %s: %v", js, err)
+	}
+	for _, out := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%s", c), fmt.Sprintf("%#v", c), fmt.Sprint(&c), logs.String(), string(js), string(jsPtr)} {
+		for _, secret := range []string{"hunter2pass", "tenant-secret", "pw-secret-1", "tok-secret-2", "key-secret-3", "qtok-secret-4"} {
 			if strings.Contains(out, secret) {
 				t.Errorf("%q leaked in %s", secret, out)
 			}
@@ -644,7 +678,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Fatalf("config %d: stats %+v", i, s)
 		}
 		uerr := py.Upload(t.Context(), &Upload{AppName: "a", Profile: "arena", Data: []byte("x")})
-		all := logs.String() + fmt.Sprint(s) + py.String() + fmt.Sprint(uerr)
+		js, _ := json.Marshal(py)
+		all := logs.String() + fmt.Sprint(s) + py.String() + fmt.Sprint(uerr) + fmt.Sprintf("%#v %+v %v", py, py, cfg) + string(js)
 		if !strings.Contains(logs.String(), "upload failed") || uerr == nil {
 			t.Fatalf("config %d: failure not reported: %s / %v", i, logs.String(), uerr)
 		}
@@ -653,5 +688,60 @@ func TestSecretsNeverLeak(t *testing.T) {
 				t.Fatalf("config %d: secret %q leaked in:\n%s", i, secret, all)
 			}
 		}
+	}
+}
+
+// TestPyroscopePausedServer: a server that stops answering for a while (as
+// one stopped with SIGSTOP) costs at most the one profile in flight, counted
+// unconfirmed; the uploader probes /ready instead of sending the next
+// profiles into the silence, and they are uploaded once it answers again.
+func TestPyroscopePausedServer(t *testing.T) {
+	resume := make(chan struct{})
+	var mu sync.Mutex
+	var probes int
+	f, srv := newFakePyroscope(t, func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		select {
+		case <-resume:
+		default:
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-resume: // too late: the client gave up
+			case <-r.Context().Done():
+			}
+			return true
+		}
+		if r.URL.Path == "/ready" {
+			mu.Lock()
+			probes++
+			mu.Unlock()
+			return true
+		}
+		return false
+	})
+	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &testSource{name: "arena"}
+	cfg := fastConfig([]Source{src}, py)
+	cfg.Interval = 10 * time.Millisecond
+	cfg.Timeout = 50 * time.Millisecond
+	cfg.MaxRetries = 0 // bounded by MaxRetryTime only
+	cfg.QueueSize = 1000
+	a, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a silent attempt and retries", func() bool { s := a.Stats(); return s.Unconfirmed >= 1 && s.Retried >= 3 })
+	close(resume)
+	waitFor(t, "uploads after the pause", func() bool { return a.Stats().Uploaded >= 5 })
+	stopAgent(t, a)
+	s := a.Stats()
+	checkBalance(t, s)
+	reqs, bad, _ := f.requests()
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Unconfirmed != 1 || s.Failed != 0 || s.Dropped != 0 || s.Uploaded != s.Collected-1 || uint64(len(reqs)) != s.Uploaded || len(bad) > 0 || probes == 0 {
+		t.Fatalf("stats %+v, %d ingested, %d probes answered, rejected %v", s, len(reqs), probes, bad)
 	}
 }

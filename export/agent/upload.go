@@ -15,8 +15,11 @@ import (
 // to every destination.
 //
 // An error wrapped with [Retryable] asks the agent to try again (with
-// backoff, up to Config.MaxRetries); any other error fails the upload at
-// once. An attempt that ends because its timeout expired is retried too.
+// backoff, within Config.MaxRetryTime); one wrapped with [Unconfirmed]
+// says the destination may have stored the profile; any other error fails
+// the upload at once. An attempt that ends because its timeout expired,
+// with an error marked neither way, is counted unconfirmed: an uploader
+// whose requests are safe to repeat should mark such errors [Retryable].
 // If the Uploader implements [Closer], Close is called once when the agent
 // stops; if it implements fmt.Stringer, String names it in [Stats] and logs
 // (it must not reveal credentials).
@@ -119,6 +122,37 @@ func IsRetryable(err error) (bool, time.Duration) {
 		return true, re.After
 	}
 	return false, 0
+}
+
+// UnconfirmedError marks an upload error after which the destination may
+// or may not hold the profile: the request was sent, but no answer came
+// (the attempt timed out, the connection broke). The agent counts such a
+// profile as unconfirmed and does not retry it, since a destination that
+// did store it would then hold it twice (Pyroscope's ingest adds what it
+// receives; it does not deduplicate).
+type UnconfirmedError struct {
+	Err error
+}
+
+// Error returns the wrapped error's message.
+func (e *UnconfirmedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *UnconfirmedError) Unwrap() error { return e.Err }
+
+// Unconfirmed wraps err as an [UnconfirmedError]; it returns nil for a nil
+// err.
+func Unconfirmed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UnconfirmedError{Err: err}
+}
+
+// IsUnconfirmed reports whether err is (or wraps) an [UnconfirmedError].
+func IsUnconfirmed(err error) bool {
+	var ue *UnconfirmedError
+	return errors.As(err, &ue)
 }
 
 // uploaderFunc adapts a function to Uploader.

@@ -1,0 +1,70 @@
+package arenaprof
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/arenaprof/arenaprof/export/agent"
+)
+
+// Stats returns the counters of the session's uploads: profiles collected,
+// uploaded (and their bytes), retried, dropped, failed and unconfirmed,
+// and the last upload error (without credentials) with its time, in total
+// and per destination. It is the zero value when the session uploads
+// nothing (no PyroscopeURL, Pyroscope or Dir). After Stop the counters are
+// final.
+func (s *Session) Stats() agent.Stats {
+	if s == nil || s.agent == nil {
+		return agent.Stats{}
+	}
+	return s.agent.Stats()
+}
+
+// StatsHandler returns a handler that serves [Session.Stats] as JSON, for
+// the service to mount where it keeps its own diagnostics:
+//
+//	mux.Handle("/debug/arenaprof/stats", s.StatsHandler())
+//
+// It answers GET and HEAD; other methods get 405.
+func (s *Session) StatsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		b, err := json.MarshalIndent(s.Stats(), "", "  ")
+		if err != nil {
+			http.Error(w, "encoding stats: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.Method == http.MethodHead {
+			return
+		}
+		w.Write(append(b, '\n'))
+	})
+}
+
+// StatsVar returns [Session.Stats] as an expvar.Var, read at each call of
+// its String method (which returns them as JSON). Publish it under a name
+// of your choosing:
+//
+//	expvar.Publish("arenaprof", s.StatsVar())
+//
+// This package does not import expvar itself: importing it mounts
+// /debug/vars on http.DefaultServeMux.
+func (s *Session) StatsVar() fmt.Stringer { return statsVar{s} }
+
+type statsVar struct{ s *Session }
+
+func (v statsVar) String() string {
+	b, err := json.Marshal(v.s.Stats())
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
