@@ -127,7 +127,7 @@ type stratum struct {
 
 // group accumulates one row.
 type group struct {
-	row    TableRow
+	row     TableRow
 	strata  map[int64]*stratum // arena samples, by sampling mean
 	certain int64              // bytes of the sampled arena objects (0 when their size is not recorded)
 	heap    heapSums           // Go heap samples
