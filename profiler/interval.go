@@ -116,7 +116,7 @@ func ComputeInterval(s, u, mean int64, confidence float64, w Window) (Interval, 
 		return Interval{}, fmt.Errorf("profiler: unknown window %d", uint8(w))
 	}
 	alpha := 1 - confidence
-	lo, hi, err := intervalFailures(s, mean, alpha/2, w)
+	lo, hi, err := intervalFailures(s, mean, alpha/2, w, false)
 	if err != nil {
 		return Interval{}, err
 	}
@@ -136,8 +136,9 @@ func ComputeInterval(s, u, mean int64, confidence float64, w Window) (Interval, 
 }
 
 // intervalFailures returns the failed-trial bounds for s events under mean
-// when each side may miss with probability tail.
-func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err error) {
+// when each side may miss with probability tail; shown makes the lower
+// bound conditional on at least one event (see [GroupIntervalShown]).
+func intervalFailures(s, mean int64, tail float64, w Window, shown bool) (lo, hi int64, err error) {
 	if mean == 1 {
 		return 0, 0, nil
 	}
@@ -151,6 +152,9 @@ func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err 
 	}
 	if sLo > 0 {
 		lo = negbin.QuantileUnchecked(tail, sLo, p)
+		if shown {
+			lo = shownFailuresLo(tail, sLo, p, lo)
+		}
 		lo = max(lo, 0)
 	}
 	if sHi > 0 {
@@ -198,6 +202,24 @@ func intervalFailures(s, mean int64, tail float64, w Window) (lo, hi int64, err 
 // sum of the per-mean failed-trials estimates; MeanBytes is 0 when the means
 // differ. It is an error if strata is empty or any stratum is invalid.
 func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, error) {
+	return groupInterval(strata, confidence, w, false)
+}
+
+// GroupIntervalShown is [GroupInterval] for a group known to have at least
+// one event, as every row of a table is: a row is shown only then, and an
+// interval that holds with probability C over all draws holds less often
+// over those that show the row (a type of a few bytes that happened to be
+// sampled would get a lower bound of 2.5% of the mean above its truth).
+// Each mean's lower bound is conditional on at least one event under it:
+// the largest k with P(K <= k) < a*P(at least one event in s+k trials). With one
+// event the lower bound is the tail alone, u (the sampled objects hold at
+// least that); with many the conditioning changes nothing. The upper
+// bound is GroupInterval's (conditioning would only lower it).
+func GroupIntervalShown(strata []Stratum, confidence float64, w Window) (Interval, error) {
+	return groupInterval(strata, confidence, w, true)
+}
+
+func groupInterval(strata []Stratum, confidence float64, w Window, shown bool) (Interval, error) {
 	if len(strata) == 0 {
 		return Interval{}, fmt.Errorf("profiler: no strata")
 	}
@@ -211,7 +233,7 @@ func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, er
 	if err != nil {
 		return Interval{}, err
 	}
-	if len(merged) == 1 {
+	if len(merged) == 1 && !shown {
 		m := merged[0]
 		return ComputeInterval(m.Samples, m.Tail, m.MeanBytes, confidence, w)
 	}
@@ -219,7 +241,7 @@ func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, er
 	out := Interval{Confidence: confidence, Window: w}
 	var lo, hi float64
 	for _, m := range merged {
-		klo, khi, err := intervalFailures(m.Samples, m.MeanBytes, tail, w)
+		klo, khi, err := intervalFailures(m.Samples, m.MeanBytes, tail, w, shown)
 		if err != nil {
 			return Interval{}, err
 		}
@@ -232,8 +254,47 @@ func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, er
 		lo += float64(klo) + float64(m.Tail)
 		hi += float64(khi) + float64(m.Tail)
 	}
+	if len(merged) == 1 {
+		out.MeanBytes = merged[0].MeanBytes
+	}
 	out.Lo, out.Hi = lo, hi
 	return out, nil
+}
+
+// shownFailuresLo returns the largest k in [-1, lo0] with
+//
+//	P(K <= k) < tail * P(at least one event in s+k trials),
+//
+// K ~ NB(s, p): the lower quantile conditional on the group being shown.
+// Given B trials the count of events is Binomial(B, p) and
+// P(K <= k) = P(Binomial(s+k, p) >= s); dividing by P(Binomial >= 1) =
+// 1-(1-p)^(s+k) conditions on at least one event. The ratio grows with k,
+// and lo0, the unconditional quantile, is an upper bracket. With s = 1 the
+// ratio is 1 for every k: one event puts no lower bound above the tail.
+func shownFailuresLo(tail float64, s int64, p float64, lo0 int64) int64 {
+	lq := math.Log1p(-p)
+	shownP := func(k int64) float64 { return -math.Expm1(float64(s+k) * lq) }
+	if lo0 < 0 || shownP(lo0) > 1-1e-13 {
+		return lo0 // the truncation changes nothing measurable
+	}
+	below := func(k int64) bool {
+		c, _ := negbin.CDF(k, s, p)
+		return c < tail*shownP(k)
+	}
+	lo, hi := int64(-1), lo0+1 // below(lo) holds, below(hi) does not
+	if below(lo0) {
+		return lo0
+	}
+	hi = lo0
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if below(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // sidakTail returns the per-part tail 1-(1-tail)^(1/j) that makes j

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/google/pprof/profile"
-	"gonum.org/v1/gonum/mathext"
 
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -24,37 +24,28 @@ import (
 // its values (floor(c*k) is strictly increasing in c for k >= 1), and the
 // estimate of a group is the sum of its values, as go tool pprof shows it.
 //
-// The interval of a group whose C sampled objects have sizes up to M:
-//
-//   - Lower bound: max(sum of c*S over its samples, R*lambdaLo(C)). The
-//     sampled objects exist, so their bytes are certain. And C is at most
-//     the number of points of the Poisson process in the group's bytes B,
-//     which is Poisson(B/R), so the Poisson lower bound lambdaLo(C) at
-//     alpha/2 (P(Poisson(lambdaLo) >= C) = alpha/2) is conservative.
-//   - Upper bound: w(M)*lambdaHi(C) + R*ln(1/alpha2). Objects of at most M
-//     bytes are each sampled with probability at least S/w(M) (w(S) =
-//     S/p(S) grows with S), so C dominates a Poisson-binomial count of mean
-//     B'/w(M), B' their bytes, whose lower tail is below Poisson's
-//     (Hoeffding; Anderson and Samuels): lambdaHi(C) at alpha1
-//     (P(Poisson(lambdaHi) <= C) = alpha1) bounds B'/w(M). The objects
-//     larger than every sampled one were all missed; the probability that
-//     more than A bytes of the largest objects were all missed is at most
-//     exp(-A/R), so A = R*ln(1/alpha2) bounds them. alpha1 = alpha2 =
-//     alpha/4.
+// The interval of a group (internal/goheap.Interval has the details):
+// each object size is a stratum with its own raw count, binomial with the
+// size's sampling probability; the strata are combined by Fay and Feuer's
+// gamma interval for weighted sums of counts, with the binomial variance
+// (objects far above R are certain, tiny ones Poisson at weight R) and a
+// continuity allowance of one event at weight R, which also covers sizes
+// never sampled. No size is charged at another's weight and alpha is not
+// split across strata. Both bounds are conditional on the group having at
+// least one sample (a row is shown only then), and the lower bound is
+// never below the bytes of the sampled objects: for a row with one sample
+// it is exactly those bytes.
 //
 // The profile does not record the tail of each sample (where in the
-// object the process fired), which is why the upper bound needs the
-// largest size, and why sizes never sampled get the allowance of the
-// second term: a heap profile cannot rule out that much unseen memory.
-// With R = 1 every allocation is recorded and the interval is the exact
-// value.
+// object the process fired), so sizes never sampled get the allowance: a
+// heap profile cannot rule out a few times R bytes of unseen memory at
+// any site. With R = 1 every allocation is recorded and the interval is
+// the exact value.
 
-// heapSums are the Go heap part of a group.
+// heapSums are the Go heap part of a group: raw counts by object size.
 type heapSums struct {
-	count, countHi int64 // raw sampled objects: count <= true count <= countHi
-	certain        int64 // bytes of the sampled objects themselves
-	maxSize        int64 // the largest sampled object size
-	rate           int64 // runtime.MemProfileRate; 0 if the group has none
+	count, countHi map[int64]int64 // by size: count <= true count <= countHi
+	rate           int64           // runtime.MemProfileRate; 0 if the group has none
 }
 
 // add adds a sample of raw count in [c, cHi] objects of size bytes drawn
@@ -67,71 +58,46 @@ func (h *heapSums) add(c, cHi, size, rate int64, err *error) {
 		return
 	}
 	h.rate = rate
-	addChecked(&h.count, c, err)
-	addChecked(&h.countHi, cHi, err)
-	if c > 0 && size > 0 && c > math.MaxInt64/size {
+	if c > 0 && size > 0 && cHi > math.MaxInt64/size {
 		if *err == nil {
 			*err = errOverflow
 		}
 		return
 	}
-	addChecked(&h.certain, c*size, err)
-	h.maxSize = max(h.maxSize, size)
+	if h.count == nil {
+		h.count, h.countHi = map[int64]int64{}, map[int64]int64{}
+	}
+	n, nHi := h.count[size], h.countHi[size]
+	addChecked(&n, c, err)
+	addChecked(&nHi, cHi, err)
+	h.count[size], h.countHi[size] = n, nHi
+}
+
+// strata returns the group's sampled objects by size, sizes ascending:
+// the lower counts (hi false) or the upper ones (hi true, which differ
+// only for in-use samples whose count is bounded, or rates below 129).
+// Each stratum's count is Binomial(true objects of that size, 1-exp(-size/rate)).
+func (h *heapSums) strata(hi bool) []goheap.Stratum {
+	if hi {
+		return goheap.Strata(h.countHi)
+	}
+	return goheap.Strata(h.count)
 }
 
 // interval returns the bounds on the group's true bytes at confidence conf
 // (see the model above).
 func (h *heapSums) interval(conf float64) (lo, hi float64, err error) {
-	alpha := 1 - conf
-	if h.rate == 1 { // every allocation recorded
-		return float64(h.certain), float64(h.certain), nil
-	}
-	r := float64(h.rate)
-	lo = float64(h.certain)
-	if h.count > 0 {
-		l, err := poissonLo(h.count, alpha/2)
-		if err != nil {
-			return 0, 0, err
-		}
-		lo = max(lo, r*l)
-	}
-	u, err := poissonHi(h.countHi, alpha/4)
+	lo, hi, err = goheap.Interval(h.strata(false), h.rate, conf)
 	if err != nil {
 		return 0, 0, err
 	}
-	w := r // w(S) -> R as S -> 0: the bound for a group with no samples
-	if h.maxSize > 0 {
-		w = goheap.Weight(h.maxSize, h.rate)
+	if !maps.Equal(h.count, h.countHi) {
+		_, hi, err = goheap.Interval(h.strata(true), h.rate, conf)
+		if err != nil {
+			return 0, 0, err
+		}
 	}
-	hi = w*u + r*math.Log(4/alpha)
-	return lo, max(hi, lo), nil
-}
-
-// poissonHi returns lambda with P(Poisson(lambda) <= c) = a: the upper
-// confidence bound on a Poisson mean after c events.
-func poissonHi(c int64, a float64) (float64, error) {
-	x := mathext.GammaIncRegCompInv(float64(c)+1, a)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("report: Poisson upper bound for %d events did not converge", c)
-	}
-	// Never anti-conservative: nudge up until the tail is at most a.
-	for i := 0; i < 64 && mathext.GammaIncRegComp(float64(c)+1, x) > a; i++ {
-		x = math.Nextafter(x*(1+1e-12), math.Inf(1))
-	}
-	return x, nil
-}
-
-// poissonLo returns lambda with P(Poisson(lambda) >= c) = a, c >= 1: the
-// lower confidence bound on a Poisson mean after c events.
-func poissonLo(c int64, a float64) (float64, error) {
-	x := mathext.GammaIncRegInv(float64(c), a)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("report: Poisson lower bound for %d events did not converge", c)
-	}
-	for i := 0; i < 64 && x > 0 && mathext.GammaIncReg(float64(c), x) > a; i++ {
-		x = math.Nextafter(x*(1-1e-12), 0)
-	}
-	return x, nil
+	return lo, max(lo, hi), nil
 }
 
 // isGoHeap reports whether p is a heap or allocs profile as runtime/pprof

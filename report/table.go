@@ -127,9 +127,10 @@ type stratum struct {
 
 // group accumulates one row.
 type group struct {
-	row    TableRow
-	strata map[int64]*stratum // arena samples, by sampling mean
-	heap   heapSums           // Go heap samples
+	row     TableRow
+	strata  map[int64]*stratum // arena samples, by sampling mean
+	certain int64              // bytes of the sampled arena objects (0 when their size is not recorded)
+	heap    heapSums           // Go heap samples
 }
 
 // errOverflow reports sums too large for int64.
@@ -361,6 +362,7 @@ type contribution struct {
 	mean                               int64 // arena
 	samples, samplesHi, tailLo, tailHi int64 // arena; samples/samplesHi are the counts of heap samples too
 	size, rate                         int64 // heap
+	certain                            int64 // arena: bytes of the sampled objects, when their size is recorded
 }
 
 // arenaContribution reads an arenaprof sample (idx from sampleIndexes).
@@ -391,6 +393,9 @@ func arenaContribution(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, s *p
 	}
 	if inuse {
 		c.samples, c.samplesHi, c.tailLo, c.tailHi, err = inuseRawSums(s, c.bytes, c.mean)
+	}
+	if size, ok := firstNumLabel(s, pprofmt.LabelBytes); ok && size > 0 && c.samples <= math.MaxInt64/size {
+		c.certain = c.samples * size
 	}
 	return c, false, err
 }
@@ -476,6 +481,7 @@ func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy
 				t.heap.add(c.samples, c.samplesHi, c.size, c.rate, &err)
 				continue
 			}
+			addChecked(&t.certain, c.certain, &err)
 			addChecked(&t.row.Tail, c.tailLo, &err)
 			addChecked(&t.row.TailMax, c.tailHi, &err)
 			st := t.strata[c.mean]
@@ -598,7 +604,13 @@ func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) err
 		lo[i] = profiler.Stratum{Samples: st.samples, Tail: st.tailLo, MeanBytes: m}
 		hi[i] = profiler.Stratum{Samples: st.samplesHi, Tail: st.tailHi, MeanBytes: m}
 	}
-	in, err := profiler.GroupInterval(lo, conf, w)
+	// A row with events is shown because it has them: its lower bound is
+	// conditional on that (profiler.GroupIntervalShown).
+	interval := profiler.GroupInterval
+	if g.row.Samples > 0 {
+		interval = profiler.GroupIntervalShown
+	}
+	in, err := interval(lo, conf, w)
 	if err != nil {
 		return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
 	}
@@ -610,6 +622,9 @@ func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) err
 		}
 		g.row.Hi = in.Hi
 	}
+	// The sampled objects exist: their bytes are a lower bound.
+	g.row.Lo = max(g.row.Lo, float64(g.certain))
+	g.row.Hi = max(g.row.Hi, g.row.Lo)
 	if math.IsNaN(g.row.Lo) || math.IsNaN(g.row.Hi) || math.IsInf(g.row.Lo, 0) || math.IsInf(g.row.Hi, 0) {
 		return fmt.Errorf("report: interval of group %q is not finite", g.row.Key)
 	}
