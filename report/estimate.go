@@ -36,7 +36,7 @@ const (
 	// A sample with labels gets three maps (Label, NumLabel, NumUnit)
 	// sized for its label count; costLabeled is their fixed part and
 	// costLabel the part per label (label struct, map slots, value slices).
-	costLabeled = 3 * 256
+	costLabeled = 256
 	costLabel   = 128 + 3*128 + 64
 	// ID-indexed tables: a slot in the decode-time ID slice and in two maps
 	// (postDecode's and CheckValid's).

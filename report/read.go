@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -73,6 +74,7 @@ func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	if maxMem <= 0 {
 		maxMem = DefaultMaxMemory
 	}
+	maxBytes, maxMem = min(maxBytes, math.MaxInt64/4), min(maxMem, math.MaxInt64/4) // no overflow below
 	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
 	br := bufio.NewReader(lr)
 	var src io.Reader = br
@@ -98,7 +100,7 @@ func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	var sc memScan
 	need := func(data []byte, final bool) int64 {
 		n := 2*int64(len(data)) + sc.estimate(data, final)
-		if pending := 2*sc.need + sc.cost; pending > n {
+		if pending := 2*min(sc.need, math.MaxInt64/8) + sc.cost; pending > n {
 			n = pending // a record declared longer than what has arrived
 		}
 		return n
