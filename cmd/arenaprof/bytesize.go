@@ -15,12 +15,12 @@ var byteUnits = []struct {
 	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
 	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
 	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
-	{"b", 1},
+	{"bytes", 1}, {"b", 1},
 }
 
 // parseByteSize reads a positive size in bytes: a whole number, optionally
-// followed by a unit: KiB, MiB, GiB, TiB (or K, M, G, T), kB, MB, GB, TB or
-// B, in any case.
+// followed by a unit: KiB, MiB, GiB, TiB (or K, M, G, T), kB, MB, GB, TB,
+// B or bytes, in any case.
 func parseByteSize(s string) (int64, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	mult := int64(1)

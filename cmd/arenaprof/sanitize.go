@@ -128,10 +128,13 @@ func redactURL(u *url.URL) string {
 }
 
 // urlInText finds the URLs in a message.
-var urlInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]+`)
+var urlInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]*[^\s"'<>.,:;)]`)
 
-// redactText returns s with its URLs redacted and every registered secret
-// replaced.
+// paramInText finds name=value pairs in a message, in or out of URLs.
+var paramInText = regexp.MustCompile(`[A-Za-z0-9_.-]+=[^&\s"'<>;,]*[^&\s"'<>;,.:)]`)
+
+// redactText returns s with its URLs redacted, the values of credential-like
+// name=value pairs and every registered secret replaced.
 func redactText(s string) string {
 	s = urlInText.ReplaceAllStringFunc(s, func(raw string) string {
 		u, err := url.Parse(raw)
@@ -139,6 +142,13 @@ func redactText(s string) string {
 			return redactUnparsed(raw)
 		}
 		return redactURL(u)
+	})
+	s = paramInText.ReplaceAllStringFunc(s, func(kv string) string {
+		name, _, _ := strings.Cut(kv, "=")
+		if credentialParam(name) {
+			return name + "=" + redacted
+		}
+		return kv
 	})
 	secrets.Lock()
 	list := secrets.list
