@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -193,9 +194,11 @@ func bigHeapProfile(n, depth int) *profile.Profile {
 			st[l] = locs[l][(i>>l)&1]
 		}
 		size := int64(16 + 16*(i%64))
+		// Scaled as runtime/pprof scales (scaleHeapSample).
+		scale := 1 / (1 - math.Exp(-float64(size)/float64(p.Period)))
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: st,
-			Value:    []int64{3, 3 * size, 1, size},
+			Value:    []int64{int64(3 * scale), int64(float64(3*size) * scale), int64(scale), int64(float64(size) * scale)},
 			NumLabel: map[string][]int64{"bytes": {size}},
 		})
 	}

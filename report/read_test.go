@@ -161,7 +161,7 @@ func TestParseMemoryBoundEdge(t *testing.T) {
 	data := raw.Bytes()
 	var sc memScan
 	sc.scan(data)
-	need := 2*int64(len(data)) + sc.estimate(data, true)
+	need := 4*int64(len(data)) + sc.estimate(data, true)
 	for _, gz := range []bool{false, true} {
 		in := data
 		if gz {

@@ -48,8 +48,8 @@ flags:
   -max-memory N
         refuse a profile that would take more than N bytes of memory to
         read and decode, judged from its records before decoding them
-        (default 384MiB: a Go heap profile of about 400,000 samples, an
-        arenaprof profile of about 500,000 groups of stack, type and size)
+        (default 512MiB: a Go heap profile of about 300,000 samples, an
+        arenaprof profile of about 145,000 buckets)
   -fail-above R
         exit with status 3 when some group's ratio_lo exceeds R (R > 0),
         e.g. 1.2: fail when a group grew by at least 20% with confidence C;

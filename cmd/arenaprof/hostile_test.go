@@ -73,7 +73,7 @@ func TestBombsRefusedBounded(t *testing.T) {
 		{"decoder bomb, file", []string{"top", decoderFile}, nil, "-max-memory"},
 		{"gzip of zeros, file", []string{"top", zerosFile}, nil, "-max-memory"},
 		{"decoder bomb, stdin", []string{"top", "-"}, decoder, "standard input: decoding it would take more than -max-memory"},
-		{"decoder bomb, URL", []string{"top", srv.URL + "/decoder"}, nil, "-max-memory 384MiB"},
+		{"decoder bomb, URL", []string{"top", srv.URL + "/decoder"}, nil, "-max-memory 512MiB"},
 		{"gzip of zeros, URL", []string{"top", srv.URL + "/zeros"}, nil, "-max-memory"},
 		{"decoder bomb, redirect", []string{"top", srv.URL + "/redirect"}, nil, "-max-memory"},
 		{"decoder bomb, diff NEW", []string{"diff", good, decoderFile}, nil, "-max-memory"},

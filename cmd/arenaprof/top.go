@@ -56,8 +56,8 @@ flags:
   -max-memory N
         refuse a profile that would take more than N bytes of memory to
         read and decode, judged from its records before decoding them
-        (default 384MiB: a Go heap profile of about 400,000 samples, an
-        arenaprof profile of about 500,000 groups of stack, type and size)
+        (default 512MiB: a Go heap profile of about 300,000 samples, an
+        arenaprof profile of about 145,000 buckets)
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "window", "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
