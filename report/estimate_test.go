@@ -141,6 +141,9 @@ func estimateCases(t testing.TB) []struct {
 // decoder really allocates, and is not far above it, on the records that
 // cost the most per byte and on real profiles.
 func TestEstimateCovers(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocations")
+	}
 	for _, tc := range estimateCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decodeAlloc(tc.data)
