@@ -27,15 +27,24 @@ const DefaultMaxBytes = 1 << 30
 const DefaultMaxMemory = 512 << 20
 
 // ErrTooLarge is returned, wrapped, by [Parse] and [ParseWith] for data
-// larger than their size bound, before or after decompression, and for a
-// profile that would take more memory to decode than their memory bound
-// (then [ErrMemoryLimit] is wrapped too).
+// larger than their size bound, before or after decompression; a profile
+// that would take more memory to decode than their memory bound gets
+// [ErrMemoryLimit], which matches ErrTooLarge too.
 var ErrTooLarge = errors.New("profile larger than the size limit")
 
-// ErrMemoryLimit is returned, wrapped with [ErrTooLarge], by [Parse] and
-// [ParseWith] for a profile whose decoded form would take more memory than
-// their memory bound.
-var ErrMemoryLimit = errors.New("profile needs more memory than the memory limit")
+// ErrMemoryLimit is returned, wrapped, by [Parse] and [ParseWith] for a
+// profile whose decoded form would take more memory than their memory
+// bound. It matches [ErrTooLarge] too (errors.Is), so that a caller that
+// checks for ErrTooLarge alone still sees every refusal.
+var ErrMemoryLimit error = memoryLimitError{}
+
+// memoryLimitError is ErrMemoryLimit, which is also ErrTooLarge.
+type memoryLimitError struct{}
+
+func (memoryLimitError) Error() string { return "profile needs more memory than the memory limit" }
+
+// Is makes errors.Is(ErrMemoryLimit, ErrTooLarge) true.
+func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }
 
 // ParseOptions bound what [ParseWith] reads.
 type ParseOptions struct {
@@ -98,7 +107,7 @@ func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
 	}
 	overMemory := func(need int64) error {
-		return fmt.Errorf("report: %w: %w of %d bytes (about %d bytes or more to read and decode)", ErrTooLarge, ErrMemoryLimit, maxMem, need)
+		return fmt.Errorf("report: %w of %d bytes (about %d bytes or more to read and decode)", ErrMemoryLimit, maxMem, need)
 	}
 	// need is the memory the data read so far commits to: four times the
 	// data (see MaxMemory) and its decoded cost.

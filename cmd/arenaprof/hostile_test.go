@@ -191,7 +191,7 @@ func TestHostileServers(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"trickle", srv.URL + "/trickle", nil, "did not arrive in time"},
+		{"trickle", srv.URL + "/trickle", nil, "did not arrive within 1.5s"},
 		{"endless zeros", srv.URL + "/endless-zeros", nil, "-max-memory"},
 		{"endless records", srv.URL + "/endless-records", []string{"-max-memory", "8MiB"}, "-max-memory 8MiB"},
 		{"redirect loop", withCreds + "/loop", nil, "more than 5 redirects"},

@@ -89,6 +89,7 @@ type profileSource struct {
 	shown string    // its name as messages give it
 	r     io.Reader // the profile's bytes
 	url   bool      // fetched over HTTP: read errors are the server's
+	wait  time.Duration
 	close func()
 }
 
@@ -163,6 +164,9 @@ func fetchProfile(rawURL string) (*profileSource, error) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, topInputErr("cannot fetch %s: no answer within %v", shown, timeout)
 		}
+		if strings.Contains(err.Error(), "redirects") {
+			return nil, topInputErr("cannot fetch %s: %v", shown, err)
+		}
 		return nil, topInputErr("cannot fetch %s: %v; check that the program is running and serves the arenaprof handler at that address", shown, err)
 	}
 	done := func() { resp.Body.Close(); cancel() }
@@ -180,7 +184,7 @@ func fetchProfile(rawURL string) (*profileSource, error) {
 		done()
 		return nil, topInputErr("cannot fetch %s: server answered an HTML page, not a profile (%s); check the URL's path, e.g. /debug/arenaprof", shown, excerpt(body))
 	}
-	return &profileSource{shown: shown, r: resp.Body, url: true, close: done}, nil
+	return &profileSource{shown: shown, r: resp.Body, url: true, wait: timeout, close: done}, nil
 }
 
 // parseErr words an error of report.ParseWith on src for the command.
@@ -189,7 +193,7 @@ func parseErr(src *profileSource, err error, lim report.ParseOptions) error {
 	case errors.Is(err, report.ErrTooLarge):
 		return limitErr(src.shown, err, lim)
 	case src.url && errors.Is(err, context.DeadlineExceeded):
-		return topInputErr("cannot fetch %s: the whole profile did not arrive in time", src.shown)
+		return topInputErr("cannot fetch %s: the whole profile did not arrive within %v", src.shown, src.wait)
 	case strings.Contains(err.Error(), "report: reading profile:"):
 		what := "read"
 		if src.url {
