@@ -104,11 +104,17 @@ func (s *memScan) scan(data []byte) {
 // incomplete last record is taken to be completed by what follows.
 func (s *memScan) estimate(data []byte, final bool) int64 {
 	est := s.cost + costProfile
-	if s.broken || final && s.pos < len(data) || looksText(data) {
-		// The protobuf decoder fails and the legacy parsers take over.
+	if s.legacy(data, final) {
 		est += legacyCostPerByte * int64(len(data))
 	}
 	return est
+}
+
+// legacy reports whether data, as far as s has scanned it, may be a legacy
+// profile: not a protobuf message, or text. The decoder tries the legacy
+// parsers on such data.
+func (s *memScan) legacy(data []byte, final bool) bool {
+	return s.broken || final && s.pos < len(data) || looksText(data)
 }
 
 // looksText reports whether data starts like text: the legacy formats the

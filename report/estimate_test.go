@@ -35,8 +35,10 @@ func repeat(n int, rec []byte) []byte { return bytes.Repeat(rec, n) }
 
 // decodeAlloc returns the bytes profile.ParseData allocates on data.
 func decodeAlloc(data []byte) uint64 {
+	var s memScan
+	s.scan(data)
 	var p *profile.Profile
-	n := allocDuring(func() { p, _ = parseData(data) })
+	n := allocDuring(func() { p, _ = parseData(data, &s) })
 	runtime.KeepAlive(p)
 	return n
 }
@@ -131,6 +133,10 @@ func estimateCases(t testing.TB) []struct {
 		{"legacy goroutine counts, distinct addresses", []byte("goroutine profile: total 1\n1 @" + addrs(20000) + "\n")},
 		{"legacy contention", []byte("--- contentions:\ncycles/second=3000000000\n" + strings.Repeat("1 1 @ 0x1\n", 20000))},
 		{"legacy threadz", []byte("--- threadz 1 ---\n" + strings.Repeat("--- Thread 1 (name) (1 frames)\n  0x1\n", 5000))},
+		{"legacy heap text inside a protobuf string", func() []byte {
+			text := "heap profile: 1: 2 [3: 4] @ heap/1048576\n" + strings.Repeat("0: 0 [0: 0] @\n", 10000)
+			return new(pb).field(6, []byte(text)).b
+		}()},
 		{"text", []byte(strings.Repeat("hello, world\n", 10000))},
 		{"zeros", make([]byte, 100000)},
 		{"legacy CPU header", append(new(pb).b, make([]byte, 8)...)},

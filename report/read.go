@@ -161,18 +161,30 @@ func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		// The decoder would decompress it again, with no bound.
 		return nil, errors.New("report: gzip data inside gzip data, not a profile")
 	}
-	return parseData(data)
+	return parseData(data, &sc)
 }
 
 // parseData parses uncompressed pprof data, turning a decoder panic into an
-// error.
-func parseData(data []byte) (p *profile.Profile, err error) {
+// error. Data the scan s found to be a protobuf message is decoded as one
+// only: the decoder's fallback to the legacy text formats, which allocate
+// far more per byte, is kept for data the scan priced as legacy, so that a
+// protobuf message whose strings hide a legacy text profile cannot pass for
+// cheap.
+func parseData(data []byte, s *memScan) (p *profile.Profile, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("report: malformed profile data (%v)", r)
 		}
 	}()
-	p, err = profile.ParseData(data)
+	if s.legacy(data, true) {
+		p, err = profile.ParseData(data)
+	} else if p, err = profile.ParseUncompressed(data); err == nil {
+		if err = p.CheckValid(); err != nil {
+			err = fmt.Errorf("malformed profile: %w", err)
+		}
+	} else {
+		err = fmt.Errorf("parsing profile: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: not a pprof profile: %w", err)
 	}

@@ -111,6 +111,7 @@ func TestParseBombsBounded(t *testing.T) {
 	zeros := gzipped(t, make([]byte, 256<<20))      // 256 MiB of zeros in ~256 KiB
 	nested := gzipped(t, gzipped(t, make([]byte, 256<<20)))
 	bigRecord := new(pb).varint(2<<3 | 2).varint(1 << 40).b // a sample declared 1 TiB long
+	hiddenLegacy := new(pb).field(6, []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n"+strings.Repeat("0: 0 [0: 0] @\n", 150000))).b
 	for _, tc := range []struct {
 		name     string
 		data     []byte
@@ -127,6 +128,10 @@ func TestParseBombsBounded(t *testing.T) {
 		{"gzip of zeros, high memory bound", zeros, ParseOptions{MaxBytes: 64 << 20, MaxMemory: 16 << 30}, ErrTooLarge, "", 200 << 20},
 		{"nested gzip", nested, ParseOptions{}, nil, "gzip data inside gzip data", 8 << 20},
 		{"record declared huge", bigRecord, ParseOptions{}, ErrMemoryLimit, "", 1 << 20},
+		// The decoder falls back to the legacy parsers when a protobuf
+		// message fails to decode: 2 MB of legacy heap lines in a string
+		// would decode to 120 MB of samples.
+		{"legacy text inside a protobuf string", hiddenLegacy, ParseOptions{}, nil, "not a pprof profile", 16 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
