@@ -216,7 +216,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 
 // groupFlags are the flags top and diff share: the grouping, the sample,
 // the number of rows, the confidence, JSON output, whole keys and the size
-// bound.
+// and memory bounds.
 type groupFlags struct {
 	by, sample, n, conf, maxBytes, maxMemory *string
 	json, full                               *bool
