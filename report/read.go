@@ -7,28 +7,88 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/google/pprof/profile"
 )
 
 // DefaultMaxBytes is the size bound [Parse] applies when given none: 1 GiB
-// of profile data after decompression.
+// of profile data, as read and after decompression.
 const DefaultMaxBytes = 1 << 30
 
-// ErrTooLarge is returned, wrapped, by [Parse] for data larger than its
-// bound, before or after decompression.
+// DefaultMaxMemory is the memory bound [ParseWith] applies when given none:
+// 512 MiB for the decompressed data and its decoded form. It admits Go heap
+// profiles of about 300,000 samples with 20-frame stacks and arenaprof
+// profiles of about 145,000 buckets (stack, type, size and labels); larger
+// profiles need a larger bound. Refusing a profile costs at most about
+// half the bound, for the data read before the refusal (measured: 265 MiB
+// of RSS in all for the worst case, data that decodes to nothing).
+const DefaultMaxMemory = 512 << 20
+
+// ErrTooLarge is returned, wrapped, by [Parse] and [ParseWith] for data
+// larger than their size bound, before or after decompression; a profile
+// that would take more memory to decode than their memory bound gets
+// [ErrMemoryLimit], which matches ErrTooLarge too.
 var ErrTooLarge = errors.New("profile larger than the size limit")
 
-// Parse reads a pprof profile (gzip-compressed or not) from r, refusing data
-// longer than maxBytes (DefaultMaxBytes if maxBytes <= 0) both as read and
-// after decompression, so that a small hostile file (a gzip of zeros) cannot
-// make the reader allocate gigabytes. A panic of the protobuf decoder on
-// hostile input becomes an ordinary error.
+// ErrMemoryLimit is returned, wrapped, by [Parse] and [ParseWith] for a
+// profile whose decoded form would take more memory than their memory
+// bound. It matches [ErrTooLarge] too (errors.Is), so that a caller that
+// checks for ErrTooLarge alone still sees every refusal.
+var ErrMemoryLimit error = memoryLimitError{}
+
+// memoryLimitError is ErrMemoryLimit, which is also ErrTooLarge.
+type memoryLimitError struct{}
+
+func (memoryLimitError) Error() string { return "profile needs more memory than the memory limit" }
+
+// Is makes errors.Is(ErrMemoryLimit, ErrTooLarge) true.
+func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// ParseOptions bound what [ParseWith] reads.
+type ParseOptions struct {
+	// MaxBytes bounds the profile's data, as read and after
+	// decompression; DefaultMaxBytes if 0 or less.
+	MaxBytes int64
+	// MaxMemory bounds the memory reading takes: the decompressed data
+	// (counted four times: the buffer that holds it, the one it grew from
+	// and the garbage of earlier growth, which the runtime may not reuse
+	// for the next, larger buffer) plus the
+	// bytes that decoding it allocates, as estimated from a scan of the
+	// data before anything is decoded; DefaultMaxMemory if 0 or less.
+	MaxMemory int64
+}
+
+// readChunk is the size of the first read buffer; it doubles as data
+// arrives and is found within the bounds.
+const readChunk = 64 << 10
+
+// Parse reads a pprof profile (gzip-compressed or not) from r with
+// [ParseWith], refusing data longer than maxBytes (DefaultMaxBytes if
+// maxBytes <= 0) and profiles that need more than DefaultMaxMemory to
+// decode.
 func Parse(r io.Reader, maxBytes int64) (*profile.Profile, error) {
+	return ParseWith(r, ParseOptions{MaxBytes: maxBytes})
+}
+
+// ParseWith reads a pprof profile (gzip-compressed or not) from r within
+// the bounds of o. It reads in chunks and scans the records of the
+// decompressed data as they arrive, counting what each will cost decoded,
+// and refuses the profile (an error wrapping [ErrTooLarge]) as soon as the
+// data or that cost passes a bound: so a small hostile file (a gzip of
+// zeros, or a few kilobytes of empty samples that decode to gigabytes)
+// costs at most about MaxMemory, whatever MaxBytes is. A panic of the
+// protobuf decoder on hostile input becomes an ordinary error.
+func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
+	maxBytes, maxMem := o.MaxBytes, o.MaxMemory
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
+	if maxMem <= 0 {
+		maxMem = DefaultMaxMemory
+	}
+	maxBytes, maxMem = min(maxBytes, math.MaxInt64/4), min(maxMem, math.MaxInt64/4) // no overflow below
 	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
 	br := bufio.NewReader(lr)
 	var src io.Reader = br
@@ -40,31 +100,91 @@ func Parse(r io.Reader, maxBytes int64) (*profile.Profile, error) {
 		defer zr.Close()
 		src = zr
 	}
-	data, err := io.ReadAll(io.LimitReader(src, maxBytes+1))
-	if lr.N == 0 {
-		return nil, fmt.Errorf("report: %w of %d bytes (compressed)", ErrTooLarge, maxBytes)
+	tooLarge := func() error {
+		if lr.N == 0 {
+			return fmt.Errorf("report: %w of %d bytes (compressed)", ErrTooLarge, maxBytes)
+		}
+		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("report: reading profile: %w", err)
+	overMemory := func(need int64) error {
+		return fmt.Errorf("report: %w of %d bytes (about %d bytes or more to read and decode)", ErrMemoryLimit, maxMem, need)
 	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
+	// need is the memory the data read so far commits to: four times the
+	// data (see MaxMemory) and its decoded cost.
+	var sc memScan
+	need := func(data []byte, final bool) int64 {
+		n := 4*int64(len(data)) + sc.estimate(data, final)
+		if pending := 4*min(sc.need, math.MaxInt64/8) + sc.cost; pending > n {
+			n = pending // a record declared longer than what has arrived
+		}
+		return n
+	}
+	// The buffer never grows past what the bounds admit: maxBytes+1 to
+	// detect data past maxBytes, maxMem/4 for the data counted four times.
+	limit := min(maxBytes+1, maxMem/4+1)
+	data := make([]byte, 0, min(int64(readChunk), limit))
+	for {
+		if len(data) == cap(data) {
+			if int64(len(data)) >= limit {
+				if lr.N == 0 || int64(len(data)) > maxBytes {
+					return nil, tooLarge()
+				}
+				return nil, overMemory(need(data, false) + 1)
+			}
+			grown := make([]byte, len(data), min(2*int64(cap(data)), limit))
+			copy(grown, data)
+			data = grown
+		}
+		n, err := src.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if lr.N == 0 {
+			return nil, tooLarge()
+		}
+		if int64(len(data)) > maxBytes {
+			return nil, tooLarge()
+		}
+		sc.scan(data)
+		if nd := need(data, err == io.EOF); nd > maxMem {
+			return nil, overMemory(nd)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("report: reading profile: %w", err)
+		}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("report: empty data, not a profile")
 	}
-	return parseData(data)
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		// The decoder would decompress it again, with no bound.
+		return nil, errors.New("report: gzip data inside gzip data, not a profile")
+	}
+	return parseData(data, &sc)
 }
 
 // parseData parses uncompressed pprof data, turning a decoder panic into an
-// error.
-func parseData(data []byte) (p *profile.Profile, err error) {
+// error. Data the scan s found to be a protobuf message is decoded as one
+// only: the decoder's fallback to the legacy text formats, which allocate
+// far more per byte, is kept for data the scan priced as legacy, so that a
+// protobuf message whose strings hide a legacy text profile cannot pass for
+// cheap.
+func parseData(data []byte, s *memScan) (p *profile.Profile, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, fmt.Errorf("report: malformed profile data (%v)", r)
 		}
 	}()
-	p, err = profile.ParseData(data)
+	if s.legacy(data, true) {
+		p, err = profile.ParseData(data)
+	} else if p, err = profile.ParseUncompressed(data); err == nil {
+		if err = p.CheckValid(); err != nil {
+			err = fmt.Errorf("malformed profile: %w", err)
+		}
+	} else {
+		err = fmt.Errorf("parsing profile: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("report: not a pprof profile: %w", err)
 	}

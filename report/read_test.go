@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"runtime/metrics"
 	"strings"
 	"testing"
 )
@@ -85,4 +86,117 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("empty error")
 		}
 	})
+}
+
+// allocDuring returns the bytes allocated on the heap while f runs. It reads
+// runtime/metrics, which does not stop the world as ReadMemStats does (that
+// makes fuzzing a thousand times slower).
+func allocDuring(f func()) uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	before := s[0].Value.Uint64()
+	f()
+	metrics.Read(s)
+	return s[0].Value.Uint64() - before
+}
+
+// emptySamples returns n empty Sample records: 2 bytes each on the wire,
+// about 200 decoded.
+func emptySamples(n int) []byte { return bytes.Repeat([]byte{0x12, 0x00}, n) }
+
+// TestParseBombsBounded: every kind of bomb is refused, and refusing it
+// allocates a small part of what reading it whole would.
+func TestParseBombsBounded(t *testing.T) {
+	decoderBomb := gzipped(t, emptySamples(32<<20)) // 64 MiB of empty samples in ~64 KiB
+	zeros := gzipped(t, make([]byte, 256<<20))      // 256 MiB of zeros in ~256 KiB
+	nested := gzipped(t, gzipped(t, make([]byte, 256<<20)))
+	bigRecord := new(pb).varint(2<<3 | 2).varint(1 << 40).b // a sample declared 1 TiB long
+	hiddenLegacy := new(pb).field(6, []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n"+strings.Repeat("0: 0 [0: 0] @\n", 150000))).b
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		opts     ParseOptions
+		want     error  // nil: any error containing msg
+		msg      string // for want == nil
+		maxAlloc uint64
+	}{
+		{"decoder bomb, gzipped", decoderBomb, ParseOptions{}, ErrMemoryLimit, "", 32 << 20},
+		{"decoder bomb, plain", emptySamples(8 << 20), ParseOptions{}, ErrMemoryLimit, "", 64 << 20},
+		{"decoder bomb, small memory bound", decoderBomb, ParseOptions{MaxMemory: 1 << 20}, ErrMemoryLimit, "", 4 << 20},
+		{"gzip of zeros", zeros, ParseOptions{}, ErrMemoryLimit, "", 32 << 20},
+		{"gzip of zeros, size bound", zeros, ParseOptions{MaxBytes: 1 << 20}, ErrTooLarge, "", 8 << 20},
+		{"gzip of zeros, high memory bound", zeros, ParseOptions{MaxBytes: 64 << 20, MaxMemory: 16 << 30}, ErrTooLarge, "", 200 << 20},
+		{"nested gzip", nested, ParseOptions{}, nil, "gzip data inside gzip data", 8 << 20},
+		{"record declared huge", bigRecord, ParseOptions{}, ErrMemoryLimit, "", 1 << 20},
+		// The decoder falls back to the legacy parsers when a protobuf
+		// message fails to decode: 2 MB of legacy heap lines in a string
+		// would decode to 120 MB of samples.
+		{"legacy text inside a protobuf string", hiddenLegacy, ParseOptions{}, nil, "not a pprof profile", 16 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			got := allocDuring(func() { _, err = ParseWith(bytes.NewReader(tc.data), tc.opts) })
+			t.Logf("%d bytes in, %d allocated: %v", len(tc.data), got, err)
+			switch {
+			case err == nil:
+				t.Fatal("no error")
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("error %v, want %v", err, tc.want)
+			case tc.want == nil && !strings.Contains(err.Error(), tc.msg):
+				t.Fatalf("error %v, want %q", err, tc.msg)
+			}
+			if errors.Is(err, ErrMemoryLimit) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%v does not wrap ErrTooLarge", err)
+			}
+			if got > tc.maxAlloc {
+				t.Errorf("allocated %d bytes refusing it, want at most %d", got, tc.maxAlloc)
+			}
+		})
+	}
+}
+
+// TestParseMemoryBoundEdge: a profile is read when its memory need is
+// exactly the bound and refused one byte below, and the error gives the
+// need.
+func TestParseMemoryBoundEdge(t *testing.T) {
+	var raw bytes.Buffer
+	if err := bigHeapProfile(2000, 8).WriteUncompressed(&raw); err != nil {
+		t.Fatal(err)
+	}
+	data := raw.Bytes()
+	var sc memScan
+	sc.scan(data)
+	need := 4*int64(len(data)) + sc.estimate(data, true)
+	for _, gz := range []bool{false, true} {
+		in := data
+		if gz {
+			in = gzipped(t, data)
+		}
+		if _, err := ParseWith(bytes.NewReader(in), ParseOptions{MaxMemory: need}); err != nil {
+			t.Errorf("gzip %v, bound %d: %v", gz, need, err)
+		}
+		_, err := ParseWith(bytes.NewReader(in), ParseOptions{MaxMemory: need - 1})
+		if !errors.Is(err, ErrMemoryLimit) {
+			t.Errorf("gzip %v, bound %d: error %v, want ErrMemoryLimit", gz, need-1, err)
+		}
+	}
+}
+
+// TestParseDefaultBoundAdmits: the default memory bound reads a Go heap
+// profile of 100,000 samples with 16-frame stacks whole.
+func TestParseDefaultBoundAdmits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 100,000-sample profile")
+	}
+	var buf bytes.Buffer
+	if err := bigHeapProfile(100000, 16).Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(&buf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 100000 {
+		t.Fatalf("%d samples", len(p.Sample))
+	}
 }

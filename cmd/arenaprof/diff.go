@@ -44,7 +44,12 @@ flags:
   -full print group keys whole instead of shortening them to 40 columns
   -max-bytes N
         refuse a profile larger than N bytes, compressed or decompressed
-        (default 1073741824, 1 GiB)
+        (default 1GiB); N is a number of bytes or takes a unit: 4GiB, 500MB
+  -max-memory N
+        refuse a profile that would take more than N bytes of memory to
+        read and decode, judged from its records before decoding them
+        (default 512MiB: a Go heap profile of about 300,000 samples, an
+        arenaprof profile of about 145,000 buckets)
   -fail-above R
         exit with status 3 when some group's ratio_lo exceeds R (R > 0),
         e.g. 1.2: fail when a group grew by at least 20% with confidence C;
@@ -138,11 +143,11 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if opts.base == "-" && opts.next == "-" {
 		return nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
 	}
-	base, err := loadArenaProfile(opts.base, opts.maxBytes)
+	base, err := loadArenaProfile(opts.base, opts.limits())
 	if err != nil {
 		return nil, err
 	}
-	next, err := loadArenaProfile(opts.next, opts.maxBytes)
+	next, err := loadArenaProfile(opts.next, opts.limits())
 	if err != nil {
 		return nil, err
 	}

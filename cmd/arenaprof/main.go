@@ -44,7 +44,17 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the command of args; what it writes to stdout and stderr is
+// made safe for a terminal (see termWriter).
 func run(args []string, stdout, stderr io.Writer) int {
+	out, errOut := &termWriter{w: stdout}, &termWriter{w: stderr}
+	defer out.Flush()
+	defer errOut.Flush()
+	return dispatch(args, out, errOut)
+}
+
+// dispatch runs the command args name.
+func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 
@@ -23,8 +23,15 @@ import (
 var stdin io.Reader = os.Stdin
 
 // httpBaseTimeout is the time allowed to fetch a profile from a URL, on top
-// of the seconds=N window the URL asks the handler to wait for.
-const httpBaseTimeout = 30 * time.Second
+// of the seconds=N window the URL asks the handler to wait for; tests
+// shorten it.
+var httpBaseTimeout = 30 * time.Second
+
+// maxRedirects bounds the redirects followed when fetching a profile.
+const maxRedirects = 5
+
+// errorBodyMax bounds what is read of a server's error answer to quote it.
+const errorBodyMax = 4096
 
 // topError is a failure with its exit status and a one-line message.
 type topError struct {
@@ -44,11 +51,17 @@ func topInputErr(format string, args ...any) error {
 	return &topError{code: 1, msg: topOneLine(fmt.Sprintf(format, args...))}
 }
 
-// topOneLine folds a message onto one line so that errors from deep inside the
-// standard library or a server body never spill over several lines.
+// topOneLine folds a message onto one line so that errors from deep inside
+// the standard library or a server body never spill over several lines,
+// and redacts the credentials in it (see redactText).
 func topOneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\r", " ")), " ")
+	s = strings.Map(func(r rune) rune {
+		if unsafeRune(r) && r != utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
+	return redactText(strings.Join(strings.Fields(s), " "))
 }
 
 // arenaProfile is a parsed profile checked to be one that report.Table
@@ -63,26 +76,30 @@ func isProfileURL(src string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// tooLarge is the message for a profile past the -max-bytes bound.
-func tooLarge(src string, max int64) error {
-	return topInputErr("cannot read %s: larger than -max-bytes %d bytes (compressed or not); raise -max-bytes if the profile is genuine", src, max)
+// limitErr is the message for a profile past -max-bytes or -max-memory.
+func limitErr(src string, err error, lim report.ParseOptions) error {
+	if errors.Is(err, report.ErrMemoryLimit) {
+		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory 2GiB) if the profile is genuine", src, formatByteSize(lim.MaxMemory))
+	}
+	return topInputErr("cannot read %s: larger than -max-bytes %s (compressed or not); raise -max-bytes if the profile is genuine", src, formatByteSize(lim.MaxBytes))
 }
 
-// readProfileSource returns the raw bytes of a profile file, URL or, for
-// "-", standard input, refusing more than max bytes.
-func readProfileSource(src string, max int64) ([]byte, error) {
+// profileSource is an open profile input.
+type profileSource struct {
+	shown string    // its name as messages give it
+	r     io.Reader // the profile's bytes
+	url   bool      // fetched over HTTP: read errors are the server's
+	wait  time.Duration
+	close func()
+}
+
+// openProfileSource opens a profile file, URL or, for "-", standard input.
+func openProfileSource(src string) (*profileSource, error) {
 	if isProfileURL(src) {
-		return fetchProfile(src, max)
+		return fetchProfile(src)
 	}
 	if src == "-" {
-		data, err := io.ReadAll(io.LimitReader(stdin, max+1))
-		if err != nil {
-			return nil, topInputErr("cannot read standard input: %v", err)
-		}
-		if int64(len(data)) > max {
-			return nil, tooLarge("standard input", max)
-		}
-		return data, nil
+		return &profileSource{shown: "standard input", r: stdin, close: func() {}}, nil
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -91,28 +108,41 @@ func readProfileSource(src string, max int64) ([]byte, error) {
 		}
 		return nil, topInputErr("cannot read %s: %v", src, err)
 	}
-	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
 		return nil, topInputErr("cannot read %s: it is a directory; pass a profile file or an http(s) URL", src)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, topInputErr("cannot read %s: %v", src, err)
-	}
-	if int64(len(data)) > max {
-		return nil, tooLarge(src, max)
-	}
-	return data, nil
+	return &profileSource{shown: src, r: f, close: func() { f.Close() }}, nil
 }
 
-// fetchProfile GETs a profile from the arenaprof HTTP handler.
-func fetchProfile(rawURL string, max int64) ([]byte, error) {
+// profileClient is the HTTP client profiles are fetched with: a bound on
+// the response header, a few redirects at most, and every URL it is
+// redirected to known for redaction.
+var profileClient = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxResponseHeaderBytes = 64 << 10
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			registerURL(req.URL)
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("more than %d redirects", maxRedirects)
+			}
+			return nil
+		},
+	}
+}()
+
+// fetchProfile GETs a profile from the arenaprof HTTP handler and returns
+// its body, unread.
+func fetchProfile(rawURL string) (*profileSource, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		// The URL is not quoted: it may hold a password.
 		return nil, topInputErr("cannot fetch the profile: not a valid URL; use the form http://host:port/path")
 	}
-	shown := u.Redacted() // messages never show a password
+	registerURL(u)
+	shown := redactURL(u) // messages never show a credential
 	timeout := httpBaseTimeout
 	if s := u.Query().Get("seconds"); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 1<<20 {
@@ -120,77 +150,93 @@ func fetchProfile(rawURL string, max int64) ([]byte, error) {
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
+		cancel()
 		return nil, topInputErr("cannot fetch %s: %v", shown, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := profileClient.Do(req)
 	if err != nil {
+		cancel()
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // drop the URL, which the message already names
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, topInputErr("cannot fetch %s: no answer within %v", shown, timeout)
+		}
+		if strings.Contains(err.Error(), "redirects") {
+			return nil, topInputErr("cannot fetch %s: %v", shown, err)
+		}
 		return nil, topInputErr("cannot fetch %s: %v; check that the program is running and serves the arenaprof handler at that address", shown, err)
 	}
-	defer resp.Body.Close()
+	done := func() { resp.Body.Close(); cancel() }
 	if resp.StatusCode != http.StatusOK {
-		line, _ := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
-		line = topOneLine(line)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyMax))
+		done()
+		line := excerpt(body)
 		if line == "" {
 			line = "(empty body)"
 		}
 		return nil, topInputErr("cannot fetch %s: server answered %s: %s", shown, resp.Status, line)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, topInputErr("cannot fetch %s: reading the body: %v", shown, err)
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(strings.ToLower(ct), "text/html") {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyMax))
+		done()
+		return nil, topInputErr("cannot fetch %s: server answered an HTML page, not a profile (%s); check the URL's path, e.g. /debug/arenaprof", shown, excerpt(body))
 	}
-	if int64(len(data)) > max {
-		return nil, tooLarge(shown, max)
-	}
-	return data, nil
+	return &profileSource{shown: shown, r: resp.Body, url: true, wait: timeout, close: done}, nil
 }
 
-// parseProfileData parses pprof bytes (gzipped or not) read from src,
-// bounding their decompressed size by max.
-func parseProfileData(src string, data []byte, max int64) (*profile.Profile, error) {
-	p, err := report.Parse(bytes.NewReader(data), max)
-	if errors.Is(err, report.ErrTooLarge) {
-		return nil, tooLarge(src, max)
+// parseErr words an error of report.ParseWith on src for the command.
+func parseErr(src *profileSource, err error, lim report.ParseOptions) error {
+	switch {
+	case errors.Is(err, report.ErrTooLarge):
+		return limitErr(src.shown, err, lim)
+	case src.url && errors.Is(err, context.DeadlineExceeded):
+		return topInputErr("cannot fetch %s: the whole profile did not arrive within %v", src.shown, src.wait)
+	case strings.Contains(err.Error(), "report: reading profile:"):
+		what := "read"
+		if src.url {
+			what = "fetch"
+		}
+		return topInputErr("cannot %s %s: %s", what, src.shown, strings.TrimPrefix(err.Error(), "report: "))
+	case strings.Contains(err.Error(), "empty data"):
+		return topInputErr("%s is empty, not a profile; pass a profile written by the arenaprof exporter or its handler", src.shown)
 	}
-	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "report: "))
-	}
-	return p, nil
+	return topInputErr("%s is not a pprof profile (%s); pass a profile written by the arenaprof exporter or its handler", src.shown, strings.TrimPrefix(err.Error(), "report: "))
 }
 
-// loadArenaProfile reads src (a file or URL) and checks that it is an
-// arenaprof profile.
-func loadArenaProfile(src string, max int64) (*arenaProfile, error) {
-	data, err := readProfileSource(src, max)
+// loadArenaProfile reads src (a file, URL or - for standard input) within
+// the bounds lim and checks that it is an arenaprof or Go heap profile.
+func loadArenaProfile(src string, lim report.ParseOptions) (*arenaProfile, error) {
+	s, err := openProfileSource(src)
 	if err != nil {
 		return nil, err
 	}
-	if src == "-" {
-		src = "standard input"
-	}
-	return decodeArenaProfile(src, data, max)
+	defer s.close()
+	return decodeArenaFrom(s, lim)
 }
 
 // decodeArenaProfile parses data read from src and checks that it is an
 // arenaprof profile.
 func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, topInputErr("%s is empty, not a profile; pass a profile written by the arenaprof exporter or its handler", src)
+	return decodeArenaFrom(&profileSource{shown: src, r: bytes.NewReader(data)}, report.ParseOptions{MaxBytes: max})
+}
+
+// decodeArenaFrom parses the profile s holds and checks that it is one
+// report.Table reads.
+func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = report.DefaultMaxBytes
 	}
-	p, err := parseProfileData(src, data, max)
-	var te *topError
-	if errors.As(err, &te) {
-		return nil, err
+	if lim.MaxMemory <= 0 {
+		lim.MaxMemory = report.DefaultMaxMemory
 	}
+	p, err := report.ParseWith(s.r, lim)
 	if err != nil {
-		return nil, topInputErr("%s is not a pprof profile (%v); pass a profile written by the arenaprof exporter or its handler", src, err)
+		return nil, parseErr(s, err, lim)
 	}
+	src := s.shown
 	ap := &arenaProfile{prof: p}
 	if _, err := report.KindOf(p); err != nil {
 		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))

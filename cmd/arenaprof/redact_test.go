@@ -26,7 +26,7 @@ func TestFetchErrorsRedactPassword(t *testing.T) {
 		strings.Replace(deadURL, "http://", "http://admin:"+password+"@", 1) + "/debug/arenaprof",
 		"http://admin:" + password + "@host:bad port/x",
 	} {
-		_, err := fetchProfile(raw, report.DefaultMaxBytes)
+		_, err := loadArenaProfile(raw, report.ParseOptions{})
 		if err == nil {
 			t.Fatalf("%s: no error", raw)
 		}

@@ -52,7 +52,12 @@ flags:
         shortening them to fit 80 columns
   -max-bytes N
         refuse a profile larger than N bytes, compressed or decompressed
-        (default 1073741824, 1 GiB)
+        (default 1GiB); N is a number of bytes or takes a unit: 4GiB, 500MB
+  -max-memory N
+        refuse a profile that would take more than N bytes of memory to
+        read and decode, judged from its records before decoding them
+        (default 512MiB: a Go heap profile of about 300,000 samples, an
+        arenaprof profile of about 145,000 buckets)
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "window", "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
@@ -69,7 +74,13 @@ type commonOptions struct {
 	json       bool
 	byDefault  bool  // -by not given: type, or func for a Go heap profile
 	full       bool  // print keys whole
-	maxBytes   int64 // bound on a profile's decompressed size
+	maxBytes   int64 // bound on a profile's data, compressed or not
+	maxMemory  int64 // bound on the memory reading a profile takes
+}
+
+// limits are the bounds on reading a profile.
+func (o commonOptions) limits() report.ParseOptions {
+	return report.ParseOptions{MaxBytes: o.maxBytes, MaxMemory: o.maxMemory}
 }
 
 // topOptions are the parsed flags of arenaprof top.
@@ -128,7 +139,7 @@ func parseTopArgs(args []string) (topOptions, error) {
 
 // top loads the profile and writes the table or JSON.
 func top(opts topOptions, stdout io.Writer) error {
-	ap, err := loadArenaProfile(opts.src, opts.maxBytes)
+	ap, err := loadArenaProfile(opts.src, opts.limits())
 	if err != nil {
 		return err
 	}
@@ -205,23 +216,24 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 
 // groupFlags are the flags top and diff share: the grouping, the sample,
 // the number of rows, the confidence, JSON output, whole keys and the size
-// bound.
+// and memory bounds.
 type groupFlags struct {
-	by, sample, n, conf, maxBytes *string
-	json, full                    *bool
+	by, sample, n, conf, maxBytes, maxMemory *string
+	json, full                               *bool
 }
 
 // addGroupFlags defines the shared flags on fs.
 func addGroupFlags(fs *flag.FlagSet) groupFlags {
 	fs.SetOutput(io.Discard)
 	return groupFlags{
-		by:       fs.String("by", "", ""),
-		sample:   fs.String("sample", "alloc", ""),
-		n:        fs.String("n", "10", ""),
-		conf:     fs.String("confidence", "0.95", ""),
-		maxBytes: fs.String("max-bytes", strconv.Itoa(report.DefaultMaxBytes), ""),
-		json:     fs.Bool("json", false, ""),
-		full:     fs.Bool("full", false, ""),
+		by:        fs.String("by", "", ""),
+		sample:    fs.String("sample", "alloc", ""),
+		n:         fs.String("n", "10", ""),
+		conf:      fs.String("confidence", "0.95", ""),
+		maxBytes:  fs.String("max-bytes", strconv.Itoa(report.DefaultMaxBytes), ""),
+		maxMemory: fs.String("max-memory", formatByteSize(report.DefaultMaxMemory), ""),
+		json:      fs.Bool("json", false, ""),
+		full:      fs.Bool("full", false, ""),
 	}
 }
 
@@ -263,9 +275,13 @@ func (g groupFlags) values() (o commonOptions, err error) {
 		err = topUsageErr("bad -confidence %q; use a number strictly between 0 and 1, e.g. 0.95", *g.conf)
 		return
 	}
-	o.maxBytes, err = strconv.ParseInt(strings.TrimSpace(*g.maxBytes), 10, 64)
-	if err != nil || o.maxBytes < 1 {
-		err = topUsageErr("bad -max-bytes %q; use a positive number of bytes, e.g. 4294967296 for 4 GiB", *g.maxBytes)
+	var ok bool
+	if o.maxBytes, ok = parseByteSize(*g.maxBytes); !ok {
+		err = topUsageErr("bad -max-bytes %q; use a positive number of bytes, e.g. 4GiB or 4294967296", *g.maxBytes)
+		return
+	}
+	if o.maxMemory, ok = parseByteSize(*g.maxMemory); !ok {
+		err = topUsageErr("bad -max-memory %q; use a positive number of bytes, e.g. 2GiB or 2147483648", *g.maxMemory)
 		return
 	}
 	o.json, o.full = *g.json, *g.full

@@ -1,0 +1,7 @@
+//go:build !race
+
+package report
+
+// raceEnabled: the race detector changes what the runtime allocates, so
+// tests that compare allocations with the scan's estimate skip.
+const raceEnabled = false
