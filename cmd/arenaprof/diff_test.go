@@ -96,6 +96,18 @@ func TestDiffCLI(t *testing.T) {
 	if code != 0 {
 		t.Errorf("gate 3: exit %d, %q", code, errOut)
 	}
+	// Materiality: the doubled type holds about half of NEW's bytes, so
+	// a share of 0.7 or more bytes than NEW holds keep it out of the gate.
+	for _, args := range [][]string{{"-min-share", "0.7"}, {"-min-bytes", "1000000000"}} {
+		code, _, errOut = runDiffArgs(append(args, "-confidence", "0.9999999", "-fail-above", "1.2", base, next)...)
+		if code != 0 {
+			t.Errorf("gate 1.2 with %v: exit %d, %q", args, code, errOut)
+		}
+	}
+	code, _, errOut = runDiffArgs("-min-share", "0.3", "-min-bytes", "1000", "-confidence", "0.9999999", "-fail-above", "1.2", base, next)
+	if code != diffGateCode {
+		t.Errorf("gate 1.2, share 0.3: exit %d, %q", code, errOut)
+	}
 
 	// The table: a header, two rows and the total.
 	code, out, errOut = runDiffArgs(base, next)
@@ -163,6 +175,11 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{"-fail-above", "-1", good, good}, 2, "-fail-above"},
 		{[]string{"-fail-above", "Inf", good, good}, 2, "-fail-above"},
 		{[]string{"-fail-above", "x", good, good}, 2, "-fail-above"},
+		{[]string{"-min-share", "-0.1", good, good}, 2, "-min-share"},
+		{[]string{"-min-share", "1.5", good, good}, 2, "-min-share"},
+		{[]string{"-min-share", "NaN", good, good}, 2, "-min-share"},
+		{[]string{"-min-bytes", "-1", good, good}, 2, "-min-bytes"},
+		{[]string{"-min-bytes", "1e3", good, good}, 2, "-min-bytes"},
 		{[]string{"-n", "-1", good, good}, 2, "-n"},
 		{[]string{"-by", "label=", good, good}, 2, "label key"},
 		{[]string{"-by", "sizes", good, good}, 2, "-by"},
