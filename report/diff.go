@@ -291,7 +291,9 @@ func diffFill(d *DiffRow, base, next *ratioSide, conf float64) error {
 	}
 	d.HasRatio = true
 	d.Ratio = float64(d.New.Bytes) / float64(d.Base.Bytes)
-	d.RatioLo, d.RatioHi = lo, hi
+	// The bounds come from the model's weighted sums, the ratio from the
+	// profile's rounded values: keep the ratio inside its interval.
+	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
 	d.Significant = d.RatioLo > 1 || d.RatioHi < 1
 	return nil
 }

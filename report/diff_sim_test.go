@@ -55,10 +55,15 @@ func simHeapProfile(rng *rand.Rand, rate int64, classes []heapClass) *profile.Pr
 	locs := map[string]*profile.Location{}
 	for _, c := range classes {
 		prob := -math.Expm1(-float64(c.size) / float64(rate))
-		k := 0
-		for range c.n {
-			if rng.Float64() < prob {
-				k++
+		k := 0 // Binomial(c.n, prob), drawn by geometric gaps between successes
+		if prob >= 1 {
+			k = c.n
+		} else {
+			for i := 0; ; k++ {
+				i += 1 + int(math.Floor(math.Log(1-rng.Float64())/math.Log1p(-prob)))
+				if i > c.n {
+					break
+				}
 			}
 		}
 		if k == 0 {
@@ -117,10 +122,10 @@ type diffSimCase struct {
 //
 // Failure probability: for a null case the flags are independent, each
 // with probability at most 0.05 if the method holds its level, and the
-// test fails when their number reaches the Chernoff 1e-7 quantile of
+// test fails when their number reaches the Chernoff 5e-8 quantile of
 // Binomial(runs, 0.05); for a power case it fails when the number falls to
-// the Chernoff 1e-7 lower quantile of Binomial(runs, minPower). With at
-// most 9 cases a false failure has probability below 1e-6.
+// the Chernoff 5e-8 lower quantile of Binomial(runs, minPower). With at
+// most 20 cases a false failure has probability below 1e-6.
 func TestDiffSim(t *testing.T) {
 	runs := 400
 	if testing.Short() {
@@ -142,6 +147,7 @@ func TestDiffSim(t *testing.T) {
 		}
 	}
 	small := func(fn string, n int) []heapClass { return []heapClass{{fn: fn, size: 64, n: n}} }
+	mixed := []heapClass{{fn: "pkg.mix", size: 64, n: 2000000}, {fn: "pkg.mix", size: 4 << 20, n: 20}}
 	cases := []diffSimCase{
 		// [16]byte at mean 1024: 768 objects draw about 12 events.
 		{name: "arena 12 vs 12 events", by: byType, key: "[16]uint8", ratio: 1,
@@ -160,6 +166,11 @@ func TestDiffSim(t *testing.T) {
 			make: heapPair(4096, small("pkg.f", 770), small("pkg.f", 770))},
 		{name: "heap 12 -> 24 samples (64 B, rate 4096)", by: byFunc, key: "pkg.f", ratio: 2, minPower: 0.40,
 			make: heapPair(4096, small("pkg.f", 770), small("pkg.f", 1540))},
+		// One function mixing 2M x 64 B with 20 x 4 MiB at the default rate.
+		{name: "heap 64 B and 4 MiB mixed, rate 512 KiB", by: byFunc, key: "pkg.mix", ratio: 1,
+			make: heapPair(512*1024, mixed, mixed)},
+		{name: "heap compiler-like mix, rate 512 KiB", by: byFunc, key: "total", ratio: 1,
+			make: heapPair(512*1024, compilerLike(1), compilerLike(1))},
 		{name: "heap compiler-like mix, same", by: byFunc, key: "total", ratio: 1,
 			make: heapPair(4096, compilerLike(1), compilerLike(1))},
 		{name: "heap compiler-like mix, 0.64x", by: byFunc, key: "total", ratio: 0.64, minPower: 0.99,
@@ -192,9 +203,9 @@ func TestDiffSim(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "%-42s %6.2f %8d %8d %9.1f%%   (base events %.1f)\n", c.name, c.ratio, flagged, runs, 100*float64(flagged)/float64(runs), events/float64(runs))
 		switch {
-		case c.ratio == 1 && flagged >= chernoffMax(runs, 0.05, 1e-7):
+		case c.ratio == 1 && flagged >= chernoffMax(runs, 0.05, 5e-8):
 			t.Errorf("%s: %d false alarms in %d runs at 95%%", c.name, flagged, runs)
-		case c.ratio != 1 && flagged <= chernoffMin(runs, c.minPower, 1e-7):
+		case c.ratio != 1 && flagged <= chernoffMin(runs, c.minPower, 5e-8):
 			t.Errorf("%s: flagged %d of %d runs, power %v expected", c.name, flagged, runs, c.minPower)
 		}
 	}

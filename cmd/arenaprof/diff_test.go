@@ -210,11 +210,12 @@ func TestDiffBadInput(t *testing.T) {
 // 2 or 3 and prints one-line errors.
 func FuzzDiffFlags(f *testing.F) {
 	good := fixturePath(f)
-	f.Add("0.95", "1.2", "10", "type")
-	f.Add("1e-300", "1e300", "0", "label=handler")
-	f.Add("0.9999999999999999", "NaN", "-3", "stack")
-	f.Fuzz(func(t *testing.T, conf, fail, n, by string) {
-		code, out, errOut := runDiffArgs("-confidence", conf, "-fail-above", fail, "-n", n, "-by", by, good, good)
+	f.Add("0.95", "1.2", "10", "type", "0.005", "0")
+	f.Add("1e-300", "1e300", "0", "label=handler", "1", "9223372036854775807")
+	f.Add("0.9999999999999999", "NaN", "-3", "stack", "-0", "-1")
+	f.Fuzz(func(t *testing.T, conf, fail, n, by, minShare, minBytes string) {
+		code, out, errOut := runDiffArgs("-confidence", conf, "-fail-above", fail, "-n", n, "-by", by,
+			"-min-share", minShare, "-min-bytes", minBytes, good, good)
 		if code == diffGateCode {
 			code = 1 // a gate failure has a one-line message too
 		}
