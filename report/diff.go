@@ -239,17 +239,21 @@ func ratioGroups(p *profile.Profile, by GroupBy, inuse bool) (*ratioProfile, err
 	return res, nil
 }
 
-// add adds one sample's contribution.
+// add adds one sample's contribution. A sample with bytes but no event
+// count (only a hand-edited or inconsistent profile has one) counts as one
+// event of unknown size, the most uncertain reading.
 func (r *ratioSide) add(s *profile.Sample, c contribution) error {
 	if c.heap {
-		if c.size <= 0 || c.samples == 0 {
-			r.lo.t += float64(c.bytes)
-			r.hi.t += float64(c.bytes)
+		if c.samples <= 0 || c.size <= 0 {
+			if c.bytes > 0 {
+				r.lo.addMixed(1, float64(c.rate), float64(c.bytes))
+				r.hi.addMixed(1, float64(c.rate), float64(c.bytes))
+			}
 			return nil
 		}
-		w := goheap.Weight(c.size, c.rate)
-		if c.rate == 1 {
-			w = float64(c.size)
+		w := float64(c.size) // MemProfileRate 1 records every allocation
+		if c.rate > 1 {
+			w = goheap.Weight(c.size, c.rate)
 		}
 		r.lo.add(float64(c.samples), w, float64(c.size))
 		r.hi.add(float64(c.samplesHi), w, float64(c.size))
@@ -257,9 +261,11 @@ func (r *ratioSide) add(s *profile.Sample, c contribution) error {
 	}
 	r.arena = true
 	size, ok := firstNumLabel(s, pprofmt.LabelBytes)
-	if !ok || size <= 0 {
-		r.lo.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
-		r.hi.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
+	if !ok || size <= 0 || c.samples <= 0 {
+		if c.bytes > 0 {
+			r.lo.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
+			r.hi.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
+		}
 		return nil
 	}
 	w, err := profiler.WeightedBytes(size, c.mean)
