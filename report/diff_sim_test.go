@@ -146,7 +146,8 @@ func TestDiffSim(t *testing.T) {
 			return roundTrip(t, simHeapProfile(rng, rate, b)), roundTrip(t, simHeapProfile(rng, rate, n))
 		}
 	}
-	small := func(fn string, n int) []heapClass { return []heapClass{{fn: fn, size: 64, n: n}} }
+	sized := func(fn string, size int64, n int) []heapClass { return []heapClass{{fn: fn, size: size, n: n}} }
+	small := func(fn string, n int) []heapClass { return sized(fn, 64, n) }
 	mixed := []heapClass{{fn: "pkg.mix", size: 64, n: 2000000}, {fn: "pkg.mix", size: 4 << 20, n: 20}}
 	cases := []diffSimCase{
 		// [16]byte at mean 1024: 768 objects draw about 12 events.
@@ -159,6 +160,16 @@ func TestDiffSim(t *testing.T) {
 		// [4096]byte at mean 1024: each object sampled with probability 0.98.
 		{name: "arena large objects, 50 vs 50", by: byType, key: "[4096]uint8", ratio: 1,
 			make: arenaPair(1024, 1024, [3]int{0, 0, 50}, [3]int{0, 0, 50})},
+		// Objects as large as the mean: each sampled with probability 0.63,
+		// or 0.39 at twice the mean.
+		{name: "arena [4096]byte at mean 4096, 5 vs 5", by: byType, key: "[4096]uint8", ratio: 1,
+			make: arenaPair(4096, 4096, [3]int{0, 0, 5}, [3]int{0, 0, 5})},
+		{name: "arena [4096]byte at mean 4096, 20 -> 40", by: byType, key: "[4096]uint8", ratio: 2, minPower: 0.75,
+			make: arenaPair(4096, 4096, [3]int{0, 0, 20}, [3]int{0, 0, 40})},
+		{name: "arena [4096]byte at mean 4096, 300 vs 300", by: byType, key: "[4096]uint8", ratio: 1,
+			make: arenaPair(4096, 4096, [3]int{0, 0, 300}, [3]int{0, 0, 300})},
+		{name: "arena [4096]byte at mean 8192, 20 vs 20", by: byType, key: "[4096]uint8", ratio: 1,
+			make: arenaPair(8192, 8192, [3]int{0, 0, 20}, [3]int{0, 0, 20})},
 		// One function allocating three sizes: a row mixing weights.
 		{name: "arena mixed sizes by func", by: byFunc, key: "github.com/arenaprof/arenaprof/report_test.diffWorkload", ratio: 1,
 			make: arenaPair(1024, 1024, [3]int{1000, 300, 20}, [3]int{1000, 300, 20})},
@@ -166,6 +177,14 @@ func TestDiffSim(t *testing.T) {
 			make: heapPair(4096, small("pkg.f", 770), small("pkg.f", 770))},
 		{name: "heap 12 -> 24 samples (64 B, rate 4096)", by: byFunc, key: "pkg.f", ratio: 2, minPower: 0.40,
 			make: heapPair(4096, small("pkg.f", 770), small("pkg.f", 1540))},
+		{name: "heap 4 KiB at rate 4096, 10 vs 10 objects", by: byFunc, key: "pkg.f", ratio: 1,
+			make: heapPair(4096, sized("pkg.f", 4096, 10), sized("pkg.f", 4096, 10))},
+		{name: "heap 4 KiB at rate 4096, 20 -> 40 objects", by: byFunc, key: "pkg.f", ratio: 2, minPower: 0.75,
+			make: heapPair(4096, sized("pkg.f", 4096, 20), sized("pkg.f", 4096, 40))},
+		{name: "heap 4 KiB at rate 4096, 300 vs 300 objects", by: byFunc, key: "pkg.f", ratio: 1,
+			make: heapPair(4096, sized("pkg.f", 4096, 300), sized("pkg.f", 4096, 300))},
+		{name: "heap 32 KiB at rate 4096, 3 vs 3 objects", by: byFunc, key: "pkg.f", ratio: 1,
+			make: heapPair(4096, sized("pkg.f", 32768, 3), sized("pkg.f", 32768, 3))},
 		// One function mixing 2M x 64 B with 20 x 4 MiB at the default rate.
 		{name: "heap 64 B and 4 MiB mixed, rate 512 KiB", by: byFunc, key: "pkg.mix", ratio: 1,
 			make: heapPair(512*1024, mixed, mixed)},

@@ -14,9 +14,11 @@ import (
 // are memoryless, so neither the window nor the other objects matter), a Go
 // heap object with p = 1-exp(-S/R). A sampled object stands for
 // w = S/p bytes. So the events of one stratum (one weight: one size under
-// one mean or rate) are a binomial count, at most as variable as a Poisson
-// count of the same mean, and a group's estimate is a weighted sum of such
-// counts, T = sum w*c, with variance at most V = sum w^2*c.
+// one mean or rate) are a binomial count c, and a group's estimate is a
+// weighted sum of such counts, T = sum w*c, whose variance
+// sum w^2*N*p*(1-p) is estimated without bias by V = sum w^2*c*(1-p).
+// For objects small against the mean (p near 0) this is the Poisson
+// variance w^2*c; objects sampled with near certainty add little.
 //
 // For a single stratum on each side (all objects small against the mean)
 // the exact test of a ratio is the conditional one: given the sum x+y of
@@ -33,11 +35,12 @@ import (
 // bound gets one more event at its largest weight wmax
 // (T+wmax, V+wmax^2), as x+1 and y+1 above. The ratio of the two gammas is
 // an F variable, whose quantiles come from the regularized incomplete
-// beta function. With one weight per side it is exactly the conditional
-// test; with several it is conservative in the simulations of TestDiffSim
-// (false alarms at most the nominal rate, see ACCURACY.md). Objects sampled
-// with certainty (mean or MemProfileRate 1, or objects so large that
-// p rounds to 1) add their bytes exactly and no variance.
+// beta function. With one weight per side of small objects it is exactly
+// the conditional test; with several weights, and for objects as large as
+// the mean, it is an approximation, conservative in the simulations of
+// TestDiffSim (false alarms at most the nominal rate, see ACCURACY.md).
+// Objects sampled with certainty (mean or MemProfileRate 1, or objects so
+// large that p rounds to 1) add their bytes exactly and no variance.
 //
 // The hypothesis a flag rejects is "the group's true bytes are equal in
 // both profiles" (ratio 1), the ratio Diff reports. When the totals differ
@@ -47,22 +50,22 @@ import (
 // ratioSums are the weighted sums of one side of one group.
 type ratioSums struct {
 	t    float64 // the estimate: sum of w*c over the events
-	v    float64 // sum of w^2*c over the events not sampled with certainty
+	v    float64 // sum of w^2*c*(1-p) over the events
 	wmax float64 // the largest weight of an uncertain event, or the allowance
 }
 
-// add adds c events of weight w of objects of size bytes.
+// add adds c events of weight w = size/p of objects of size bytes.
 func (r *ratioSums) add(c, w, size float64) {
 	r.t += c * w
 	if w > size { // p < 1
-		r.v += c * w * w
+		r.v += c * w * w * (1 - size/w)
 		r.wmax = max(r.wmax, w)
 	}
 }
 
 // addMixed adds an aggregate of c >= 1 events of unknown sizes under mean
 // m whose weights, each at least m, sum to b bytes: their sum of squared
-// weights is at most (c-1)*m^2 + (b-(c-1)*m)^2.
+// weights, which bounds the variance, is at most (c-1)*m^2 + (b-(c-1)*m)^2.
 func (r *ratioSums) addMixed(c, m, b float64) {
 	c = max(c, 1)
 	big := max(b-(c-1)*m, m)

@@ -17,7 +17,8 @@ func binomTail(n, y int, q float64) float64 {
 	return s
 }
 
-// With one weight per side, the interval is the inverted conditional
+// With one weight per side of objects small against the mean, the
+// interval is the inverted conditional
 // binomial test: at the lower bound rho, given n = x+y events, P(Y >= y)
 // under Binomial(n, rho*wb/(wn+rho*wb)) (the share of NEW's events) is
 // alpha/2, and at the upper bound P(Y <= y) is alpha/2. Checked against
@@ -35,8 +36,9 @@ func TestRatioIntervalConditional(t *testing.T) {
 		{200, 150, 512, 512, 0.95},
 	} {
 		var b, n ratioSums
-		b.add(float64(c.x), c.wb, 1)
-		n.add(float64(c.y), c.wn, 1)
+		// Objects far smaller than the mean: the Poisson limit.
+		b.add(float64(c.x), c.wb, c.wb*1e-12)
+		n.add(float64(c.y), c.wn, c.wn*1e-12)
 		lo, hi, err := ratioInterval(b, b, n, n, c.conf)
 		if err != nil {
 			t.Fatal(err)
