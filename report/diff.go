@@ -2,10 +2,17 @@ package report
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/goheap"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // DiffOptions configure [Diff].
@@ -27,17 +34,19 @@ type DiffOptions struct {
 type DiffRow struct {
 	// Key and Display are as in [TableRow].
 	Key, Display string
-	// Base and New are the two tables' rows for the group; a side where the
-	// group is absent has the zero row (no samples, zero bytes).
+	// Base and New are the two tables' rows for the group, their intervals
+	// at the result's confidence; a side where the group is absent has the
+	// zero row (no samples, zero bytes).
 	Base, New TableRow
 	// HasRatio is false when a side has no samples: the ratio fields are
 	// then meaningless and Significant is false.
 	HasRatio bool
-	// Ratio is New.Bytes / Base.Bytes; RatioLo and RatioHi bound the true
-	// ratio with probability at least the result's confidence. RatioHi is
-	// +Inf when the base interval reaches 0.
+	// Ratio is New.Bytes / Base.Bytes; RatioLo and RatioHi bound the ratio
+	// of the true bytes with probability at least the result's confidence,
+	// each missing with probability at most half the rest.
 	Ratio, RatioLo, RatioHi float64
-	// Significant reports that [RatioLo, RatioHi] excludes 1.
+	// Significant reports that [RatioLo, RatioHi] excludes 1: the group's
+	// true bytes differ between the profiles, at the result's confidence.
 	Significant bool
 	// Delta is New.Bytes - Base.Bytes, the estimated absolute change.
 	Delta int64
@@ -57,20 +66,25 @@ type DiffResult struct {
 	Total DiffRow
 }
 
-// Diff compares two arenaprof profiles group by group: for each group it
-// gives both estimates, their ratio New/Base and an interval on the ratio
-// that holds with probability at least opts.Confidence.
+// Diff compares two profiles (arenaprof profiles, combined memory profiles
+// or Go heap profiles, both of the same kind) group by group: for each
+// group it gives both estimates, their ratio New/Base and an interval on
+// the ratio of the true bytes that holds with probability at least
+// opts.Confidence.
 //
-// Method: each profile's per-group interval is the exact (or, for in-use
-// bytes and windows, conservative) interval of [Table], taken at
-// confidence sqrt(C). The two profiles are independent samples, so both
-// intervals hold together with probability at least sqrt(C)^2 = C, and
-// whenever they both hold the true ratio lies in
-// [NewLo/BaseHi, NewHi/BaseLo]. The ratio interval is therefore never
-// anti-conservative, whatever the sampling means of either profile (mixed
-// means included), the window marking and the sample type. It assumes
-// only that the two profiles come from independent sampling streams (two
-// runs, or two disjoint windows of one process).
+// Method: the exact conditional test for two counts, generalized to
+// weighted sums (see ratio.go): each sampled object is drawn independently
+// of every other, with a probability fixed by its size and the sampling
+// mean (or MemProfileRate) it was drawn under, so the events of a group are
+// a weighted sum of binomial counts. With one weight per side (one mean,
+// objects small against it) the interval is the inverted conditional
+// binomial test; groups that mix sizes or means use the gamma extension of
+// Tiwari, Clegg and Zou, measured to keep false alarms at or below
+// 1-Confidence. A row is Significant when its interval excludes 1: the
+// hypothesis rejected is that the group's true bytes are equal in both
+// profiles. The two profiles must come from independent sampling streams
+// (two runs, or two disjoint windows of one process); the test measures
+// sampling error only, not differences between the runs of a program.
 func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if base == nil || next == nil {
 		return nil, errors.New("report: Diff of a nil profile")
@@ -85,19 +99,23 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if opts.N < 0 {
 		return nil, errors.New("report: Diff N must not be negative")
 	}
-	each := math.Sqrt(conf)
-	if each >= 1 { // conf within 1 ulp of 1: sqrt rounds up
-		each = math.Nextafter(1, 0)
-	}
 	if kb, kn := isGoHeap(base), isGoHeap(next); kb != kn {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
 	}
-	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: each}
+	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf}
 	bt, err := Table(base, topts)
 	if err != nil {
 		return nil, err
 	}
 	nt, err := Table(next, topts)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := ratioGroups(base, bt.By, opts.InUse)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := ratioGroups(next, nt.By, opts.InUse)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +139,15 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, Groups: len(keys)}
 	for _, k := range keys {
 		d := byKey[k]
-		diffFill(d)
+		if err := diffFill(d, bs.groups[k], ns.groups[k], conf); err != nil {
+			return nil, err
+		}
 		res.Rows = append(res.Rows, *d)
 	}
 	res.Total = DiffRow{Key: "total", Display: "total", Base: bt.Total, New: nt.Total}
-	diffFill(&res.Total)
+	if err := diffFill(&res.Total, &bs.total, &ns.total, conf); err != nil {
+		return nil, err
+	}
 	sort.Slice(res.Rows, func(i, j int) bool {
 		a, b := diffAbs(res.Rows[i].Delta), diffAbs(res.Rows[j].Delta)
 		if a != b {
@@ -139,6 +161,122 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	return res, nil
 }
 
+// ratioSide is one group of one profile for the ratio test: its weighted
+// sums at the smallest and at the largest possible event counts.
+type ratioSide struct {
+	lo, hi ratioSums
+	arena  bool // the group has arena events
+}
+
+// ratioProfile is every group of one profile, and the total.
+type ratioProfile struct {
+	groups map[string]*ratioSide
+	total  ratioSide
+}
+
+// ratioGroups walks the samples of p once and returns each group's
+// weighted sums (see ratio.go), grouped as Table groups them.
+func ratioGroups(p *profile.Profile, by GroupBy, inuse bool) (*ratioProfile, error) {
+	res := &ratioProfile{groups: map[string]*ratioSide{}}
+	goHeap := isGoHeap(p)
+	hidx := heapIndexes(p)
+	var idx [pprofmt.NumSampleTypes]int
+	if !goHeap {
+		var err error
+		if idx, err = sampleIndexes(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range p.Sample {
+		var c contribution
+		var skip bool
+		var err error
+		switch {
+		case goHeap:
+			c, skip, err = heapContribution(s, hidx, p.Period, -1, inuse)
+		case isHeapSample(s):
+			c, skip, err = heapContribution(s, hidx, 0, s.Value[idx[pprofmt.IndexAllocSamples]], inuse)
+		default:
+			c, skip, err = arenaContribution(p, idx, s, inuse)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if skip {
+			continue
+		}
+		key, _ := by.key(s)
+		g := res.groups[key]
+		if g == nil {
+			g = &ratioSide{}
+			res.groups[key] = g
+		}
+		for _, side := range []*ratioSide{g, &res.total} {
+			if err := side.add(s, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	means, err := meansInForce(p, inuse)
+	if err != nil {
+		return nil, err
+	}
+	// Bytes may have been allocated under a mean in force without drawing
+	// an event: the extra event of the test's upper side is taken at a
+	// weight of at least that mean.
+	var allow float64
+	for _, m := range means {
+		if m > 1 {
+			allow = max(allow, float64(m))
+		}
+	}
+	for _, g := range append(slices.Collect(maps.Values(res.groups)), &res.total) {
+		if g.arena && allow > 0 {
+			g.lo.wmax = max(g.lo.wmax, allow)
+			g.hi.wmax = max(g.hi.wmax, allow)
+		}
+	}
+	return res, nil
+}
+
+// add adds one sample's contribution. A sample with bytes but no event
+// count (only a hand-edited or inconsistent profile has one) counts as one
+// event of unknown size, the most uncertain reading.
+func (r *ratioSide) add(s *profile.Sample, c contribution) error {
+	if c.heap {
+		if c.samples <= 0 || c.size <= 0 {
+			if c.bytes > 0 {
+				r.lo.addMixed(1, float64(c.rate), float64(c.bytes))
+				r.hi.addMixed(1, float64(c.rate), float64(c.bytes))
+			}
+			return nil
+		}
+		w := float64(c.size) // MemProfileRate 1 records every allocation
+		if c.rate > 1 {
+			w = goheap.Weight(c.size, c.rate)
+		}
+		r.lo.add(float64(c.samples), w, float64(c.size))
+		r.hi.add(float64(c.samplesHi), w, float64(c.size))
+		return nil
+	}
+	r.arena = true
+	size, ok := firstNumLabel(s, pprofmt.LabelBytes)
+	if !ok || size <= 0 || c.samples <= 0 {
+		if c.bytes > 0 {
+			r.lo.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
+			r.hi.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
+		}
+		return nil
+	}
+	w, err := profiler.WeightedBytes(size, c.mean)
+	if err != nil {
+		return fmt.Errorf("report: a sample has an unusable size or mean: %v", err)
+	}
+	r.lo.add(float64(c.samples), w, float64(size))
+	r.hi.add(float64(c.samplesHi), w, float64(size))
+	return nil
+}
+
 func diffAbs(x int64) uint64 {
 	if x < 0 {
 		return uint64(-(x + 1)) + 1
@@ -147,23 +285,23 @@ func diffAbs(x int64) uint64 {
 }
 
 // diffFill computes the ratio, its interval and the difference of a row
-// whose Base and New hold intervals at confidence sqrt(C) each.
-func diffFill(d *DiffRow) {
+// from the two sides' weighted sums.
+func diffFill(d *DiffRow, base, next *ratioSide, conf float64) error {
 	d.Delta = diffSub(d.New.Bytes, d.Base.Bytes)
-	if d.Base.Samples == 0 || d.New.Samples == 0 || d.Base.Bytes <= 0 || d.New.Bytes <= 0 {
-		return
+	if d.Base.Samples == 0 || d.New.Samples == 0 || d.Base.Bytes <= 0 || d.New.Bytes <= 0 || base == nil || next == nil {
+		return nil
+	}
+	lo, hi, err := ratioInterval(base.lo, base.hi, next.lo, next.hi, conf)
+	if err != nil {
+		return fmt.Errorf("%w for group %q", err, d.Key)
 	}
 	d.HasRatio = true
 	d.Ratio = float64(d.New.Bytes) / float64(d.Base.Bytes)
-	d.RatioLo = 0
-	if d.Base.Hi > 0 && !math.IsInf(d.Base.Hi, 1) {
-		d.RatioLo = d.New.Lo / d.Base.Hi
-	}
-	d.RatioHi = math.Inf(1)
-	if d.Base.Lo > 0 {
-		d.RatioHi = d.New.Hi / d.Base.Lo
-	}
+	// The bounds come from the model's weighted sums, the ratio from the
+	// profile's rounded values: keep the ratio inside its interval.
+	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
 	d.Significant = d.RatioLo > 1 || d.RatioHi < 1
+	return nil
 }
 
 // diffSub is a - b, saturating instead of overflowing.

@@ -16,23 +16,33 @@ import (
 
 const diffUsage = `usage: arenaprof diff [flags] BASE NEW
 
-Compares two arenaprof profiles group by group: the estimated bytes in
-BASE and in NEW, their ratio NEW/BASE with an interval that holds with
-probability at least C, and the difference. A row is significant (marked
-*) when its interval excludes 1. Rows are sorted by the size of the
-change, largest first; groups present in one profile only have no ratio.
-BASE and NEW are profile files (gzipped or not), http(s) URLs of the
-arenaprof handler, or - (one of them) for standard input.
+Compares two memory profiles group by group: the estimated bytes in BASE
+and in NEW, their ratio NEW/BASE with an interval that holds with
+probability at least C, and the difference. BASE and NEW are both
+arenaprof profiles (arena or combined memory profiles, agent uploads) or
+both heap or allocs profiles of the Go runtime. A row is significant
+(marked *) when its interval excludes 1: the group's true bytes differ.
+Rows are sorted by the size of the change, largest first; groups present
+in one profile only have no ratio. BASE and NEW are profile files (gzipped
+or not), http(s) URLs of the arenaprof handler or of net/http/pprof, or -
+(one of them) for standard input.
 
-The interval combines each profile's exact per-group interval, taken at
-confidence sqrt(C): the profiles are sampled independently, so both hold
-together with probability at least C. It is conservative, never
-anti-conservative, for any sampling means and windows.
+The interval is the exact conditional test for two counts (given their
+sum, one is binomial), extended to groups that mix object sizes and
+sampling means; see ACCURACY.md, "Comparing two profiles". It measures
+sampling error only: a program that allocates differently from one run to
+the next (map growth, scheduling, caches) differs by more than sampling
+explains, and that variation is yours to control. Compare two runs of the
+same version first to see it, and gate by function rather than by stack.
 
 flags:
   -by type|func|stack|size|label=KEY
         group by Go type, leaf function, whole stack (leaf first), object
-        size class, or the value of a string label (default type)
+        size class, or the value of a string label (default type, func for
+        a profile holding Go heap memory, which records no types); an
+        unsymbolized profile (a legacy text heap profile) is refused by
+        func and stack: symbolize it with
+        go tool pprof -proto BINARY PROFILE > out.pb.gz
   -sample alloc|inuse
         allocated bytes, or bytes of objects still in use (default alloc);
         alloc_space and inuse_space are accepted too
@@ -51,9 +61,16 @@ flags:
         (default 512MiB: a Go heap profile of about 300,000 samples, an
         arenaprof profile of about 145,000 buckets)
   -fail-above R
-        exit with status 3 when some group's ratio_lo exceeds R (R > 0),
-        e.g. 1.2: fail when a group grew by at least 20% with confidence C;
-        groups present in NEW only have no ratio and do not trip the gate
+        exit with status 3 when some material group's ratio_lo exceeds R
+        (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
+        confidence C; groups present in NEW only have no ratio and do not
+        trip the gate
+  -min-share S
+        a group is material for -fail-above when its NEW bytes are at
+        least S times NEW's total, 0 <= S <= 1 (default 0.005, as pprof's
+        -nodefraction)
+  -min-bytes N
+        and at least N bytes in NEW (default 0)
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "groups", "rows": [{"key", "base_bytes", "new_bytes", "base_samples",
         "new_samples", "diff_bytes", "ratio", "ratio_lo", "ratio_hi",
@@ -68,8 +85,13 @@ exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
 type diffOptions struct {
 	commonOptions
 	failAbove  float64 // 0: no gate
+	minShare   float64 // materiality of a group for the gate: share of NEW's total
+	minBytes   int64   // and bytes in NEW
 	base, next string
 }
+
+// defaultMinShare is the default -min-share: pprof's default -nodefraction.
+const defaultMinShare = 0.005
 
 // diffGateCode is the exit status when the -fail-above gate fails.
 const diffGateCode = 3
@@ -94,13 +116,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if opts.failAbove > 0 {
-		var bad []string
-		for _, r := range res.Rows {
-			if r.HasRatio && r.RatioLo > opts.failAbove {
-				bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
-			}
-		}
-		if len(bad) > 0 {
+		if bad := diffGate(res, opts); len(bad) > 0 {
 			fmt.Fprintf(stderr, "arenaprof diff: %d group(s) grew by more than %s with confidence %g: %s\n",
 				len(bad), strconv.FormatFloat(opts.failAbove, 'g', -1, 64), opts.confidence, strings.Join(bad, ", "))
 			return diffGateCode
@@ -109,12 +125,27 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// diffGate returns the material groups whose ratio_lo exceeds the
+// -fail-above ratio, each with its bound.
+func diffGate(res *report.DiffResult, opts diffOptions) []string {
+	var bad []string
+	floor := max(float64(opts.minBytes), opts.minShare*float64(res.Total.New.Bytes))
+	for _, r := range res.Rows {
+		if r.HasRatio && r.RatioLo > opts.failAbove && float64(r.New.Bytes) >= floor {
+			bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
+		}
+	}
+	return bad
+}
+
 // parseDiffArgs parses the flags and the BASE and NEW arguments. Flags may
 // come before, between or after them.
 func parseDiffArgs(args []string) (diffOptions, error) {
 	fs := flag.NewFlagSet("arenaprof diff", flag.ContinueOnError)
 	g := addGroupFlags(fs)
 	fail := fs.String("fail-above", "", "")
+	minShare := fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), "")
+	minBytes := fs.String("min-bytes", "0", "")
 	pos, err := parseAnywhere(fs, args)
 	if err != nil {
 		return diffOptions{}, err
@@ -130,6 +161,16 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		}
 		opts.failAbove = fv
 	}
+	ms, err := strconv.ParseFloat(strings.TrimSpace(*minShare), 64)
+	if err != nil || !(ms >= 0 && ms <= 1) {
+		return opts, topUsageErr("bad -min-share %q; use a fraction of NEW's total between 0 and 1, e.g. 0.01", *minShare)
+	}
+	opts.minShare = ms
+	mb, err := strconv.ParseInt(strings.TrimSpace(*minBytes), 10, 64)
+	if err != nil || mb < 0 {
+		return opts, topUsageErr("bad -min-bytes %q; use a number of bytes, 0 or more", *minBytes)
+	}
+	opts.minBytes = mb
 	if len(pos) != 2 {
 		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
 	}
@@ -151,8 +192,20 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	by := opts.groupingFor(base.prof)
+	if holdsGoHeap(next.prof) && opts.byDefault {
+		by = opts.groupingFor(next.prof)
+	}
+	for _, ap := range []struct {
+		src string
+		p   *arenaProfile
+	}{{opts.base, base}, {opts.next, next}} {
+		if err := checkGrouping(ap.src, ap.p.prof, by); err != nil {
+			return nil, err
+		}
+	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
-		By: opts.groupingFor(base.prof), InUse: opts.sample == "inuse", Confidence: opts.confidence,
+		By: by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
 	})
 	if err != nil {
 		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))

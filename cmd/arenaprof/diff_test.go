@@ -96,6 +96,18 @@ func TestDiffCLI(t *testing.T) {
 	if code != 0 {
 		t.Errorf("gate 3: exit %d, %q", code, errOut)
 	}
+	// Materiality: the doubled type holds about half of NEW's bytes, so
+	// a share of 0.7 or more bytes than NEW holds keep it out of the gate.
+	for _, args := range [][]string{{"-min-share", "0.7"}, {"-min-bytes", "1000000000"}} {
+		code, _, errOut = runDiffArgs(append(args, "-confidence", "0.9999999", "-fail-above", "1.2", base, next)...)
+		if code != 0 {
+			t.Errorf("gate 1.2 with %v: exit %d, %q", args, code, errOut)
+		}
+	}
+	code, _, errOut = runDiffArgs("-min-share", "0.3", "-min-bytes", "1000", "-confidence", "0.9999999", "-fail-above", "1.2", base, next)
+	if code != diffGateCode {
+		t.Errorf("gate 1.2, share 0.3: exit %d, %q", code, errOut)
+	}
 
 	// The table: a header, two rows and the total.
 	code, out, errOut = runDiffArgs(base, next)
@@ -163,6 +175,11 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{"-fail-above", "-1", good, good}, 2, "-fail-above"},
 		{[]string{"-fail-above", "Inf", good, good}, 2, "-fail-above"},
 		{[]string{"-fail-above", "x", good, good}, 2, "-fail-above"},
+		{[]string{"-min-share", "-0.1", good, good}, 2, "-min-share"},
+		{[]string{"-min-share", "1.5", good, good}, 2, "-min-share"},
+		{[]string{"-min-share", "NaN", good, good}, 2, "-min-share"},
+		{[]string{"-min-bytes", "-1", good, good}, 2, "-min-bytes"},
+		{[]string{"-min-bytes", "1e3", good, good}, 2, "-min-bytes"},
 		{[]string{"-n", "-1", good, good}, 2, "-n"},
 		{[]string{"-by", "label=", good, good}, 2, "label key"},
 		{[]string{"-by", "sizes", good, good}, 2, "-by"},
@@ -193,11 +210,12 @@ func TestDiffBadInput(t *testing.T) {
 // 2 or 3 and prints one-line errors.
 func FuzzDiffFlags(f *testing.F) {
 	good := fixturePath(f)
-	f.Add("0.95", "1.2", "10", "type")
-	f.Add("1e-300", "1e300", "0", "label=handler")
-	f.Add("0.9999999999999999", "NaN", "-3", "stack")
-	f.Fuzz(func(t *testing.T, conf, fail, n, by string) {
-		code, out, errOut := runDiffArgs("-confidence", conf, "-fail-above", fail, "-n", n, "-by", by, good, good)
+	f.Add("0.95", "1.2", "10", "type", "0.005", "0")
+	f.Add("1e-300", "1e300", "0", "label=handler", "1", "9223372036854775807")
+	f.Add("0.9999999999999999", "NaN", "-3", "stack", "-0", "-1")
+	f.Fuzz(func(t *testing.T, conf, fail, n, by, minShare, minBytes string) {
+		code, out, errOut := runDiffArgs("-confidence", conf, "-fail-above", fail, "-n", n, "-by", by,
+			"-min-share", minShare, "-min-bytes", minBytes, good, good)
 		if code == diffGateCode {
 			code = 1 // a gate failure has a one-line message too
 		}

@@ -5,7 +5,7 @@
 //
 //	arenaprof interval -samples S -tail U [-mean 102400] [-confidence 0.95] [-window aligned|start|end|both] [-json]
 //	arenaprof top [-by type|func|stack|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-json] PROFILE
-//	arenaprof diff [-by ...] [-sample alloc|inuse] [-n N] [-confidence C] [-fail-above R] [-json] BASE NEW
+//	arenaprof diff [-by ...] [-sample alloc|inuse] [-n N] [-confidence C] [-fail-above R [-min-share S] [-min-bytes N]] [-json] BASE NEW
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //

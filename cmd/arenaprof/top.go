@@ -37,8 +37,13 @@ flags:
         group by Go type, leaf function, whole stack (leaf first), object
         size class (powers of two: 1-8 B, 9-16 B, ...), or the value of a
         string label such as a pprof label of the arenas (default type,
-        func for a Go heap profile, which records no types); a label no
-        sample carries is an error that lists those they carry
+        func for a profile holding Go heap memory: a Go heap profile, a
+        combined memory profile, a heap upload of the agent; Go heap
+        samples record no types); a label no sample carries is an error
+        that lists those they carry. An unsymbolized profile (a legacy
+        text heap profile such as the Go compiler's -memprofile writes)
+        is refused by func and stack: symbolize it with
+        go tool pprof -proto BINARY PROFILE > out.pb.gz
   -sample alloc|inuse
         allocated bytes, or bytes of objects still in use (default alloc);
         pprof's names alloc_space and inuse_space are accepted too;
@@ -59,7 +64,7 @@ flags:
         (default 512MiB: a Go heap profile of about 300,000 samples, an
         arenaprof profile of about 145,000 buckets)
   -json print JSON instead of a table: {"sample", "by", "confidence",
-        "window", "groups", "rows": [{"key", "samples", "tail", "bytes",
+        "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
         bound it; keys are always whole
@@ -149,6 +154,9 @@ func top(opts topOptions, stdout io.Writer) error {
 // topReport groups an already loaded profile with [report.Table] and writes
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
+	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
+		return err
+	}
 	res, err := report.Table(ap.prof, report.TableOptions{
 		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
 	})
@@ -180,7 +188,7 @@ type topJSON struct {
 	Sample     string       `json:"sample"`
 	By         string       `json:"by"`
 	Confidence float64      `json:"confidence"`
-	Window     string       `json:"window"`
+	Window     string       `json:"window,omitempty"` // none for a Go heap profile
 	Groups     int          `json:"groups"`
 	Rows       []topRowJSON `json:"rows"`
 	Total      topRowJSON   `json:"total"`
@@ -203,7 +211,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 	}
 	out := topJSON{
 		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
-		Window: res.Window.String(), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
+		Window: topWindow(res), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))
@@ -212,6 +220,15 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
+}
+
+// topWindow is the window marking -json reports: none for a Go heap
+// profile, which has no window marking.
+func topWindow(res *report.TableResult) string {
+	if res.GoHeap {
+		return ""
+	}
+	return res.Window.String()
 }
 
 // groupFlags are the flags top and diff share: the grouping, the sample,
@@ -305,11 +322,11 @@ func parseSample(s string) (string, error) {
 }
 
 // groupingFor returns the grouping of the -by flag, or when it was not
-// given the default for p: by type, or by function for a Go heap profile,
-// which records no types.
+// given the default for p: by type, or by function for a profile holding
+// Go heap memory, which records no types.
 func (o commonOptions) groupingFor(p *profile.Profile) report.GroupBy {
 	if o.byDefault {
-		if k, _ := report.KindOf(p); k == report.KindGoHeap {
+		if holdsGoHeap(p) {
 			return report.GroupBy{Kind: report.GroupByFunc}
 		}
 		return report.GroupBy{Kind: report.GroupByType}
