@@ -705,7 +705,12 @@ func TestPyroscopePausedServer(t *testing.T) {
 		default:
 			io.Copy(io.Discard, r.Body)
 			select {
-			case <-resume: // too late: the client gave up
+			case <-resume: // answered now, if the client still waits
+				if r.URL.Path == "/ready" && r.Context().Err() == nil {
+					mu.Lock()
+					probes++
+					mu.Unlock()
+				}
 			case <-r.Context().Done():
 			}
 			return true
