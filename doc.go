@@ -11,7 +11,13 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	defer s.Stop(context.Background())
+//	// ... serve; on shutdown, after http.Server.Shutdown, upload the last
+//	// interval within a deadline:
+//	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+//	defer cancel()
+//	if err := s.Stop(ctx); err != nil {
+//		log.Print(err)
+//	}
 //
 //	// Per request: an arena from a pool, reset when the request is done.
 //	a := pool.Get(r.Context()) // pprof labels of the context label the arena
@@ -21,6 +27,10 @@
 // The sampling mean (the average number of bytes between sampled bytes) is
 // process-wide, like runtime.MemProfileRate: set it with hooks.SetMeanBytes
 // before Start, or leave the default hooks.DefaultMeanBytes (100 KiB).
+//
+// Session.Stats counts uploads, retries, failures and the last error;
+// Session.StatsHandler serves them as JSON. examples/shutdown is a complete
+// service that stops on SIGTERM without losing its last interval.
 //
 // The packages underneath are there for what the one call does not cover:
 // arena (the allocator), profiler (the collector and the statistics),

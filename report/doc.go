@@ -12,7 +12,7 @@
 //		return err
 //	}
 //	defer f.Close()
-//	prof, err := report.Parse(f, 0) // 0: the default size bound
+//	prof, err := report.Parse(f, 0) // 0: the default bounds (see ParseWith)
 //	if err != nil {
 //		return err
 //	}
@@ -49,28 +49,30 @@
 // export.BuildMemory). The runtime samples an allocation of S bytes with
 // probability p(S) = 1-exp(-S/R), R = runtime.MemProfileRate, and writes
 // each record's raw counts scaled by 1/p(S); the raw count c of a sample is
-// recovered from its values. For a group with C sampled objects, the
-// largest of M bytes, the interval is
-//
-//	lower: max(sum of c*S, R*lambdaLo(C))           (Poisson, at alpha/2)
-//	upper: w(M)*lambdaHi(C) + R*ln(4/alpha)         (Poisson, at alpha/4)
-//
-// with w(S) = S/p(S): the sampled objects' bytes are certain; the sample
-// count is at most the Poisson count of the group's bytes, and at least a
-// Poisson-binomial count of mean B/w(M) for objects up to M bytes; objects
-// larger than every sampled one were all missed, which more than A bytes
-// are with probability at most exp(-A/R). The interval is conservative, not
-// exact: the runtime does not record where in an object its sampling fired.
-// ACCURACY.md states every assumption (size classes, tiny allocations,
-// rate changes) and the measured coverage.
+// recovered from its values. runtime/pprof writes one record per (stack,
+// object size), so a group is a sum of size strata, each a binomial count
+// at its own probability; the interval combines the strata with a gamma
+// interval for weighted sums of counts (Fay and Feuer), which charges no
+// size at another's weight and needs no split of alpha, with an allowance
+// of one event at weight R that also covers sizes never sampled. Rows are
+// shown only when they hold a sample, so both bounds are conditional on at
+// least one; the lower bound is never below the bytes of the sampled
+// objects, which is the lower bound of a row with one sample. The interval
+// is conservative, not exact: the runtime does not record where in an
+// object its sampling fired. ACCURACY.md states every assumption (size
+// classes, tiny allocations, rate changes) and the measured coverage on the
+// Go compiler's own profiles.
 //
 // # Comparing profiles
 //
 // [Diff] compares two profiles group by group (type, function, stack or
 // label): both estimates, the ratio new/base with an interval holding with
-// probability at least C, and the difference. The interval combines the
-// two profiles' exact per-group intervals, each at confidence sqrt(C);
-// since the profiles are sampled independently it is conservative for any
-// sampling means, windows and sample type. Tests comparing two versions
-// of code in-process can assert that no group's RatioLo exceeds a bound.
+// probability at least C, and the difference. The interval inverts the
+// conditional test for two counts (given their sum, one is binomial),
+// extended to groups that mix object sizes and sampling means by a gamma
+// interval for the ratio of weighted sums; its null hypothesis is that the
+// group's true bytes are equal in both profiles. It measures sampling
+// error only: a program that allocates differently from run to run
+// differs by more. Tests comparing two versions of code in-process can
+// assert that no group's RatioLo exceeds a bound.
 package report
