@@ -33,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -82,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.dir, "dir", filepath.Join(os.TempDir(), "heapcheck"), "directory for the profiles (reused)")
 	fs.IntVar(&c.jobs, "j", 2, "compiler runs at once")
 	fs.Float64Var(&c.conf, "confidence", 0.95, "confidence of the intervals")
+	fs.BoolVar(&verbose, "v", false, "print the keys of rows with 10 samples or more missed most often")
 	fs.BoolVar(&c.legacy, "legacy", false, "have the compiler write legacy text profiles, symbolized by go tool pprof -proto (slow and gigabytes at rate 1 for large packages)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -255,6 +257,9 @@ func (c *config) compileProfile(dir, pb string, rate int64, i int) error {
 	return os.Rename(pb+".tmp", pb)
 }
 
+// verbose prints the keys of well-sampled rows missed most often.
+var verbose bool
+
 // maxMemory bounds the decoding of one profile: a rate-1 profile of a
 // large package needs about 512 MiB. Profiles are loaded one at a time.
 const maxMemory = 2 << 30
@@ -267,6 +272,8 @@ type stats struct {
 	totals                          [][3]float64 // lo/truth, estimate/truth, hi/truth
 	truthSpread                     []float64    // (max-min)/mean truth of the rows shown
 	bands                           [len(sampleBands)]band
+	truthTotal                      [2]float64           // the truth runs' totals / their mean
+	misses                          map[string][]float64 // estimate/truth of the misses of rows with >= 10 samples, by key
 }
 
 // sampleBands split the rows shown by their number of samples: the width a
@@ -275,7 +282,7 @@ type stats struct {
 var sampleBands = [...]struct {
 	name   string
 	lo, hi int64
-}{{"1 sample", 1, 1}, {"2-9 samples", 2, 9}, {">= 10 samples", 10, math.MaxInt64}}
+}{{"1 sample", 1, 1}, {"2-9 samples", 2, 9}, {">= 2 samples", 2, math.MaxInt64}, {">= 10 samples", 10, math.MaxInt64}}
 
 // band is the rows shown with a number of samples in one of sampleBands.
 type band struct {
@@ -286,15 +293,15 @@ type band struct {
 // truth is, per key, the mean, min and max bytes over the truth runs (a
 // key absent from a run counts 0 there), and the mean total.
 type truth struct {
-	mean, lo, hi map[string]float64
-	total        float64
+	mean, lo, hi            map[string]float64
+	total, totalLo, totalHi float64
 }
 
 // truthOf returns the truth of each grouping, loading each profile once.
 func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
 	out := make([]truth, len(bys))
 	for i := range out {
-		out[i] = truth{map[string]float64{}, map[string]float64{}, map[string]float64{}, 0}
+		out[i] = truth{mean: map[string]float64{}, lo: map[string]float64{}, hi: map[string]float64{}, totalLo: math.Inf(1)}
 	}
 	per := make([][]map[string]float64, len(bys))
 	for _, pb := range paths {
@@ -313,7 +320,10 @@ func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
 				out[j].mean[r.Key] = 0
 			}
 			per[j] = append(per[j], m)
-			out[j].total += float64(res.Total.Bytes) / float64(len(paths))
+			tb := float64(res.Total.Bytes)
+			out[j].total += tb / float64(len(paths))
+			out[j].totalLo = min(out[j].totalLo, tb)
+			out[j].totalHi = max(out[j].totalHi, tb)
 		}
 	}
 	for j := range bys {
@@ -333,7 +343,7 @@ func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
 
 func measure(tr truth, sampled []string, rate int64, by report.GroupKind, conf float64) (*stats, error) {
 	mean, tlo, thi, total := tr.mean, tr.lo, tr.hi, tr.total
-	s := &stats{}
+	s := &stats{truthTotal: [2]float64{tr.totalLo / total, tr.totalHi / total}}
 	for _, pb := range sampled {
 		p, err := load(pb, rate)
 		if err != nil {
@@ -352,6 +362,11 @@ func measure(tr truth, sampled []string, rate int64, by report.GroupKind, conf f
 			}
 			if r.Lo <= m && m <= r.Hi {
 				s.coveredMean++
+			} else if r.Samples >= 10 {
+				if s.misses == nil {
+					s.misses = map[string][]float64{}
+				}
+				s.misses[r.Key] = append(s.misses[r.Key], float64(r.Bytes)/m)
 			}
 			if r.Lo <= thi[r.Key] && tlo[r.Key] <= r.Hi {
 				s.coveredRange++
@@ -396,10 +411,17 @@ func (s *stats) print(w io.Writer, rate int64, by report.GroupKind) {
 		fmt.Fprintf(w, "  %s: %.3f of the rows with a truth, coverage %.3f (mean truth), median width/truth %.2f\n",
 			sampleBands[i].name, float64(b.rows)/float64(s.rows-s.absent), float64(b.covered)/float64(b.rows), quantile(b.widths, 0.5))
 	}
+	if verbose {
+		keys := slices.Collect(maps.Keys(s.misses))
+		slices.SortFunc(keys, func(a, b string) int { return len(s.misses[b]) - len(s.misses[a]) })
+		for _, k := range keys[:min(len(keys), 8)] {
+			fmt.Fprintf(w, "    missed %d times with >= 10 samples, estimate/truth %.3f: %s\n", len(s.misses[k]), quantile(s.misses[k], 0.5), k)
+		}
+	}
 	var lo, est, hi []float64
 	for _, t := range s.totals {
 		lo, est, hi = append(lo, t[0]), append(est, t[1]), append(hi, t[2])
 	}
-	fmt.Fprintf(w, "  total row / mean truth (medians): estimate %.4f, interval [%.4f, %.4f], width %.4f\n\n",
-		quantile(est, 0.5), quantile(lo, 0.5), quantile(hi, 0.5), quantile(hi, 0.5)-quantile(lo, 0.5))
+	fmt.Fprintf(w, "  total row / mean truth (medians): estimate %.4f, interval [%.4f, %.4f], width %.4f; truth runs' totals [%.4f, %.4f]\n\n",
+		quantile(est, 0.5), quantile(lo, 0.5), quantile(hi, 0.5), quantile(hi, 0.5)-quantile(lo, 0.5), s.truthTotal[0], s.truthTotal[1])
 }
