@@ -2,26 +2,29 @@
 // nobody here wrote: the Go compiler compiling a standard-library package.
 // It runs the toolchain's own compile binary with -memprofile at
 // -memprofilerate=1 (every allocation recorded: the truth) and at the
-// sampled rates, symbolizes each legacy text profile with
-// `go tool pprof -proto COMPILE PROFILE` (google/pprof's symbolizer), and
-// compares the 95% intervals of every row report.Table shows, by function
-// and by stack, with the truth.
+// sampled rates, and compares the 95% intervals of every row report.Table
+// shows, by function and by stack, with the truth. By default the compiler
+// writes the runtime's own symbolized protobuf (-memprofile=DIR/); with
+// -legacy it writes the legacy text format (-memprofile=FILE), symbolized
+// with `go tool pprof -proto COMPILE PROFILE` (google/pprof's symbolizer),
+// which at rate 1 runs to gigabytes for a large package.
 //
 // The compiler does not allocate the same way in every run (map growth and
 // the concurrent back end land on different stacks), so the truth is
 // measured several times: coverage is reported against the mean truth and
 // against the range of the truth runs (a row is covered if its interval
 // meets that range), which separates the program's own variation from the
-// sampling error the intervals bound.
+// sampling error the intervals bound. Rows are also split by their number
+// of samples (1, 2-9, 10 or more): a row with one sample of an object far
+// below R must reach about 5.4 R at 95%, whatever the method.
 //
 // Usage:
 //
-//	cd tools/heapcheck && go run . [-pkg text/template] [-truth 3] [-runs 30] [-rates 512,4096,524288] [-dir DIR]
+//	cd tools/heapcheck && go run . [-pkg go/types] [-truth 2] [-runs 30] [-rates 512,4096,524288] [-dir DIR] [-legacy]
 //
 // Profiles are kept in DIR (default $TMPDIR/heapcheck) and reused by later
-// runs with the same flags: the rate-1 runs are slow (about two minutes
-// each for text/template, most of it the runtime writing the legacy text
-// profile). See ACCURACY.md, "The Go heap", for the results.
+// runs with the same flags. See ACCURACY.md, "The Go heap", for the
+// results.
 package main
 
 import (
@@ -30,7 +33,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,19 +69,22 @@ type config struct {
 	compile string
 	files   []string
 	cfg     string // importcfg path
+	legacy  bool
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("heapcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	fs.StringVar(&c.pkg, "pkg", "text/template", "standard-library package the compiler compiles")
-	fs.IntVar(&c.truth, "truth", 3, "runs at -memprofilerate=1 (the truth)")
+	fs.StringVar(&c.pkg, "pkg", "go/types", "standard-library package the compiler compiles")
+	fs.IntVar(&c.truth, "truth", 2, "runs at -memprofilerate=1 (the truth)")
 	fs.IntVar(&c.runs, "runs", 30, "sampled runs per rate")
 	rates := fs.String("rates", "512,4096,524288", "comma-separated MemProfileRates of the sampled runs")
 	fs.StringVar(&c.dir, "dir", filepath.Join(os.TempDir(), "heapcheck"), "directory for the profiles (reused)")
 	fs.IntVar(&c.jobs, "j", 2, "compiler runs at once")
 	fs.Float64Var(&c.conf, "confidence", 0.95, "confidence of the intervals")
+	fs.BoolVar(&verbose, "v", false, "print the keys of rows with 10 samples or more missed most often")
+	fs.BoolVar(&c.legacy, "legacy", false, "have the compiler write legacy text profiles, symbolized by go tool pprof -proto (slow and gigabytes at rate 1 for large packages)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -96,7 +104,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := c.setup(); err != nil {
 		return err
 	}
-	truth, err := c.profiles(1, c.truth)
+	truthPaths, err := c.profiles(1, c.truth)
+	if err != nil {
+		return err
+	}
+	bys := []report.GroupKind{report.GroupByFunc, report.GroupByStack}
+	truth, err := truthOf(truthPaths, bys)
 	if err != nil {
 		return err
 	}
@@ -106,8 +119,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, by := range []report.GroupKind{report.GroupByFunc, report.GroupByStack} {
-			s, err := measure(truth, sampled, by, c.conf)
+		for j, by := range bys {
+			s, err := measure(truth[j], sampled, r, by, c.conf)
 			if err != nil {
 				return err
 			}
@@ -145,14 +158,18 @@ func (c *config) setup() error {
 	return os.WriteFile(c.cfg, append(deps, maps...), 0o644)
 }
 
-// profiles returns n symbolized profiles of the compiler at rate, running
-// the compiler for those not already in the directory.
-func (c *config) profiles(rate int64, n int) ([]*profile.Profile, error) {
-	dir := filepath.Join(c.dir, strings.ReplaceAll(c.pkg, "/", "_"), fmt.Sprintf("rate%d", rate))
+// profiles returns the paths of n symbolized profiles of the compiler at
+// rate, running the compiler for those not already in the directory.
+func (c *config) profiles(rate int64, n int) ([]string, error) {
+	format := "proto"
+	if c.legacy {
+		format = "legacy"
+	}
+	dir := filepath.Join(c.dir, strings.ReplaceAll(c.pkg, "/", "_")+"."+format, fmt.Sprintf("rate%d", rate))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out := make([]*profile.Profile, n)
+	out := make([]string, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, c.jobs)
 	var wg sync.WaitGroup
@@ -169,37 +186,24 @@ func (c *config) profiles(rate int64, n int) ([]*profile.Profile, error) {
 	return out, errors.Join(errs...)
 }
 
-func (c *config) profile(dir string, rate int64, i int) (*profile.Profile, error) {
+func (c *config) profile(dir string, rate int64, i int) (string, error) {
 	pb := filepath.Join(dir, fmt.Sprintf("%d.pb.gz", i))
 	if _, err := os.Stat(pb); err != nil {
-		legacy := filepath.Join(dir, fmt.Sprintf("%d.txt", i))
-		args := []string{"-o", filepath.Join(dir, fmt.Sprintf("%d.a", i)), "-p", c.pkg, "-std", "-complete", "-c=1",
-			"-importcfg", c.cfg, "-pack", "-memprofile=" + legacy, "-memprofilerate=" + strconv.FormatInt(rate, 10)}
-		cmd := exec.Command(c.compile, append(args, c.files...)...)
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("compile: %v\n%s", err, msg)
+		if err := c.compileProfile(dir, pb, rate, i); err != nil {
+			return "", err
 		}
-		os.Remove(filepath.Join(dir, fmt.Sprintf("%d.a", i)))
-		var stdout, stderr bytes.Buffer
-		cmd = exec.Command("go", "tool", "pprof", "-proto", c.compile, legacy)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("go tool pprof -proto: %v\n%s", err, stderr.Bytes())
-		}
-		if err := os.WriteFile(pb+".tmp", stdout.Bytes(), 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(pb+".tmp", pb); err != nil {
-			return nil, err
-		}
-		os.Remove(legacy)
 	}
+	return pb, nil
+}
+
+// load reads a profile written by profile, checking its rate.
+func load(pb string, rate int64) (*profile.Profile, error) {
 	f, err := os.Open(pb)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := report.Parse(f, 0)
+	p, err := report.ParseWith(f, report.ParseOptions{MaxMemory: maxMemory})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", pb, err)
 	}
@@ -209,6 +213,57 @@ func (c *config) profile(dir string, rate int64, i int) (*profile.Profile, error
 	return p, nil
 }
 
+// compileProfile runs the compiler at rate and writes its symbolized
+// heap profile to pb. With -legacy the compiler writes the legacy text
+// format (-memprofile=FILE), symbolized by `go tool pprof -proto`; else it
+// writes the runtime's own gzipped protobuf (-memprofile=DIR/), which is
+// much faster at rate 1 for a large package: the legacy text of a go/types
+// compile at rate 1 runs to gigabytes.
+func (c *config) compileProfile(dir, pb string, rate int64, i int) error {
+	out := filepath.Join(dir, fmt.Sprintf("%d.a", i))
+	defer os.Remove(out)
+	legacy := filepath.Join(dir, fmt.Sprintf("%d.txt", i))
+	mem := legacy
+	if !c.legacy {
+		mem = filepath.Join(dir, fmt.Sprintf("%d.d", i)) + string(os.PathSeparator)
+		defer os.RemoveAll(mem)
+	}
+	args := []string{"-o", out, "-p", c.pkg, "-std", "-complete", "-c=1",
+		"-importcfg", c.cfg, "-pack", "-memprofile=" + mem, "-memprofilerate=" + strconv.FormatInt(rate, 10)}
+	cmd := exec.Command(c.compile, append(args, c.files...)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("compile: %v\n%s", err, msg)
+	}
+	var data []byte
+	if c.legacy {
+		defer os.Remove(legacy)
+		var stdout, stderr bytes.Buffer
+		cmd = exec.Command("go", "tool", "pprof", "-proto", c.compile, legacy)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go tool pprof -proto: %v\n%s", err, stderr.Bytes())
+		}
+		data = stdout.Bytes()
+	} else {
+		var err error
+		data, err = os.ReadFile(filepath.Join(mem, url.PathEscape(c.pkg)+".memprof"))
+		if err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(pb+".tmp", data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(pb+".tmp", pb)
+}
+
+// verbose prints the keys of well-sampled rows missed most often.
+var verbose bool
+
+// maxMemory bounds the decoding of one profile: a rate-1 profile of a
+// large package needs about 512 MiB. Profiles are loaded one at a time.
+const maxMemory = 2 << 30
+
 // stats are the figures of one rate and grouping.
 type stats struct {
 	rows, coveredMean, coveredRange int
@@ -216,44 +271,84 @@ type stats struct {
 	widths, uppers                  []float64
 	totals                          [][3]float64 // lo/truth, estimate/truth, hi/truth
 	truthSpread                     []float64    // (max-min)/mean truth of the rows shown
+	bands                           [len(sampleBands)]band
+	truthTotal                      [2]float64           // the truth runs' totals / their mean
+	misses                          map[string][]float64 // estimate/truth of the misses of rows with >= 10 samples, by key
 }
 
-// truthOf returns, per key, the mean, min and max bytes over the truth
-// runs (a key absent from a run counts 0 there).
-func truthOf(truth []*profile.Profile, by report.GroupKind) (mean, lo, hi map[string]float64, total float64, err error) {
-	mean, lo, hi = map[string]float64{}, map[string]float64{}, map[string]float64{}
-	per := make([]map[string]float64, len(truth))
-	for i, p := range truth {
-		res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: by}})
+// sampleBands split the rows shown by their number of samples: the width a
+// row can have is set by how many samples it holds (one sample of an
+// object far below R must reach about 5.4 R at 95%, whatever the method).
+var sampleBands = [...]struct {
+	name   string
+	lo, hi int64
+}{{"1 sample", 1, 1}, {"2-9 samples", 2, 9}, {">= 2 samples", 2, math.MaxInt64}, {">= 10 samples", 10, math.MaxInt64}}
+
+// band is the rows shown with a number of samples in one of sampleBands.
+type band struct {
+	rows, covered int
+	widths        []float64
+}
+
+// truth is, per key, the mean, min and max bytes over the truth runs (a
+// key absent from a run counts 0 there), and the mean total.
+type truth struct {
+	mean, lo, hi            map[string]float64
+	total, totalLo, totalHi float64
+}
+
+// truthOf returns the truth of each grouping, loading each profile once.
+func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
+	out := make([]truth, len(bys))
+	for i := range out {
+		out[i] = truth{mean: map[string]float64{}, lo: map[string]float64{}, hi: map[string]float64{}, totalLo: math.Inf(1)}
+	}
+	per := make([][]map[string]float64, len(bys))
+	for _, pb := range paths {
+		p, err := load(pb, 1)
 		if err != nil {
-			return nil, nil, nil, 0, err
+			return nil, err
 		}
-		per[i] = map[string]float64{}
-		for _, r := range res.Rows {
-			per[i][r.Key] = float64(r.Bytes)
-			mean[r.Key] = 0
+		for j, by := range bys {
+			res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: by}})
+			if err != nil {
+				return nil, err
+			}
+			m := map[string]float64{}
+			for _, r := range res.Rows {
+				m[r.Key] = float64(r.Bytes)
+				out[j].mean[r.Key] = 0
+			}
+			per[j] = append(per[j], m)
+			tb := float64(res.Total.Bytes)
+			out[j].total += tb / float64(len(paths))
+			out[j].totalLo = min(out[j].totalLo, tb)
+			out[j].totalHi = max(out[j].totalHi, tb)
 		}
-		total += float64(res.Total.Bytes) / float64(len(truth))
 	}
-	for k := range mean {
-		lo[k] = math.Inf(1)
-		for _, m := range per {
-			v := m[k]
-			mean[k] += v / float64(len(per))
-			lo[k] = min(lo[k], v)
-			hi[k] = max(hi[k], v)
+	for j := range bys {
+		t := out[j]
+		for k := range t.mean {
+			t.lo[k] = math.Inf(1)
+			for _, m := range per[j] {
+				v := m[k]
+				t.mean[k] += v / float64(len(paths))
+				t.lo[k] = min(t.lo[k], v)
+				t.hi[k] = max(t.hi[k], v)
+			}
 		}
 	}
-	return mean, lo, hi, total, nil
+	return out, nil
 }
 
-func measure(truth, sampled []*profile.Profile, by report.GroupKind, conf float64) (*stats, error) {
-	mean, tlo, thi, total, err := truthOf(truth, by)
-	if err != nil {
-		return nil, err
-	}
-	s := &stats{}
-	for _, p := range sampled {
+func measure(tr truth, sampled []string, rate int64, by report.GroupKind, conf float64) (*stats, error) {
+	mean, tlo, thi, total := tr.mean, tr.lo, tr.hi, tr.total
+	s := &stats{truthTotal: [2]float64{tr.totalLo / total, tr.totalHi / total}}
+	for _, pb := range sampled {
+		p, err := load(pb, rate)
+		if err != nil {
+			return nil, err
+		}
 		res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: by}, Confidence: conf})
 		if err != nil {
 			return nil, err
@@ -267,11 +362,26 @@ func measure(truth, sampled []*profile.Profile, by report.GroupKind, conf float6
 			}
 			if r.Lo <= m && m <= r.Hi {
 				s.coveredMean++
+			} else if r.Samples >= 10 {
+				if s.misses == nil {
+					s.misses = map[string][]float64{}
+				}
+				s.misses[r.Key] = append(s.misses[r.Key], float64(r.Bytes)/m)
 			}
 			if r.Lo <= thi[r.Key] && tlo[r.Key] <= r.Hi {
 				s.coveredRange++
 			}
 			s.widths = append(s.widths, (r.Hi-r.Lo)/m)
+			for i, b := range sampleBands {
+				if b.lo <= r.Samples && r.Samples <= b.hi {
+					bd := &s.bands[i]
+					bd.rows++
+					if r.Lo <= m && m <= r.Hi {
+						bd.covered++
+					}
+					bd.widths = append(bd.widths, (r.Hi-r.Lo)/m)
+				}
+			}
 			s.uppers = append(s.uppers, r.Hi/m)
 			s.truthSpread = append(s.truthSpread, (thi[r.Key]-tlo[r.Key])/m)
 		}
@@ -297,10 +407,21 @@ func (s *stats) print(w io.Writer, rate int64, by report.GroupKind) {
 		float64(s.coveredMean)/n, float64(s.coveredRange)/n)
 	fmt.Fprintf(w, "  width/truth: median %.2f, p90 %.2f; upper/truth: median %.2f, p95 %.2f; truth runs' own spread/truth: median %.3f, p95 %.3f\n",
 		quantile(s.widths, 0.5), quantile(s.widths, 0.9), quantile(s.uppers, 0.5), quantile(s.uppers, 0.95), quantile(s.truthSpread, 0.5), quantile(s.truthSpread, 0.95))
+	for i, b := range s.bands {
+		fmt.Fprintf(w, "  %s: %.3f of the rows with a truth, coverage %.3f (mean truth), median width/truth %.2f\n",
+			sampleBands[i].name, float64(b.rows)/float64(s.rows-s.absent), float64(b.covered)/float64(b.rows), quantile(b.widths, 0.5))
+	}
+	if verbose {
+		keys := slices.Collect(maps.Keys(s.misses))
+		slices.SortFunc(keys, func(a, b string) int { return len(s.misses[b]) - len(s.misses[a]) })
+		for _, k := range keys[:min(len(keys), 8)] {
+			fmt.Fprintf(w, "    missed %d times with >= 10 samples, estimate/truth %.3f: %s\n", len(s.misses[k]), quantile(s.misses[k], 0.5), k)
+		}
+	}
 	var lo, est, hi []float64
 	for _, t := range s.totals {
 		lo, est, hi = append(lo, t[0]), append(est, t[1]), append(hi, t[2])
 	}
-	fmt.Fprintf(w, "  total row / mean truth (medians): estimate %.4f, interval [%.4f, %.4f], width %.4f\n\n",
-		quantile(est, 0.5), quantile(lo, 0.5), quantile(hi, 0.5), quantile(hi, 0.5)-quantile(lo, 0.5))
+	fmt.Fprintf(w, "  total row / mean truth (medians): estimate %.4f, interval [%.4f, %.4f], width %.4f; truth runs' totals [%.4f, %.4f]\n\n",
+		quantile(est, 0.5), quantile(lo, 0.5), quantile(hi, 0.5), quantile(hi, 0.5)-quantile(lo, 0.5), s.truthTotal[0], s.truthTotal[1])
 }
