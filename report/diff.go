@@ -178,33 +178,14 @@ type ratioProfile struct {
 // weighted sums (see ratio.go), grouped as Table groups them.
 func ratioGroups(p *profile.Profile, by GroupBy, inuse bool) (*ratioProfile, error) {
 	res := &ratioProfile{groups: map[string]*ratioSide{}}
-	goHeap := isGoHeap(p)
-	hidx := heapIndexes(p)
 	var idx [pprofmt.NumSampleTypes]int
-	if !goHeap {
+	if !isGoHeap(p) {
 		var err error
 		if idx, err = sampleIndexes(p); err != nil {
 			return nil, err
 		}
 	}
-	for _, s := range p.Sample {
-		var c contribution
-		var skip bool
-		var err error
-		switch {
-		case goHeap:
-			c, skip, err = heapContribution(s, hidx, p.Period, -1, inuse)
-		case isHeapSample(s):
-			c, skip, err = heapContribution(s, hidx, 0, s.Value[idx[pprofmt.IndexAllocSamples]], inuse)
-		default:
-			c, skip, err = arenaContribution(p, idx, s, inuse)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if skip {
-			continue
-		}
+	err := walkContributions(p, idx, inuse, func(s *profile.Sample, c contribution) error {
 		key, _ := by.key(s)
 		g := res.groups[key]
 		if g == nil {
@@ -213,9 +194,13 @@ func ratioGroups(p *profile.Profile, by GroupBy, inuse bool) (*ratioProfile, err
 		}
 		for _, side := range []*ratioSide{g, &res.total} {
 			if err := side.add(s, c); err != nil {
-				return nil, err
+				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	means, err := meansInForce(p, inuse)
 	if err != nil {

@@ -436,33 +436,46 @@ func heapContribution(s *profile.Sample, hidx [4]int, rate, rawAlloc int64, inus
 	return c, c.bytes == 0 && c.objects == 0 && c.samples == 0, nil
 }
 
+// walkContributions calls fn with the contribution of every sample of p
+// that holds some, reading each sample with the model of its part: Go heap
+// (a Go heap profile, or the heap part of a combined memory profile) or
+// arena. idx are p's arena sample indexes; a Go heap profile needs none.
+func walkContributions(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, inuse bool, fn func(*profile.Sample, contribution) error) error {
+	goHeap := isGoHeap(p)
+	hidx := heapIndexes(p)
+	for _, s := range p.Sample {
+		var c contribution
+		var skip bool
+		var err error
+		switch {
+		case goHeap:
+			c, skip, err = heapContribution(s, hidx, p.Period, -1, inuse)
+		case isHeapSample(s):
+			c, skip, err = heapContribution(s, hidx, 0, s.Value[idx[pprofmt.IndexAllocSamples]], inuse)
+		default:
+			c, skip, err = arenaContribution(p, idx, s, inuse)
+		}
+		if err != nil {
+			return err
+		}
+		if skip {
+			continue
+		}
+		if err := fn(s, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // groupSamples aggregates the samples of p into groups by g, and their
 // total. idx are the arenaprof value positions (unused for a runtime heap
 // profile).
 func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy, inuse bool) ([]*group, *group, error) {
 	byKey := map[string]*group{}
 	total := &group{row: TableRow{Key: "total", Display: "total"}, strata: map[int64]*stratum{}}
-	goHeap := isGoHeap(p)
-	hidx := heapIndexes(p)
-	var err error
-	for _, s := range p.Sample {
-		var c contribution
-		var skip bool
-		var cerr error
-		switch {
-		case goHeap:
-			c, skip, cerr = heapContribution(s, hidx, p.Period, -1, inuse)
-		case isHeapSample(s):
-			c, skip, cerr = heapContribution(s, hidx, 0, s.Value[idx[pprofmt.IndexAllocSamples]], inuse)
-		default:
-			c, skip, cerr = arenaContribution(p, idx, s, inuse)
-		}
-		if cerr != nil {
-			return nil, nil, cerr
-		}
-		if skip {
-			continue
-		}
+	werr := walkContributions(p, idx, inuse, func(s *profile.Sample, c contribution) error {
+		var err error
 		key, display := g.key(s)
 		grp := byKey[key]
 		if grp == nil {
@@ -494,9 +507,10 @@ func groupSamples(p *profile.Profile, idx [pprofmt.NumSampleTypes]int, g GroupBy
 			addChecked(&st.tailLo, c.tailLo, &err)
 			addChecked(&st.tailHi, c.tailHi, &err)
 		}
-		if err != nil {
-			return nil, nil, err
-		}
+		return err
+	})
+	if werr != nil {
+		return nil, nil, werr
 	}
 	groups := make([]*group, 0, len(byKey))
 	for _, grp := range byKey {
