@@ -480,7 +480,8 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	n := len(st)
 	// The entry point's frames: New and newFast inlined into it (and,
 	// through a function value, the wrapper's inlined copy of both), or
-	// String and stringFast, Bytes and bytesFast, or MakeSlice.
+	// String and stringFast, Bytes and bytesFast, MakeSlice, or Append
+	// and its slow path (appendSlow, growInPlace).
 	drop := min(n, 1)
 	for drop < n && a.isEntryFrame(st[drop]) {
 		drop++
@@ -540,7 +541,9 @@ func isEntryFrame(pc uintptr) bool {
 			is = true
 		default:
 			is = strings.HasPrefix(name, "New[") || strings.HasPrefix(name, "newFast[") ||
-				strings.HasPrefix(name, "MakeSlice[")
+				strings.HasPrefix(name, "MakeSlice[") ||
+				strings.HasPrefix(name, "Append[") || strings.HasPrefix(name, "appendFast[") ||
+				strings.HasPrefix(name, "appendSlow[") || strings.HasPrefix(name, "growInPlace[")
 		}
 	}
 	entryFrames.Store(pc, is)
