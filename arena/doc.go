@@ -19,9 +19,16 @@
 //
 //		u := arena.New[user](a)           // like new(user)
 //		ids := arena.MakeSlice[int64](a, 0, 16) // like make([]int64, 0, 16)
+//		ids = arena.Append(a, ids, req.IDs...)  // like append(ids, req.IDs...)
 //		u.name = arena.String(a, req.Name)
 //		...
 //	}
+//
+// [Append] grows a slice like the built-in append, taking the memory from
+// the arena: in place when the slice is the last thing the arena handed
+// out and its chunk has room (the new bytes are sampled like any other
+// allocation), else by copying into a new arena slice with the capacity
+// growing geometrically, as append's does.
 //
 // Sampling is on while a consumer is registered with [hooks.Register] (the
 // profiler's collector, for instance), at the mean set with
@@ -42,6 +49,39 @@
 // sampled objects are then released automatically (a cleanup registered
 // with [runtime.AddCleanup] tells the profiler, as Free would), so in-use
 // profiles stop counting them.
+//
+// That guarantee is about the garbage collector only: it never sees a
+// pointer it cannot follow, so the program does not crash or corrupt the
+// heap. It does not make a use after Reset correct.
+//
+// # Use after Reset or Put
+//
+// [Arena.Reset] and [Pool.Put] make the arena's memory available again, and
+// the next allocations get the same addresses. A string, slice or pointer
+// from the arena that is still used afterwards (kept in a cache, in a
+// global, in a goroutine that outlives the request) reads zeros until the
+// memory is handed out again, and then reads the later owner's data,
+// silently, with no panic and no race report: a string built with [String]
+// for one request may read back as the next request's data. Writes through
+// it corrupt the later owner's values. [WithPoison] only fills the memory
+// with a pattern at Reset, so that a stale value read before the memory is
+// reused looks like garbage; it does not stop the read of later data once
+// the memory is handed out again. Nothing in normal mode detects such a
+// use: keep arena values within the arena's lifetime.
+//
+// # Moving a value out of an arena
+//
+// A value that must outlive the arena (a cache entry, a response kept after
+// the handler returns, an error message) must be copied to the heap before
+// Reset or Put:
+//
+//	name := strings.Clone(u.name) // a string
+//	kept := slices.Clone(ids)     // a slice
+//	v := *u                       // a struct, by value
+//
+// A copy is shallow: strings, slices and pointers inside the copied value
+// still point into the arena and must be cloned too. Copies made this way
+// keep their contents after Reset.
 //
 // # Cost
 //

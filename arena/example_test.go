@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
@@ -68,4 +69,24 @@ func ExampleTryNew() {
 	}
 	fmt.Println(sum)
 	// Output: 499500
+}
+
+func ExampleAppend() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	var ids []int64 // nil, like a slice built with append
+	for i := range 5 {
+		ids = arena.Append(a, ids, int64(i)) // grows in place or copies, in a
+	}
+	ids = arena.Append(a, ids, 10, 11)
+	fmt.Println(ids, len(ids))
+
+	// Keep a copy past Reset: the arena's memory is reused afterwards.
+	kept := slices.Clone(ids)
+	a.Reset()
+	fmt.Println(kept)
+	// Output:
+	// [0 1 2 3 4 10 11] 7
+	// [0 1 2 3 4 10 11]
 }
