@@ -407,6 +407,7 @@ func TestAppendStack(t *testing.T) {
 	defer a.Free()
 	var ints []int64
 	var ptrs []*int
+	appendValue := Append[int64] // not inlined into the caller: called through a wrapper
 	for _, c := range []struct {
 		name  string
 		setup func()
@@ -416,6 +417,8 @@ func TestAppendStack(t *testing.T) {
 		{"in place", func() { ints = MakeSlice[int64](a, 1, 1) }, func() { ints = Append(a, ints, 2) }},
 		{"copy pointers", func() { ptrs = []*int{nil} }, func() { ptrs = Append(a, ptrs, nil) }},
 		{"in place pointers", func() { ptrs = MakeSlice[*int](a, 1, 1) }, func() { ptrs = Append(a, ptrs, nil) }},
+		{"copy through a function value", func() { ints = []int64{1} }, func() { ints = appendValue(a, ints, 2) }},
+		{"in place through a function value", func() { ints = MakeSlice[int64](a, 1, 1) }, func() { ints = appendValue(a, ints, 2) }},
 	} {
 		c.setup()
 		rec.take()
