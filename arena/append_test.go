@@ -435,3 +435,26 @@ func TestAppendStack(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendOverlap appends elements that overlap s's own backing array,
+// growing in place and by copying: the result is append's.
+func TestAppendOverlap(t *testing.T) {
+	a := NewArena()
+	defer a.Free()
+	for _, inPlace := range []bool{true, false} {
+		x := MakeSlice[int64](a, 4, 4)
+		copy(x, []int64{1, 2, 3, 4})
+		if !inPlace {
+			_ = New[obj8](a)
+		}
+		ref := append([]int64{1, 2}, []int64{2, 3, 4}...)
+		got := Append(a, x[:2], x[1:4]...)
+		if !slices.Equal(got, ref) {
+			t.Errorf("in place %v: got %v, want %v", inPlace, got, ref)
+		}
+		got = Append(a, got, got...)
+		if ref = append(ref, ref...); !slices.Equal(got, ref) {
+			t.Errorf("in place %v: self append got %v, want %v", inPlace, got, ref)
+		}
+	}
+}
