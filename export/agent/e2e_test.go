@@ -502,270 +502,223 @@ func push(ctx context.Context, base string, data []byte, labels map[string]strin
 	return post(ctx, base+"/push.v1.PusherService/Push", string(req), &resp)
 }
 
-// testServerRestart runs the agent against a server of its own, stops the
-// server with SIGTERM mid-run and, about 10 s later, starts it again on the
-// same data directory. The agent must resume on its own: profiles collected while the
-// server was down land once it is back, and the server stores everything
-// the agent reported as uploaded, to the byte.
-func testServerRestart(t *testing.T, script string) {
-	const restartDown = 8 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	srv := startPyroscope(t, script, t.TempDir())
+// outage is one run of the agent against a Pyroscope server of its own,
+// for the parts that take the server away: a profiler, arenas allocating
+// in the background, and the agent uploading through a recorder with the
+// default retry bounds (no count bound, MaxRetryTime 2 min).
+type outage struct {
+	srv   *pyroscope
+	app   string
+	rec   *recorder
+	a     *agent.Agent
+	begin time.Time
+
+	done    chan struct{}
+	wg      sync.WaitGroup
+	stopped bool
+}
+
+// startOutage starts the server, the profiler, the workload (arenas
+// seeded with seed) and the agent, and waits for three uploads.
+func startOutage(ctx context.Context, t *testing.T, script, name string, backoffMax time.Duration, seed uint64) *outage {
+	o := &outage{srv: startPyroscope(t, script, t.TempDir()), done: make(chan struct{})}
 	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop()
-	app := fmt.Sprintf("arenaprof_restart_%d", time.Now().UnixNano())
-	rec := newRecorder(t, srv.url)
-	begin := time.Now().Add(-time.Second)
-	a, err := agent.Start(agent.Config{
-		AppName:     app,
+	t.Cleanup(p.Stop)
+	o.app = fmt.Sprintf("arenaprof_%s_%d", name, time.Now().UnixNano())
+	o.rec = newRecorder(t, o.srv.url)
+	o.begin = time.Now().Add(-time.Second)
+	o.a, err = agent.Start(agent.Config{
+		AppName:     o.app,
 		Interval:    250 * time.Millisecond,
 		Sources:     []agent.Source{agent.ProfilerSource(p)},
-		Uploaders:   []agent.Uploader{rec.uploader()},
+		Uploaders:   []agent.Uploader{o.rec.uploader()},
 		Timeout:     2 * time.Second,
 		BackoffBase: 50 * time.Millisecond,
-		BackoffMax:  time.Second,
-		QueueSize:   200,
-		// MaxRetries and MaxRetryTime at their defaults: no count bound,
-		// 2 min.
+		BackoffMax:  backoffMax,
+		QueueSize:   200, // 50 s of profiles: room for the outage
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			a.Stop(context.Background())
+	t.Cleanup(func() {
+		if !o.stopped {
+			o.a.Stop(context.Background())
 		}
-	}()
-
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Go(func() {
-		ar := arena.NewArena(arena.WithSeed(5, 6))
+	})
+	o.wg.Go(func() {
+		ar := arena.NewArena(arena.WithSeed(seed, seed+1))
 		for {
 			for range 20_000 {
 				arena.New[e2eRecord](ar)
 			}
 			ar.Reset()
 			select {
-			case <-done:
+			case <-o.done:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	})
-	waitUntil(ctx, t, "uploads before the restart", func() error {
-		if n := len(rec.all()); n < 3 {
+	waitUntil(ctx, t, "uploads before the outage", func() error {
+		if n := len(o.rec.all()); n < 3 {
 			return fmt.Errorf("%d uploads", n)
 		}
 		return nil
 	})
-	down := time.Now()
-	srv.stop(t)
-	time.Sleep(restartDown) // a slow restart: the server is gone for about 10 s
-	srv.start(t)
-	restarted := time.Now()
-	t.Logf("server restarted: SIGTERM to ready again in %v", restarted.Sub(down).Round(time.Millisecond))
-	waitUntil(ctx, t, "uploads after the restart", func() error {
+	return o
+}
+
+// uploadsAfter waits for three uploads of intervals that end after since.
+func (o *outage) uploadsAfter(ctx context.Context, t *testing.T, since time.Time) {
+	waitUntil(ctx, t, "uploads after the outage", func() error {
 		n := 0
-		for _, u := range rec.all() {
-			if u.at.After(restarted) && u.Until.After(restarted) {
+		for _, u := range o.rec.all() {
+			if u.at.After(since) && u.Until.After(since) {
 				n++
 			}
 		}
-		if n < 3 {
-			return fmt.Errorf("%d uploads of intervals after the restart", n)
+		if q := o.a.Stats().Destinations[0].Queued; n < 3 || q > 1 {
+			return fmt.Errorf("%d uploads of intervals after the outage, %d queued", n, q)
 		}
 		return nil
 	})
-	close(done)
-	wg.Wait()
-	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Stop(sctx)
-	scancel()
-	stopped = true
+}
+
+// stop ends the workload and stops the agent, which must deliver what it
+// holds, and returns its final counters.
+func (o *outage) stop(ctx context.Context, t *testing.T) agent.Stats {
+	close(o.done)
+	o.wg.Wait()
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err := o.a.Stop(sctx)
+	cancel()
+	o.stopped = true
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := a.Stats()
-	if st.Failed != 0 || st.Dropped != 0 || st.Uploaded != st.Collected || st.Uploaded != uint64(len(rec.all())) {
-		t.Fatalf("agent stats %+v, %d recorded: every profile must be uploaded", st, len(rec.all()))
-	}
-	var during int
-	for _, u := range rec.all() {
-		if u.Until.After(down) && u.Until.Before(restarted) {
-			during++
+	return o.a.Stats()
+}
+
+// endingBetween counts the uploads of intervals that end in (from, to).
+func (o *outage) endingBetween(from, to time.Time) int {
+	n := 0
+	for _, u := range o.rec.all() {
+		if u.Until.After(from) && u.Until.Before(to) {
+			n++
 		}
 	}
-	if during == 0 {
-		t.Error("no interval ended while the server was down")
-	}
-	pushed := rec.pushedByType(t, "arena")
-	var want int64
-	for _, v := range pushed {
-		want += v["alloc_space"]
-	}
+	return n
+}
+
+// checkStored waits until the server's stored alloc_space equals want, or
+// want plus maybe (the unconfirmed uploads, which the server may have
+// stored), and returns it.
+func (o *outage) checkStored(ctx context.Context, t *testing.T, want, maybe int64) int64 {
 	until := time.Now().Add(time.Minute)
 	var got int64
 	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
 		var err error
-		got, err = renderTotal(ctx, srv.url, "memory:alloc_space:bytes:space:bytes", selector(app+".arena"), begin, until)
-		if err == nil && got != want {
-			err = fmt.Errorf("stored %d, pushed %d", got, want)
+		got, err = renderTotal(ctx, o.srv.url, "memory:alloc_space:bytes:space:bytes", selector(o.app+".arena"), o.begin, until)
+		if err == nil && got != want && (maybe == 0 || got != want+maybe) {
+			err = fmt.Errorf("stored %d, pushed %d uploaded + %d unconfirmed", got, want, maybe)
 		}
 		return err
 	})
+	return got
+}
+
+// allocSpace sums the alloc_space of the uploads us.
+func allocSpace(t *testing.T, us []recorded) int64 {
+	var n int64
+	for _, u := range us {
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "alloc_space" })
+		for _, s := range p.Sample {
+			n += s.Value[i]
+		}
+	}
+	return n
+}
+
+// testServerRestart stops the server with SIGTERM mid-run and, about 10 s
+// later, starts it again on the same data directory. The agent must resume
+// on its own: profiles collected while the server was down land once it
+// is back, and the server stores everything the agent reported as
+// uploaded, to the byte.
+func testServerRestart(t *testing.T, script string) {
+	const restartDown = 8 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	o := startOutage(ctx, t, script, "restart", time.Second, 5)
+	down := time.Now()
+	o.srv.stop(t)
+	time.Sleep(restartDown) // a slow restart: the server is gone for about 10 s
+	o.srv.start(t)
+	restarted := time.Now()
+	t.Logf("server restarted: SIGTERM to ready again in %v", restarted.Sub(down).Round(time.Millisecond))
+	o.uploadsAfter(ctx, t, restarted)
+	st := o.stop(ctx, t)
+	if st.Failed != 0 || st.Dropped != 0 || st.Uploaded != st.Collected || st.Uploaded != uint64(len(o.rec.all())) {
+		t.Fatalf("agent stats %+v, %d recorded: every profile must be uploaded", st, len(o.rec.all()))
+	}
+	during := o.endingBetween(down, restarted)
+	if during == 0 {
+		t.Error("no interval ended while the server was down")
+	}
+	want := allocSpace(t, o.rec.all())
+	got := o.checkStored(ctx, t, want, 0)
 	t.Logf("%d uploads (%d retries), %d of intervals ending while the server was down; alloc_space pushed %d, stored %d after the restart",
 		st.Uploaded, st.Retried, during, want, got)
 }
 
-// testServerPause runs the agent against a server of its own and stops
-// the server with SIGSTOP for 15 s: the kernel still accepts connections
-// and buffers requests, but nothing answers. With the queue large enough
-// for the pause, the agent must lose nothing: no profile dropped or
-// failed, at most the one in flight when the server stopped unconfirmed,
-// and the server stores everything the agent reported as uploaded (plus,
-// perhaps, the unconfirmed one).
+// testServerPause stops the server with SIGSTOP for 15 s: the kernel still
+// accepts connections and buffers requests, but nothing answers. With the
+// queue large enough for the pause, the agent must lose nothing: no
+// profile dropped or failed, at most the one in flight when the server
+// stopped unconfirmed, and the server stores everything the agent reported
+// as uploaded (plus, perhaps, the unconfirmed one).
 func testServerPause(t *testing.T, script string) {
 	const pause = 15 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
 	defer cancel()
-	srv := startPyroscope(t, script, t.TempDir())
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	app := fmt.Sprintf("arenaprof_pause_%d", time.Now().UnixNano())
-	rec := newRecorder(t, srv.url)
-	begin := time.Now().Add(-time.Second)
-	a, err := agent.Start(agent.Config{
-		AppName:     app,
-		Interval:    250 * time.Millisecond,
-		Sources:     []agent.Source{agent.ProfilerSource(p)},
-		Uploaders:   []agent.Uploader{rec.uploader()},
-		Timeout:     2 * time.Second,
-		BackoffBase: 50 * time.Millisecond,
-		BackoffMax:  500 * time.Millisecond,
-		QueueSize:   200, // 50 s of profiles: room for the pause
-		// MaxRetries and MaxRetryTime at their defaults: no count bound,
-		// 2 min.
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			a.Stop(context.Background())
-		}
-	}()
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Go(func() {
-		ar := arena.NewArena(arena.WithSeed(7, 8))
-		for {
-			for range 20_000 {
-				arena.New[e2eRecord](ar)
-			}
-			ar.Reset()
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	})
-	waitUntil(ctx, t, "uploads before the pause", func() error {
-		if n := len(rec.all()); n < 3 {
-			return fmt.Errorf("%d uploads", n)
-		}
-		return nil
-	})
-	if err := syscall.Kill(srv.pid, syscall.SIGSTOP); err != nil {
+	o := startOutage(ctx, t, script, "pause", 500*time.Millisecond, 7)
+	if err := syscall.Kill(o.srv.pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	paused := time.Now()
 	resumed := false
 	defer func() {
 		if !resumed {
-			syscall.Kill(srv.pid, syscall.SIGCONT)
+			syscall.Kill(o.srv.pid, syscall.SIGCONT)
 		}
 	}()
 	time.Sleep(pause)
-	during := a.Stats()
-	if err := syscall.Kill(srv.pid, syscall.SIGCONT); err != nil {
+	during := o.a.Stats()
+	if err := syscall.Kill(o.srv.pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	resumed = true
 	cont := time.Now()
-	waitUntil(ctx, t, "the queue drained after the pause", func() error {
-		s := a.Stats()
-		n := 0
-		for _, u := range rec.all() {
-			if u.Until.After(cont) {
-				n++
-			}
-		}
-		if n < 3 || s.Destinations[0].Queued > 1 {
-			return fmt.Errorf("%d uploads of intervals after the pause, %d queued", n, s.Destinations[0].Queued)
-		}
-		return nil
-	})
-	close(done)
-	wg.Wait()
-	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Stop(sctx)
-	scancel()
-	stopped = true
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := a.Stats()
+	o.uploadsAfter(ctx, t, cont)
+	st := o.stop(ctx, t)
 	t.Logf("during the pause: %d collected, %d uploaded, %d retries, %d queued, %d unconfirmed; last error %q",
 		during.Collected, during.Uploaded, during.Retried, during.Destinations[0].Queued, during.Unconfirmed, during.LastError)
 	if st.Failed != 0 || st.Dropped != 0 || st.Unconfirmed > 1 || st.Uploaded+st.Unconfirmed != st.Collected ||
-		st.Uploaded != uint64(len(rec.all())) || st.Unconfirmed != uint64(len(rec.unconfirmed())) {
-		t.Fatalf("agent stats %+v, %d recorded, %d unconfirmed: nothing may be dropped or failed", st, len(rec.all()), len(rec.unconfirmed()))
+		st.Uploaded != uint64(len(o.rec.all())) || st.Unconfirmed != uint64(len(o.rec.unconfirmed())) {
+		t.Fatalf("agent stats %+v, %d recorded, %d unconfirmed: nothing may be dropped or failed", st, len(o.rec.all()), len(o.rec.unconfirmed()))
 	}
-	var inPause int
-	for _, u := range rec.all() {
-		if u.Until.After(paused) && u.Until.Before(cont) {
-			inPause++
-		}
-	}
+	inPause := o.endingBetween(paused, cont)
 	if inPause < int(pause/(250*time.Millisecond))/2 {
 		t.Errorf("only %d uploads of intervals ending during the %v pause", inPause, pause)
 	}
-	sum := func(us []recorded) int64 {
-		var n int64
-		for _, u := range us {
-			pp, err := profile.ParseData(u.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			i := slices.IndexFunc(pp.SampleType, func(st *profile.ValueType) bool { return st.Type == "alloc_space" })
-			for _, s := range pp.Sample {
-				n += s.Value[i]
-			}
-		}
-		return n
-	}
-	want, maybe := sum(rec.all()), sum(rec.unconfirmed())
-	until := time.Now().Add(time.Minute)
-	var got int64
-	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
-		var err error
-		got, err = renderTotal(ctx, srv.url, "memory:alloc_space:bytes:space:bytes", selector(app+".arena"), begin, until)
-		if err == nil && got != want && got != want+maybe {
-			err = fmt.Errorf("stored %d, pushed %d uploaded + %d unconfirmed", got, want, maybe)
-		}
-		return err
-	})
+	want, maybe := allocSpace(t, o.rec.all()), allocSpace(t, o.rec.unconfirmed())
+	got := o.checkStored(ctx, t, want, maybe)
 	t.Logf("%d uploads (%d retries), %d unconfirmed (stored: %v), %d of intervals ending during the pause; alloc_space pushed %d, stored %d",
 		st.Uploaded, st.Retried, st.Unconfirmed, maybe > 0 && got == want+maybe, inPause, want, got)
 }
