@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
 // redacted replaces a secret wherever a Config is printed.
@@ -114,7 +115,7 @@ func (c Config) fields() []configField {
 		fs = append(fs, configField{"Labels", b.String()})
 	}
 	add(c.Mux != nil, "Mux", true)
-	add(c.PyroscopeURL != "", "PyroscopeURL", redactURL(c.PyroscopeURL))
+	add(c.PyroscopeURL != "", "PyroscopeURL", redact.URL(c.PyroscopeURL, redacted))
 	add(c.Pyroscope != nil, "Pyroscope", c.Pyroscope)
 	add(c.Dir != "", "Dir", c.Dir)
 	add(c.Interval != 0, "Interval", c.Interval)
@@ -123,65 +124,4 @@ func (c Config) fields() []configField {
 	add(c.MaxConcurrentBuilds != 0, "MaxConcurrentBuilds", c.MaxConcurrentBuilds)
 	add(c.Logger != nil, "Logger", true)
 	return fs
-}
-
-// redactURL returns raw with its credentials replaced by REDACTED: the
-// password of its user information (the whole user information if it has
-// no password), and the values of query parameters whose names look like
-// credentials (they contain token, key, secret, pass, pwd, auth, sig,
-// credential or session, in any case). A URL that does not parse is
-// redacted whole.
-func redactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL, " + redacted + ")"
-	}
-	if u.Opaque != "" {
-		u.Opaque = redacted // "scheme:user:password@host" parses as opaque
-	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), redacted)
-		} else {
-			u.User = url.User(redacted)
-		}
-	}
-	if u.RawQuery != "" {
-		q, err := url.ParseQuery(u.RawQuery)
-		if err != nil {
-			u.RawQuery = redacted
-		} else {
-			changed := false
-			for k, vs := range q {
-				if secretName(k) {
-					for i := range vs {
-						vs[i] = redacted
-					}
-					changed = true
-				}
-			}
-			if changed {
-				u.RawQuery = q.Encode()
-			}
-		}
-	}
-	if u.Fragment != "" {
-		u.Fragment, u.RawFragment = redacted, ""
-	}
-	return u.String()
-}
-
-// secretName reports whether a query parameter's name looks like it holds
-// a credential.
-func secretName(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"token", "key", "secret", "pass", "pwd", "auth", "sig", "credential", "session", "code"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -228,12 +228,12 @@ func TestHostileServers(t *testing.T) {
 	}
 }
 
-// TestRedactURL: user info and credential-like query values are hidden,
+// TestRedactURL: passwords, lone user names and credential-like query values are hidden,
 // other parameters kept.
 func TestRedactURL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"http://h:1/debug/arenaprof?seconds=5", "http://h:1/debug/arenaprof?seconds=5"},
-		{"http://u:p4ss@h/x", "http://xxxxx@h/x"},
+		{"http://u:p4ss@h/x", "http://u:xxxxx@h/x"}, // the user name stays, as url.URL.Redacted keeps it
 		{"http://t0ken@h/x", "http://xxxxx@h/x"},
 		{"https://h/x?token=a&seconds=3&ACCESS_TOKEN=b&api_key=c&apikey=d&Password=e&passwd=f&secret=g&auth=h&signature=i&sig=j&X-Amz-Signature=k&X-Amz-Credential=l&X-Amz-Security-Token=m&key=n&client_secret=o",
 			"https://h/x?token=xxxxx&seconds=3&ACCESS_TOKEN=xxxxx&api_key=xxxxx&apikey=xxxxx&Password=xxxxx&passwd=xxxxx&secret=xxxxx&auth=xxxxx&signature=xxxxx&sig=xxxxx&X-Amz-Signature=xxxxx&X-Amz-Credential=xxxxx&X-Amz-Security-Token=xxxxx&key=xxxxx&client_secret=xxxxx"},

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
 // What the command prints passes through two filters. Messages (errors,
-// names of inputs) are redacted: a URL's user info and the values of its
+// names of inputs) are redacted: a URL's password (or lone user name) and the values of its
 // credential-like query parameters become "xxxxx", and so does any
 // credential the command sent (a password, a token, the base64 of basic
 // auth) wherever it appears, e.g. echoed in a server's error page. Then
@@ -49,32 +51,6 @@ func addSecret(s string) {
 	sort.Slice(secrets.list, func(i, j int) bool { return len(secrets.list[i]) > len(secrets.list[j]) })
 }
 
-// credentialParam reports whether a query parameter named name carries a
-// credential: token, access_token, key, api_key, apikey, password, passwd,
-// secret, auth, signature, sig, X-Amz-Signature, X-Amz-Credential,
-// X-Amz-Security-Token and the like, in any case.
-func credentialParam(name string) bool {
-	n := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return -1
-	}, name)
-	switch n {
-	case "key", "sig", "pass", "pw", "pwd", "jwt", "code":
-		return true
-	}
-	for _, part := range []string{"token", "secret", "passw", "signature", "credential", "auth"} {
-		if strings.Contains(n, part) {
-			return true
-		}
-	}
-	return strings.HasSuffix(n, "key") // api_key, apikey, access_key, x-api-key
-}
-
 // registerURL records the credentials a request to u sends: the URL's user
 // info (password, and the basic auth header made of it) and the values of
 // its credential-like query parameters.
@@ -93,7 +69,7 @@ func registerURL(u *url.URL) {
 		addSecret("Basic " + b64)
 	}
 	for name, vals := range u.Query() {
-		if !credentialParam(name) {
+		if !redact.Name(name) {
 			continue
 		}
 		for _, v := range vals {
@@ -103,29 +79,8 @@ func registerURL(u *url.URL) {
 	}
 }
 
-// redactURL returns u as it may be printed: user info and the values of
-// credential-like query parameters replaced by xxxxx.
-func redactURL(u *url.URL) string {
-	c := *u
-	if c.User != nil {
-		c.User = url.User(redacted)
-	}
-	if c.RawQuery != "" {
-		parts := strings.Split(c.RawQuery, "&")
-		for i, p := range parts {
-			name, _, hasValue := strings.Cut(p, "=")
-			n, err := url.QueryUnescape(name)
-			if err != nil {
-				n = name
-			}
-			if hasValue && credentialParam(n) {
-				parts[i] = name + "=" + redacted
-			}
-		}
-		c.RawQuery = strings.Join(parts, "&")
-	}
-	return c.String()
-}
+// redactURL returns u as it may be printed (see redact.URL).
+func redactURL(u *url.URL) string { return redact.URL(u.String(), redacted) }
 
 // urlInText finds the URLs in a message.
 var urlInText = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]*[^\s"'<>.,:;)]`)
@@ -145,7 +100,7 @@ func redactText(s string) string {
 	})
 	s = paramInText.ReplaceAllStringFunc(s, func(kv string) string {
 		name, _, _ := strings.Cut(kv, "=")
-		if credentialParam(name) {
+		if redact.Name(name) {
 			return name + "=" + redacted
 		}
 		return kv
@@ -175,7 +130,7 @@ func redactUnparsed(raw string) string {
 	if base, q, ok := strings.Cut(out, "?"); ok {
 		parts := strings.Split(q, "&")
 		for i, p := range parts {
-			if name, _, has := strings.Cut(p, "="); has && credentialParam(name) {
+			if name, _, has := strings.Cut(p, "="); has && redact.Name(name) {
 				parts[i] = name + "=" + redacted
 			}
 		}

@@ -21,6 +21,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
 // DefaultSpyName is the spyName query parameter sent by [Pyroscope]: the
@@ -63,7 +65,7 @@ type PyroscopeConfig struct {
 // serves fmt's %v, %+v and %s.
 func (c PyroscopeConfig) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{URL:%s", redactURL(c.URL))
+	fmt.Fprintf(&b, "{URL:%s", redact.URL(c.URL, "REDACTED"))
 	if c.TenantID != "" {
 		b.WriteString(" TenantID:REDACTED")
 	}
@@ -130,7 +132,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		RawBody           bool              `json:",omitempty"`
 		Client            bool              `json:",omitempty"`
 	}{
-		URL:               redactURL(c.URL),
+		URL:               redact.URL(c.URL, "REDACTED"),
 		TenantID:          redacted(c.TenantID),
 		BasicAuthUser:     c.BasicAuthUser,
 		BasicAuthPassword: redacted(c.BasicAuthPassword),
@@ -140,25 +142,6 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		RawBody:           c.RawBody,
 		Client:            c.Client != nil,
 	})
-}
-
-// redactURL returns raw with any password and every query value replaced
-// (access tokens travel there), or "(unparsable URL)" when it cannot be
-// parsed.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.Redacted()
 }
 
 // Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
