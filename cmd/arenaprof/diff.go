@@ -52,15 +52,7 @@ flags:
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
   -full print group keys whole instead of shortening them to 40 columns
-  -max-bytes N
-        refuse a profile larger than N bytes, compressed or decompressed
-        (default 1GiB); N is a number of bytes or takes a unit: 4GiB, 500MB
-  -max-memory N
-        refuse a profile that would take more than N bytes of memory to
-        read and decode, judged from its records before decoding them
-        (default 512MiB: a Go heap profile of about 300,000 samples, an
-        arenaprof profile of about 145,000 buckets)
-  -fail-above R
+` + readLimitsUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not

@@ -13,6 +13,18 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// readLimitsUsage documents the flags that bound reading a profile, for
+// every command that reads one.
+const readLimitsUsage = `  -max-bytes N
+        refuse a profile larger than N bytes, compressed or decompressed
+        (default 1GiB); N is a number of bytes or takes a unit: 4GiB, 500MB
+  -max-memory N
+        refuse a profile that would take more than N bytes of memory to
+        read and decode, judged from its records before decoding them
+        (default 512MiB: a Go heap profile of about 300,000 samples, an
+        arenaprof profile of about 145,000 buckets)
+`
+
 const topUsage = `usage: arenaprof top [flags] PROFILE
 
 Prints the estimated bytes of each group of a profile with a confidence
@@ -55,15 +67,7 @@ flags:
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
   -full print group keys (stacks, long type names) whole instead of
         shortening them to fit 80 columns
-  -max-bytes N
-        refuse a profile larger than N bytes, compressed or decompressed
-        (default 1GiB); N is a number of bytes or takes a unit: 4GiB, 500MB
-  -max-memory N
-        refuse a profile that would take more than N bytes of memory to
-        read and decode, judged from its records before decoding them
-        (default 512MiB: a Go heap profile of about 300,000 samples, an
-        arenaprof profile of about 145,000 buckets)
-  -json print JSON instead of a table: {"sample", "by", "confidence",
+` + readLimitsUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
