@@ -102,7 +102,8 @@ type Arena struct {
 	chunkSize uintptr
 	poison    bool
 	freed     bool
-	pooled    bool // in a Pool, between Put and Get
+	pooled    bool     // in a Pool, between Put and Get
+	hold      *holding // the arena's record in the registry of live arenas
 
 	largeRetain uintptr      // bound on largeKept
 	largeKept   uintptr      // bytes of the large buffers kept by Reset
@@ -186,6 +187,7 @@ func NewArena(opts ...Option) *Arena {
 		g, _ := isampling.NewGapSampler(0)
 		a.sampler = *g
 	}
+	a.register(0)
 	a.addCleanup()
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast
@@ -201,7 +203,10 @@ func (a *Arena) ID() uint64 { return a.id }
 func (a *Arena) Labels() hooks.Labels { return a.labels }
 
 // SetLabels replaces the labels carried by the arena's later events.
-func (a *Arena) SetLabels(l hooks.Labels) { a.labels = l }
+func (a *Arena) SetLabels(l hooks.Labels) {
+	a.labels = l
+	a.publishLabels()
+}
 
 // rounded[T] is T padded to a multiple of 8 bytes: unsafe.Sizeof(rounded[T]{})
 // is the number of bytes an object of type T takes from a region. atomic.Int64 is 8-aligned on every

@@ -16,15 +16,17 @@ import (
 // arena's last release.
 func (a *Arena) addCleanup() {
 	a.unreleased = new(atomic.Bool)
-	runtime.AddCleanup(a, releaseDropped, dropped{a.id, a.unreleased})
+	runtime.AddCleanup(a, releaseDropped, dropped{a.id, a.unreleased, a.hold})
 }
 
 type dropped struct {
 	id         uint64
 	unreleased *atomic.Bool
+	hold       *holding
 }
 
 func releaseDropped(d dropped) {
+	unregister(d.hold)
 	if d.unreleased.Load() {
 		d.unreleased.Store(false)
 		hooks.Release(d.id)

@@ -53,6 +53,7 @@ func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Poin
 	size := largeClass(n)
 	if size > a.largeRetain {
 		// Never kept: exactly the size asked for, as the heap would.
+		a.noteLoose(n)
 		if ti.ptrs {
 			return ti.newSlab(int(count))
 		}
@@ -67,9 +68,12 @@ func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Poin
 		}
 		b.used = n
 		r.largeUsed = append(r.largeUsed, b)
+		a.noteClosed(n)
 		return b.base
 	}
 	b := largeBuf{size: size, used: n}
+	a.noteReserved(int64(size))
+	a.noteClosed(n)
 	if ti.ptrs {
 		b.base = ti.newSlab(int(size / ti.size))
 	} else {
@@ -85,7 +89,8 @@ func (a *Arena) resetLarge(r *region) {
 	for i, b := range r.largeUsed {
 		r.largeUsed[i] = largeBuf{}
 		if a.largeKept+b.size > a.largeRetain {
-			continue // dropped: the garbage collector reclaims it
+			a.noteReserved(-int64(b.size)) // dropped: the garbage collector reclaims it
+			continue
 		}
 		switch {
 		case r.ti != nil:

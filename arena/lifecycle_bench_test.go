@@ -20,14 +20,18 @@ func BenchmarkNewArena(b *testing.B) {
 	}
 }
 
+// BenchmarkPoolGetPut runs with sampling off and on: Get takes its
+// caller's stack only while profiling is on.
 func BenchmarkPoolGetPut(b *testing.B) {
-	p := NewPool()
-	b.ReportAllocs()
-	for b.Loop() {
-		a := p.Get(nil)
-		sink32 = New[obj32](a)
-		p.Put(a)
-	}
+	sampling(b, func(b *testing.B) {
+		p := NewPool()
+		b.ReportAllocs()
+		for b.Loop() {
+			a := p.Get(nil)
+			sink32 = New[obj32](a)
+			p.Put(a)
+		}
+	})
 }
 
 func BenchmarkReset(b *testing.B) {

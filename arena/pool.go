@@ -3,6 +3,7 @@ package arena
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/arenaprof/arenaprof/hooks"
 )
@@ -16,6 +17,7 @@ import (
 type Pool struct {
 	opts []Option
 	p    sync.Pool
+	rec  atomic.Pointer[poolRecord] // the pool in the registry of live arenas
 }
 
 // NewPool returns a pool whose arenas are made with opts.
@@ -40,6 +42,8 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 			a.labels = mergeLabels(a.base, l)
 		}
 	}
+	a.publishLabels()
+	a.taken(p, 0)
 	return a
 }
 
@@ -57,6 +61,7 @@ func (p *Pool) Put(a *Arena) {
 	a.pooled = true
 	a.Reset()
 	a.labels = a.base
+	a.idle()
 	p.p.Put(a)
 }
 

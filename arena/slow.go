@@ -240,6 +240,7 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 			r = &region{ti: ti, sampleAt: noSample}
 			a.redraw(r)
 			a.slabs[ti.key] = r
+			a.noteSlab(r)
 		}
 	}
 	// The fast path bumps by the size rounded up to 8, so it can serve a
@@ -355,6 +356,7 @@ func (a *Arena) refill(r *region, n uintptr) {
 	}
 	if len(r.chunks) > 0 {
 		r.chunks[r.cur].used = r.off
+		a.noteClosed(r.off)
 	}
 	// Reuse a chunk kept by Reset if it is large enough.
 	next := r.cur + 1
@@ -386,6 +388,7 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
 		s := make([]uint64, size/8+1)
+		a.noteReserved(int64(len(s)) * 8)
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
 	}
 	if r.next == 0 {
@@ -394,6 +397,7 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	size := max(r.next, n)
 	r.next = min(2*r.next, a.chunkSize)
 	elems := size / r.ti.size
+	a.noteReserved(int64(elems * r.ti.size))
 	return chunk{base: r.ti.newSlab(int(elems)), size: elems * r.ti.size}
 }
 
@@ -565,6 +569,7 @@ func (a *Arena) Reset() {
 	for _, r := range a.slabs {
 		a.resetRegion(r)
 	}
+	a.noteReset()
 }
 
 func (a *Arena) resetRegion(r *region) {
@@ -611,6 +616,7 @@ func (a *Arena) Free() {
 		return
 	}
 	a.release()
+	unregister(a.hold)
 	a.freed = true
 	a.clearTable()
 	a.largeKept = 0

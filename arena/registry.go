@@ -1,0 +1,363 @@
+package arena
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+	"weak"
+
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+// The registry of live arenas: what each arena not yet freed holds, where
+// it was made or taken from its pool, and since when. It is written at
+// NewArena, Pool.Get and Put, Reset, Free, when an arena takes a new chunk
+// or large buffer (the slow path), and read by [Holdings]; the allocation
+// fast path never touches it.
+//
+// The registry holds the arenas' records, never the arenas: an arena
+// dropped without Free is still collected, and its record is removed by
+// the arena's cleanup (see cleanup.go).
+
+// holdStackDepth bounds the frames of the stack kept per arena.
+const holdStackDepth = 32
+
+// Arena states in the registry.
+const (
+	holdLive  = iota // made by NewArena or taken by Pool.Get
+	holdIdle         // in a Pool, between Put and Get
+	holdGone         // freed or collected
+	holdState = 3    // the state's bits in holding.mark
+)
+
+// holding is the registry's record of one arena. Its atomic fields are
+// written by the arena's owner and read by Holdings at any time.
+type holding struct {
+	arena weak.Pointer[Arena] // for the bump offsets (see usedNow)
+	// mark is since<<2 | state, one word so that Pool.Get publishes both
+	// with one store: since is the clock when the arena was made or taken
+	// from its pool, state one of holdLive, holdIdle, holdGone.
+	mark     atomic.Int64
+	stack    atomic.Pointer[heldStack]
+	labels   atomic.Pointer[hooks.Labels]
+	pool     atomic.Pointer[poolRecord]
+	reserved atomic.Int64 // bytes of chunks and large buffers
+	// closed is the bytes handed out since the last Reset in the chunks
+	// the arena has left and in large buffers; the bytes of each
+	// region's current chunk are its offset (see usedNow).
+	closed atomic.Int64
+	// slabs is every typed-slab region of the arena, republished (a new
+	// slice) when one is added: regions are never removed before Free.
+	slabs atomic.Pointer[[]*region]
+	idx   int   // position in registry.all; guarded by registry.mu
+	loose int64 // bytes of large buffers not kept by Reset; the owner's
+}
+
+// heldStack is a creating stack, immutable once published.
+type heldStack struct{ pcs []uintptr }
+
+// poolRecord identifies a Pool in the registry.
+type poolRecord struct {
+	id    uint64
+	stack *heldStack // where the pool's first arena was taken
+}
+
+var registry struct {
+	mu  sync.Mutex
+	all []*holding
+}
+
+var poolIDs atomic.Uint64
+
+// register adds a new arena to the registry, made by the caller skip
+// physical frames above register's caller.
+func (a *Arena) register(skip int) {
+	h := &holding{arena: weak.Make(a)}
+	h.mark.Store(now()<<2 | holdLive)
+	l := a.labels // a copy: the record must not point into the arena
+	h.labels.Store(&l)
+	h.stack.Store(captureStack(skip+1, a.pcs[:holdStackDepth]))
+	registry.mu.Lock()
+	h.idx = len(registry.all)
+	registry.all = append(registry.all, h)
+	registry.mu.Unlock()
+	a.hold = h
+}
+
+// unregister removes h from the registry; it does nothing if h is gone.
+func unregister(h *holding) {
+	if h.mark.Swap(holdGone)&holdState == holdGone {
+		return
+	}
+	registry.mu.Lock()
+	last := registry.all[len(registry.all)-1]
+	registry.all[h.idx] = last
+	last.idx = h.idx
+	registry.all[len(registry.all)-1] = nil
+	registry.all = registry.all[:len(registry.all)-1]
+	registry.mu.Unlock()
+}
+
+// taken records that the pool p handed a out to the caller skip physical
+// frames above taken's caller. The caller's stack costs about 20 ns, as
+// much as the rest of Get and Put: it is taken only while arena profiling
+// is on (a consumer listens, see [hooks.Register]); otherwise the arena
+// keeps the stack of the Get that made it, or that took it last while
+// profiling was on.
+func (a *Arena) taken(p *Pool, skip int) {
+	h := a.hold
+	if hooks.Current().MeanBytes > 0 {
+		st := captureStack(skip+1, a.pcs[:holdStackDepth])
+		if h.stack.Load() != st {
+			h.stack.Store(st)
+		}
+	}
+	if h.pool.Load() == nil {
+		h.pool.Store(p.record(h.stack.Load()))
+	}
+	h.mark.Store(coarseNow()<<2 | holdLive)
+}
+
+// idle records that a is back in its pool.
+func (a *Arena) idle() { a.hold.mark.Store(holdIdle) }
+
+// record returns the pool's record in the registry, made on first use
+// with the stack st of the pool's first Get.
+func (p *Pool) record(st *heldStack) *poolRecord {
+	if r := p.rec.Load(); r != nil {
+		return r
+	}
+	r := &poolRecord{id: poolIDs.Add(1), stack: st}
+	if !p.rec.CompareAndSwap(nil, r) {
+		return p.rec.Load()
+	}
+	return r
+}
+
+// publishLabels publishes the arena's labels.
+func (a *Arena) publishLabels() {
+	if p := a.hold.labels.Load(); p != nil && p.Key() == a.labels.Key() {
+		return
+	}
+	l := a.labels // a copy: the record must not point into the arena
+	a.hold.labels.Store(&l)
+}
+
+// stackCache holds the published copies of the stacks hooks.FastStack
+// interned, so that the same creating site publishes the same pointer.
+var stackCache [1 << 10]atomic.Pointer[heldStack]
+
+// captureStack returns the stack of the caller skip physical frames above
+// captureStack's caller, shared with every arena made or taken there.
+//
+//go:noinline
+func captureStack(skip int, scratch []uintptr) *heldStack {
+	st, hash := hooks.FastStack(skip+1, scratch)
+	if hash == 0 || len(st) == 0 {
+		// Not interned (frame-pointer unwinding is off): a copy.
+		return &heldStack{pcs: append([]uintptr(nil), st...)}
+	}
+	slot := &stackCache[hash>>(64-10)]
+	if s := slot.Load(); s != nil && len(s.pcs) == len(st) && unsafe.SliceData(s.pcs) == unsafe.SliceData(st) {
+		return s
+	}
+	// FastStack's stack is interned and immutable: it can be shared.
+	s := &heldStack{pcs: st}
+	slot.Store(s)
+	return s
+}
+
+// noteReserved records a new chunk or large buffer of n bytes, or, for a
+// negative n, one dropped.
+func (a *Arena) noteReserved(n int64) {
+	a.hold.reserved.Add(n)
+}
+
+// noteLoose records a large buffer of n bytes that Reset will not keep.
+func (a *Arena) noteLoose(n uintptr) {
+	a.hold.loose += int64(n)
+	a.noteReserved(int64(n))
+	a.noteClosed(n)
+}
+
+// noteClosed records n bytes handed out in a chunk the region left or in
+// a large buffer.
+func (a *Arena) noteClosed(n uintptr) {
+	if n != 0 {
+		a.hold.closed.Add(int64(n))
+	}
+}
+
+// noteSlab publishes a new typed-slab region.
+func (a *Arena) noteSlab(r *region) {
+	old := a.hold.slabs.Load()
+	var s []*region
+	if old != nil {
+		s = append(s, *old...)
+	}
+	s = append(s, r)
+	a.hold.slabs.Store(&s)
+}
+
+// noteReset records a Reset: nothing is handed out, and the large buffers
+// Reset did not keep are gone (resetLarge has subtracted those it dropped).
+func (a *Arena) noteReset() {
+	h := a.hold
+	if h.closed.Load() != 0 { // a load is a plain read; a store is a locked exchange
+		h.closed.Store(0)
+	}
+	if h.loose != 0 {
+		h.reserved.Add(-h.loose)
+		h.loose = 0
+	}
+}
+
+// usedNow returns the bytes h's arena has handed out since its last
+// Reset: the bytes of the chunks it left, plus the offset of each
+// region's current chunk. The offsets are written by the arena's owner
+// without synchronization (the fast path must stay a compare and a
+// store), so they are read here with a plain load, out of the race
+// detector's sight: a word-sized load sees some value the owner wrote (the
+// Go memory model), exact for an arena not in use at the moment of the
+// read, and at most one chunk per region off for one in use.
+//
+//go:norace
+func usedNow(h *holding, a *Arena) int64 {
+	used := h.closed.Load() + int64(a.bytes.off)
+	if s := h.slabs.Load(); s != nil {
+		for _, r := range *s {
+			used += int64(r.off)
+		}
+	}
+	return max(0, min(used, h.reserved.Load()))
+}
+
+// The clock of the registry: nanoseconds since the process started. A
+// clock read costs about 50 ns on some virtual machines, more than
+// Pool.Get itself, so Pool.Get reads a coarse copy of it, refreshed every
+// clockTick while arenas are being taken: an age is at most about two
+// ticks too old.
+const clockTick = 100 * time.Millisecond
+
+var (
+	clockStart = time.Now()
+	clockNow   atomic.Int64 // refreshed by the ticker while clockOn
+	clockOn    atomic.Bool
+	clockUsed  atomic.Bool // read since the last tick
+)
+
+// now reads the clock.
+func now() int64 { return int64(time.Since(clockStart)) }
+
+// coarseNow reads the coarse clock, starting its ticker if it is stopped.
+func coarseNow() int64 {
+	if !clockUsed.Load() {
+		clockUsed.Store(true)
+	}
+	if !clockOn.Load() && clockOn.CompareAndSwap(false, true) {
+		clockNow.Store(now())
+		time.AfterFunc(clockTick, tick)
+	}
+	return clockNow.Load()
+}
+
+// tick refreshes the coarse clock, and stops when nobody read it since the
+// previous tick.
+func tick() {
+	if !clockUsed.Swap(false) {
+		clockOn.Store(false)
+		return
+	}
+	clockNow.Store(now())
+	time.AfterFunc(clockTick, tick)
+}
+
+// Holding is what one live arena holds, or, for the idle arenas of a pool,
+// what they hold together. See [Holdings].
+type Holding struct {
+	// Stack is where the arena was made (the caller of NewArena) or taken
+	// (the caller of Pool.Get), as runtime.Callers gives it; for the idle
+	// arenas of a pool, where the pool's first arena was taken. It may
+	// start with frames of package arena. It must not be modified.
+	Stack []uintptr
+	// Labels are the arena's labels (for idle arenas, none).
+	Labels hooks.Labels
+	// Age is the time since the arena was made or taken (for idle arenas,
+	// zero). Taken arenas read a clock refreshed every 100 ms, so their
+	// ages may be up to about 0.2 s too old.
+	Age time.Duration
+	// Arenas is 1 for a live arena, the number of idle arenas for a pool.
+	Arenas int64
+	// Reserved is the bytes of chunks and large buffers held.
+	Reserved int64
+	// Used is the bytes handed out since the last Reset (for idle arenas,
+	// zero): exact for an arena not in use while Holdings reads it, and
+	// off by at most a chunk per type of value for one being allocated
+	// from at that moment.
+	Used int64
+	// Pool is, for idle arenas, a number that tells their pool apart from
+	// the process's other pools; zero for a live arena.
+	Pool uint64
+}
+
+// Holdings returns what the process's arenas hold now: one Holding per
+// live arena (made and not freed, or taken from a pool and not put back),
+// then one per pool that has idle arenas. Freed arenas, and arenas the
+// garbage collector dropped, are not listed. The counts and bytes are
+// exact, not sampled.
+func Holdings() []Holding {
+	registry.mu.Lock()
+	all := append([]*holding(nil), registry.all...)
+	registry.mu.Unlock()
+	t := now()
+	out := make([]Holding, 0, len(all))
+	idle := map[*poolRecord]*Holding{}
+	var pools []*poolRecord
+	for _, h := range all {
+		a := h.arena.Value()
+		if a == nil {
+			continue // collected; its cleanup has not run yet
+		}
+		mark := h.mark.Load()
+		switch mark & holdState {
+		case holdLive:
+			var l hooks.Labels
+			if p := h.labels.Load(); p != nil {
+				l = *p
+			}
+			var pcs []uintptr
+			if s := h.stack.Load(); s != nil {
+				pcs = s.pcs
+			}
+			out = append(out, Holding{
+				Stack:    pcs,
+				Labels:   l,
+				Age:      time.Duration(max(0, t-mark>>2)),
+				Arenas:   1,
+				Reserved: h.reserved.Load(),
+				Used:     usedNow(h, a),
+			})
+		case holdIdle:
+			p := h.pool.Load()
+			if p == nil {
+				continue
+			}
+			s := idle[p]
+			if s == nil {
+				s = &Holding{Pool: p.id}
+				if p.stack != nil {
+					s.Stack = p.stack.pcs
+				}
+				idle[p] = s
+				pools = append(pools, p)
+			}
+			s.Arenas++
+			s.Reserved += h.reserved.Load()
+		}
+	}
+	for _, p := range pools {
+		out = append(out, *idle[p])
+	}
+	return out
+}
