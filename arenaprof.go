@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +27,10 @@ const (
 	MemoryHandlerPath = "/debug/arenaprof/memory"
 )
 
+// ArenasHandlerPath is where [Start] mounts the handler of the live-arenas
+// profile (export.ArenasHandler): where arena memory is held now.
+const ArenasHandlerPath = "/debug/arenaprof/arenas"
+
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
 // nothing else (read it with Session.Handler or Session.Profiler). Every
 // optional field's zero value selects its default. Printed with fmt, log/slog
@@ -38,8 +44,9 @@ type Config struct {
 	Labels map[string]string
 
 	// Mux, if not nil, gets the profile handler at HandlerPath
-	// (go tool pprof http://host/debug/arenaprof) and the handler of the
-	// profile of all memory, arenas and Go heap, at MemoryHandlerPath.
+	// (go tool pprof http://host/debug/arenaprof), the handler of the
+	// profile of all memory, arenas and Go heap, at MemoryHandlerPath, and
+	// the handler of the live-arenas profile at ArenasHandlerPath.
 	Mux *http.ServeMux
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
@@ -116,7 +123,7 @@ func Start(cfg Config) (*Session, error) {
 
 func start(cfg Config) (*Session, error) {
 	if cfg.Mux != nil {
-		for _, path := range []string{HandlerPath, MemoryHandlerPath} {
+		for _, path := range []string{HandlerPath, MemoryHandlerPath, ArenasHandlerPath} {
 			if taken(cfg.Mux, path) {
 				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -176,7 +183,11 @@ func start(cfg Config) (*Session, error) {
 		}
 	}
 	if cfg.Mux != nil {
-		if err := mount(cfg.Mux, s.handler, export.MemoryHandler(p, limit)); err != nil {
+		if err := mount(cfg.Mux, map[string]http.Handler{
+			HandlerPath:       s.handler,
+			MemoryHandlerPath: export.MemoryHandler(p, limit),
+			ArenasHandlerPath: export.ArenasHandler(limit),
+		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
 			s.Stop(ctx)
@@ -196,19 +207,19 @@ func taken(mux *http.ServeMux, path string) bool {
 	return pattern == path
 }
 
-// mount registers h at HandlerPath and the memory handler at
-// MemoryHandlerPath on mux. Start checked that both are free; a panic
-// here means another goroutine registered one of them meanwhile.
-func mount(mux *http.ServeMux, h, memory http.Handler) (err error) {
-	path := HandlerPath
+// mount registers the handlers on mux by path, in the order of the paths.
+// Start checked that every path is free; a panic here means another
+// goroutine registered one of them meanwhile.
+func mount(mux *http.ServeMux, handlers map[string]http.Handler) (err error) {
+	var path string
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("arenaprof: cannot mount on Config.Mux at %s: %v", path, r)
 		}
 	}()
-	mux.Handle(path, h)
-	path = MemoryHandlerPath
-	mux.Handle(path, memory)
+	for _, path = range slices.Sorted(maps.Keys(handlers)) {
+		mux.Handle(path, handlers[path])
+	}
 	return nil
 }
 

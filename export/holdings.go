@@ -1,0 +1,149 @@
+package export
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+)
+
+// Labels of the live-arenas profile (see [BuildArenas]).
+const (
+	// LabelAge is the string label holding a live arena's age bucket:
+	// "<1s", "1s-10s", "10s-1m", "1m-10m", "10m-1h" or ">1h".
+	LabelAge = pprofmt.LabelAge
+	// LabelPoolIdle is the string label "true" of the sample of a pool's
+	// idle arenas.
+	LabelPoolIdle = pprofmt.LabelPoolIdle
+	// LabelPool is the string label numbering the pool of idle arenas.
+	LabelPool = pprofmt.LabelPool
+)
+
+// BuildArenas returns the live-arenas profile of hs (see
+// [arena.Holdings]): where arena memory is held now. Its sample types are
+// arenas/count, reserved_space/bytes (the bytes of chunks and large
+// buffers the arenas hold; the default) and used_space/bytes (the bytes
+// handed out since their last Reset). Live arenas make one sample per
+// creating stack (the caller of arena.NewArena, or of Pool.Get for a
+// pooled arena), arena labels and age bucket (the string label "age":
+// time since the arena was made or taken from its pool); the idle arenas
+// of each pool make one sample of their own, labelled pool_idle=true and
+// pool=N, with no age. The values are exact counts and bytes, not samples:
+// they carry no interval.
+//
+// go tool pprof reads it: -sample_index=arenas counts arenas instead of
+// bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
+func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
+	b := newBuilder()
+	b.p.SampleType = pprofmt.HoldingTypes()
+	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type
+	b.p.Comments = []string{pprofmt.HoldingsComment}
+	b.p.TimeNanos = time.Now().UnixNano()
+	samples := map[string]*profile.Sample{}
+	var key []byte
+	for _, h := range hs {
+		key = key[:0]
+		for _, pc := range h.Stack {
+			key = binary.LittleEndian.AppendUint64(key, uint64(pc))
+		}
+		labels := map[string][]string{}
+		for k, v := range h.Labels.All {
+			switch k {
+			case LabelAge, LabelPoolIdle, LabelPool:
+				k = ReservedLabelPrefix + k
+			}
+			labels[k] = append(labels[k], v)
+		}
+		if h.Pool != 0 {
+			labels[LabelPoolIdle] = []string{"true"}
+			labels[LabelPool] = []string{strconv.FormatUint(h.Pool, 10)}
+		} else {
+			labels[LabelAge] = []string{pprofmt.AgeBucket(h.Age)}
+		}
+		key = fmt.Appendf(key, "|%s|%d|%s", h.Labels.Key(), h.Pool, labels[LabelAge])
+		s := samples[string(key)]
+		if s == nil {
+			s = &profile.Sample{
+				Location: b.stackLocations(h.Stack),
+				Value:    make([]int64, pprofmt.NumHoldingTypes),
+				Label:    labels,
+			}
+			samples[string(key)] = s
+			b.p.Sample = append(b.p.Sample, s)
+		}
+		s.Value[pprofmt.IndexArenas] += h.Arenas
+		s.Value[pprofmt.IndexReserved] += h.Reserved
+		s.Value[pprofmt.IndexUsed] += h.Used
+	}
+	if err := b.p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("export: live-arenas profile: %w", err)
+	}
+	return b.p, nil
+}
+
+// WriteArenas writes the live-arenas profile of the process now (see
+// [BuildArenas]) to w, gzip-compressed, ready for go tool pprof.
+func WriteArenas(w io.Writer) error {
+	prof, err := BuildArenas(arena.Holdings())
+	if err != nil {
+		return err
+	}
+	return writeProfile(w, prof)
+}
+
+// ArenasHandler returns an HTTP handler that serves the live-arenas
+// profile of the process (see [BuildArenas]), with the conventions of
+// [Handler]; it takes no parameters. Mount it where you like, e.g.
+//
+//	mux.Handle("/debug/arenaprof/arenas", export.ArenasHandler())
+//
+// It needs no profiler: the registry of live arenas is always kept.
+// WithLimiter, WithFilename apply; the other options are ignored.
+func ArenasHandler(opts ...HandlerOption) http.Handler {
+	cfg := handlerConfig{filename: "arenas.pb.gz"}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.limiter == nil {
+		cfg.limiter = NewLimiter(0)
+	}
+	return &arenasHandler{cfg: cfg}
+}
+
+type arenasHandler struct{ cfg handlerConfig }
+
+func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for k := range r.URL.Query() {
+		serveError(w, http.StatusBadRequest, fmt.Sprintf("arenaprof: the live-arenas profile takes no parameter, got %q", k))
+		return
+	}
+	if !h.cfg.limiter.acquire(r.Context(), buildWait) {
+		if r.Context().Err() != nil {
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+		return
+	}
+	defer h.cfg.limiter.release()
+	limitWrite(w, r)
+	prof, err := BuildArenas(arena.Holdings())
+	if err != nil {
+		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeProfile(w, prof)
+}
