@@ -184,6 +184,9 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if report.IsHoldings(base.prof) || report.IsHoldings(next.prof) {
+		return nil, diffHoldings(base, next, opts, stdout)
+	}
 	by := opts.groupingFor(base.prof)
 	if holdsGoHeap(next.prof) && opts.byDefault {
 		by = opts.groupingFor(next.prof)

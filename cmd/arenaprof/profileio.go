@@ -238,6 +238,9 @@ func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, 
 	}
 	src := s.shown
 	ap := &arenaProfile{prof: p}
+	if report.IsHoldings(p) {
+		return ap, nil // exact counts: nothing to estimate
+	}
 	if _, err := report.KindOf(p); err != nil {
 		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}

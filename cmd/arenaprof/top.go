@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/arenaprof/arenaprof/report"
 	"github.com/google/pprof/profile"
@@ -33,6 +34,13 @@ or allocs profile of the Go runtime (runtime/pprof, or net/http/pprof's
 /debug/pprof/heap and /debug/pprof/allocs). PROFILE is a file (gzipped or
 not), an http(s) URL (add ?seconds=N for the delta of an N-second
 window), or - for standard input.
+
+A live-arenas profile (/debug/arenaprof/arenas) holds exact counts, not
+samples: top prints its reserved bytes, used bytes and arenas by leaf
+function (the caller of NewArena or Pool.Get), stack or label, largest
+reserved first, without intervals, and marks with ! the groups holding
+arenas 10 minutes old or more (-old changes the age). -sample and
+-confidence do not apply to it.
 
 Go heap intervals are conservative: the runtime does not record where in
 an object its sampling fired, so the upper bound allows for objects as
@@ -67,6 +75,10 @@ flags:
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
   -full print group keys (stacks, long type names) whole instead of
         shortening them to fit 80 columns
+  -old D
+        live-arenas profiles: mark the groups holding arenas at least D
+        old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
+        10m and 1h, so an arena counts as old when its whole bucket is
 ` + readLimitsUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
@@ -81,10 +93,11 @@ type commonOptions struct {
 	n          int
 	confidence float64
 	json       bool
-	byDefault  bool  // -by not given: type, or func for a Go heap profile
-	full       bool  // print keys whole
-	maxBytes   int64 // bound on a profile's data, compressed or not
-	maxMemory  int64 // bound on the memory reading a profile takes
+	byDefault  bool          // -by not given: type, or func for a Go heap profile
+	full       bool          // print keys whole
+	maxBytes   int64         // bound on a profile's data, compressed or not
+	maxMemory  int64         // bound on the memory reading a profile takes
+	oldAge     time.Duration // live-arenas profiles: the age of old arenas
 }
 
 // limits are the bounds on reading a profile.
@@ -158,6 +171,9 @@ func top(opts topOptions, stdout io.Writer) error {
 // topReport groups an already loaded profile with [report.Table] and writes
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
+	if report.IsHoldings(ap.prof) {
+		return topHoldings(ap, opts, stdout)
+	}
 	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
 		return err
 	}
@@ -239,8 +255,8 @@ func topWindow(res *report.TableResult) string {
 // the number of rows, the confidence, JSON output, whole keys and the size
 // and memory bounds.
 type groupFlags struct {
-	by, sample, n, conf, maxBytes, maxMemory *string
-	json, full                               *bool
+	by, sample, n, conf, maxBytes, maxMemory, old *string
+	json, full                                    *bool
 }
 
 // addGroupFlags defines the shared flags on fs.
@@ -255,6 +271,7 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 		maxMemory: fs.String("max-memory", formatByteSize(report.DefaultMaxMemory), ""),
 		json:      fs.Bool("json", false, ""),
 		full:      fs.Bool("full", false, ""),
+		old:       fs.String("old", "10m", ""),
 	}
 }
 
@@ -303,6 +320,10 @@ func (g groupFlags) values() (o commonOptions, err error) {
 	}
 	if o.maxMemory, ok = parseByteSize(*g.maxMemory); !ok {
 		err = topUsageErr("bad -max-memory %q; use a positive number of bytes, e.g. 2GiB or 2147483648", *g.maxMemory)
+		return
+	}
+	if o.oldAge, err = time.ParseDuration(strings.TrimSpace(*g.old)); err != nil || o.oldAge <= 0 {
+		err = topUsageErr("bad -old %q; use a positive duration, e.g. 10m or 1h", *g.old)
 		return
 	}
 	o.json, o.full = *g.json, *g.full

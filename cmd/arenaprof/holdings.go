@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/arenaprof/arenaprof/report"
+)
+
+// holdingsBy is the grouping of a live-arenas profile: the -by flag, or
+// by function when it was not given.
+func holdingsBy(o commonOptions) report.GroupBy {
+	if o.byDefault {
+		return report.GroupBy{Kind: report.GroupByFunc}
+	}
+	return o.by
+}
+
+// topHoldings writes the table of a live-arenas profile: exact counts,
+// no intervals.
+func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
+	res, err := report.Holdings(ap.prof, report.HoldingsOptions{By: holdingsBy(opts.commonOptions), N: opts.n, OldAge: opts.oldAge})
+	if err != nil {
+		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	if opts.json {
+		return writeJSON(stdout, holdingsJSON{
+			Exact: true, By: res.By.String(), OldAgeSeconds: res.OldAge.Seconds(),
+			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
+		})
+	}
+	return report.FormatHoldings(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
+}
+
+// holdingsJSON is the -json output of top on a live-arenas profile.
+type holdingsJSON struct {
+	Exact         bool                 `json:"exact"` // always true: not sampled, no intervals
+	By            string               `json:"by"`
+	OldAgeSeconds float64              `json:"old_age_seconds"`
+	Groups        int                  `json:"groups"`
+	Rows          []report.HoldingsRow `json:"rows"`
+	Total         report.HoldingsRow   `json:"total"`
+}
+
+// diffHoldings compares two live-arenas profiles.
+func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) error {
+	if !report.IsHoldings(base.prof) || !report.IsHoldings(next.prof) {
+		return topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)
+	}
+	by := holdingsBy(opts.commonOptions)
+	rows, total, err := report.DiffHoldings(base.prof, next.prof, by)
+	if err != nil {
+		return topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	if opts.n > 0 && len(rows) > opts.n {
+		rows = rows[:opts.n]
+	}
+	if opts.json {
+		return writeJSON(stdout, struct {
+			Exact bool                     `json:"exact"`
+			By    string                   `json:"by"`
+			Rows  []report.HoldingsDiffRow `json:"rows"`
+			Total report.HoldingsDiffRow   `json:"total"`
+		}{true, by.String(), rows, total})
+	}
+	return report.FormatHoldingsDiff(stdout, by, rows, total, report.FormatOptions{FullKeys: opts.full})
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
