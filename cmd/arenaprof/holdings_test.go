@@ -93,7 +93,7 @@ func TestTopHoldings(t *testing.T) {
 	if code := run([]string{"top", "-old", "1h", "-json", path}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(out.String(), `"exact": true`) || !strings.Contains(out.String(), `"old": 1,`) {
+	if !strings.Contains(out.String(), `"exact": true`) || !strings.Contains(out.String(), "\"old\": 1\n") {
 		t.Errorf("-json -old 1h:\n%s", out.String())
 	}
 	if code := run([]string{"top", "-by", "type", path}, &out, &errOut); code == 0 {
