@@ -28,8 +28,13 @@ const (
 )
 
 // ArenasHandlerPath is where [Start] mounts the handler of the live-arenas
-// profile (export.ArenasHandler): where arena memory is held now.
-const ArenasHandlerPath = "/debug/arenaprof/arenas"
+// profile (export.ArenasHandler): where arena memory is held now; and
+// PeakHandlerPath the handler of the peak profile (export.PeakHandler):
+// the in-use profile at the highest estimated live arena bytes.
+const (
+	ArenasHandlerPath = "/debug/arenaprof/arenas"
+	PeakHandlerPath   = "/debug/arenaprof/peak"
+)
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
 // nothing else (read it with Session.Handler or Session.Profiler). Every
@@ -46,7 +51,8 @@ type Config struct {
 	// Mux, if not nil, gets the profile handler at HandlerPath
 	// (go tool pprof http://host/debug/arenaprof), the handler of the
 	// profile of all memory, arenas and Go heap, at MemoryHandlerPath, and
-	// the handler of the live-arenas profile at ArenasHandlerPath.
+	// the handlers of the live-arenas profile at ArenasHandlerPath and of
+	// the peak profile at PeakHandlerPath.
 	Mux *http.ServeMux
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
@@ -123,7 +129,7 @@ func Start(cfg Config) (*Session, error) {
 
 func start(cfg Config) (*Session, error) {
 	if cfg.Mux != nil {
-		for _, path := range []string{HandlerPath, MemoryHandlerPath, ArenasHandlerPath} {
+		for _, path := range []string{HandlerPath, MemoryHandlerPath, ArenasHandlerPath, PeakHandlerPath} {
 			if taken(cfg.Mux, path) {
 				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -165,7 +171,7 @@ func start(cfg Config) (*Session, error) {
 	limit := export.WithLimiter(export.NewLimiter(cfg.MaxConcurrentBuilds))
 	s := &Session{prof: p, handler: export.Handler(p, limit)}
 	if len(uploaders) > 0 {
-		sources := []agent.Source{agent.ProfilerSource(p)}
+		sources := []agent.Source{agent.ProfilerSource(p), agent.ArenasSource(), agent.PeakSource(p)}
 		if !cfg.NoRuntimeProfiles {
 			sources = append(sources, agent.CPUSource(), agent.HeapSource(), agent.WallSource())
 		}
@@ -187,6 +193,7 @@ func start(cfg Config) (*Session, error) {
 			HandlerPath:       s.handler,
 			MemoryHandlerPath: export.MemoryHandler(p, limit),
 			ArenasHandlerPath: export.ArenasHandler(limit),
+			PeakHandlerPath:   export.PeakHandler(p, limit),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for

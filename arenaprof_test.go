@@ -77,7 +77,7 @@ func TestStartServesAndWrites(t *testing.T) {
 	if err := s.Stop(context.Background()); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*-arena.pb.gz"))
 	var events int64
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -94,6 +94,12 @@ func TestStartServesAndWrites(t *testing.T) {
 	}
 	if events != 100 {
 		t.Errorf("the directory's profiles (%v) hold %d events, want 100", files, events)
+	}
+	// The live-arenas and peak profiles are uploaded beside them.
+	for _, name := range []string{"arenas", "peak"} {
+		if fs, _ := filepath.Glob(filepath.Join(dir, "*-"+name+".pb.gz")); len(fs) == 0 {
+			t.Errorf("no %s profile in the directory", name)
+		}
 	}
 	a.Free()
 }

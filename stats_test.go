@@ -102,7 +102,7 @@ func TestStats(t *testing.T) {
 
 // TestStatsFinalAfterStop: once Stop returns, Stats no longer changes.
 func TestStatsFinalAfterStop(t *testing.T) {
-	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Dir: t.TempDir(), Interval: time.Millisecond, NoRuntimeProfiles: true})
+	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Dir: t.TempDir(), Interval: 5 * time.Millisecond, NoRuntimeProfiles: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,13 @@ type Profiler struct {
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
 
+	// The peak (see peak.go): the estimated live bytes, rounded to whole
+	// bytes per event, and the peak watches.
+	live    atomic.Int64
+	peak    *PeakWatch
+	watchMu sync.Mutex
+	watches []*PeakWatch
+
 	// The catch-all buckets, one per mean, shared by all shards: their
 	// fields are guarded by catchMu (taken after a shard's lock).
 	catchMu  sync.Mutex
@@ -149,6 +156,7 @@ type collectorLiveEntry struct {
 	b    *collectorBucket
 	n    int64
 	wB   float64
+	rB   int64 // the sum of wB rounded event by event (Profiler.live)
 	wObj float64
 }
 
@@ -176,6 +184,7 @@ func Start(opts ...Option) (*Profiler, error) {
 		p.shards[i].buckets = make(map[uint64]*collectorBucket)
 		p.shards[i].live = make(map[uint64]*collectorLive)
 	}
+	p.peak = p.WatchPeak()
 	p.unregister = hooks.Register(collectorConsumer{p})
 	return p, nil
 }
@@ -305,6 +314,7 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	lv.add(b, wB, wObj)
 	sh.events++ // under the shard's lock: no cache line shared by all cores
 	sh.mu.Unlock()
+	p.live.Add(int64(math.Round(wB)))
 }
 
 // newBucket creates the bucket for e, or finds or creates the overflow
@@ -409,19 +419,28 @@ func (lv *collectorLive) add(b *collectorBucket, wB, wObj float64) {
 	en := &lv.entries[i]
 	en.n++
 	en.wB += wB
+	en.rB += int64(math.Round(wB))
 	en.wObj += wObj
 }
 
 func (p *Profiler) released(arena uint64) {
 	sh := &p.shards[collectorShardOf(arena)]
 	sh.mu.Lock()
+	lv := sh.live[arena]
+	sh.mu.Unlock()
+	if lv != nil {
+		p.checkPeaks() // before the arena's objects leave the in-use view
+	}
+	sh.mu.Lock()
 	if lv := sh.live[arena]; lv != nil {
+		var gone int64
 		delete(sh.live, arena)
 		if sh.lastLive == lv {
 			sh.lastLive = nil
 		}
 		for _, en := range lv.entries {
 			b := en.b
+			gone += en.rB
 			if b.catchAll {
 				p.catchMu.Lock()
 			}
@@ -442,6 +461,7 @@ func (p *Profiler) released(arena uint64) {
 			lv.entries = lv.entries[:0]
 			sh.free = append(sh.free, lv)
 		}
+		p.live.Add(-gone)
 	}
 	sh.mu.Unlock()
 	p.releases.Add(1)

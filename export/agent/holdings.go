@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// ArenasSource returns the live-arenas profile source, named "arenas": at
+// each interval's end, [export.BuildArenas] of the arenas live then
+// (where arena memory is held: exact counts and bytes, not a delta).
+func ArenasSource() Source { return arenasSource{} }
+
+type arenasSource struct{}
+
+func (arenasSource) Name() string { return "arenas" }
+
+func (arenasSource) Collect(context.Context) (*profile.Profile, error) {
+	return export.BuildArenas(arena.Holdings())
+}
+
+// PeakSource returns the peak profile source, named "peak", of a running
+// profiler: for each interval, [export.BuildPeak] of the peak within it
+// (the in-use profile at the highest estimated live arena bytes of the
+// interval), or nothing when no sampled object was live in it.
+func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
+
+type peakSource struct {
+	p     *profiler.Profiler
+	watch *profiler.PeakWatch
+}
+
+func (s *peakSource) Name() string { return "peak" }
+
+func (s *peakSource) Start(context.Context) error {
+	if s.p == nil {
+		return errors.New("nil profiler")
+	}
+	s.watch = s.p.WatchPeak()
+	return nil
+}
+
+func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
+	return export.BuildPeak(s.watch.Take())
+}

@@ -1,0 +1,111 @@
+package export
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// PeakCommentPrefix starts the comment that marks a peak profile.
+const PeakCommentPrefix = "arenaprof peak: in-use at the highest estimated live arena bytes, "
+
+// BuildPeak returns the profile of a peak (see [profiler.PeakWatch]): the
+// profile of its snapshot, [Build]'s format, whose in-use values are those
+// at the peak and whose alloc values are cumulative up to it. Its
+// intervals (arenaprof top -sample inuse) are the in-use intervals at that
+// moment. A comment gives the peak's estimated live bytes and time. It
+// returns nil if no object was live during the peak's span.
+func BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
+	if pk.Snapshot == nil {
+		return nil, nil
+	}
+	prof, err := Build(pk.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	prof.DefaultSampleType = "inuse_space"
+	prof.Comments = append(prof.Comments, fmt.Sprintf("%s%.0f bytes at %s (the highest since %s)",
+		PeakCommentPrefix, pk.Bytes, pk.Snapshot.End.Format(time.RFC3339Nano), pk.Start.Format(time.RFC3339Nano)))
+	return prof, nil
+}
+
+// PeakHandler returns an HTTP handler that serves the peak profile of p
+// (see [BuildPeak]): the in-use profile at the highest estimated live
+// arena bytes since p started. With seconds=N it waits N seconds and
+// serves the peak within that window. It follows [Handler]'s conventions
+// and options; a span in which no sampled object was live gets 404.
+//
+//	mux.Handle("/debug/arenaprof/peak", export.PeakHandler(p))
+func PeakHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
+	h := Handler(p, append([]HandlerOption{WithFilename("peak.pb.gz")}, opts...)...).(*handler)
+	return &peakHandler{h: h}
+}
+
+type peakHandler struct{ h *handler }
+
+func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := ph.h
+	if h.p == nil {
+		serveError(w, http.StatusServiceUnavailable, "arenaprof: no profiler")
+		return
+	}
+	q := r.URL.Query()
+	var pk profiler.Peak
+	if q.Has("seconds") {
+		n, err := parseSeconds(q.Get("seconds"), h.cfg.maxSeconds)
+		if err != nil {
+			serveError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		end := time.Now().Add(time.Duration(n) * time.Second)
+		ok, retry := h.acquire(&end)
+		if !ok {
+			w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+			serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+				"arenaprof: %d seconds=N requests are already running (the bound of this handler); retry in %d s", h.cfg.maxDeltas, retry))
+			return
+		}
+		defer h.release(&end)
+		watch := h.p.WatchPeak()
+		defer watch.Stop()
+		t := time.NewTimer(time.Duration(n) * time.Second)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+		pk = watch.Take()
+	} else {
+		pk = h.p.Peak()
+	}
+	if !h.cfg.limiter.acquire(r.Context(), buildWait) {
+		if r.Context().Err() != nil {
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+		return
+	}
+	defer h.cfg.limiter.release()
+	limitWrite(w, r)
+	prof, err := BuildPeak(pk)
+	if err != nil {
+		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
+		return
+	}
+	if prof == nil {
+		serveError(w, http.StatusNotFound, "arenaprof: no sampled arena object was live in this span: no peak")
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeProfile(w, prof)
+}

@@ -1,0 +1,132 @@
+package profiler
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The peak: out-of-memory kills happen at the highest point of memory, and
+// an in-use profile read at a quiet moment does not show it. The profiler
+// keeps the estimated live arena bytes (the sum of the in-use estimates),
+// and a snapshot taken at the highest point seen, re-taken only when the
+// peak has grown by PeakMargin, so that a service whose live bytes creep up
+// pays for O(log(peak)/log(1+PeakMargin)) snapshots in all.
+//
+// Live bytes fall only when an arena is released (Reset, Free, or dropped);
+// a release is where a peak ends. So the check runs at the start of each
+// release that carries sampled objects, before they leave the in-use
+// view: the snapshot taken there holds the burst being released. The
+// check is one atomic load per watch; the snapshot itself runs in the
+// releasing goroutine (Reset or Free), as long as a Snapshot of the
+// collector (milliseconds for a full one), at most once per PeakMargin of
+// growth. Reading a peak also compares it with the live bytes at that
+// moment, so a peak still under way is not missed.
+
+// PeakMargin is the growth of the estimated live bytes over the last peak
+// snapshot that makes the profiler take a new one.
+const PeakMargin = 0.05
+
+// A PeakWatch keeps the snapshot of the profiler at the highest estimated
+// live arena bytes since the watch began, or since its last Take. See
+// [Profiler.WatchPeak].
+type PeakWatch struct {
+	p    *Profiler
+	next atomic.Int64 // live bytes above which a new snapshot is taken
+
+	mu    sync.Mutex
+	snap  *Snapshot
+	bytes float64 // estimated live bytes of snap
+	start time.Time
+}
+
+// Peak is what a [PeakWatch] holds: the snapshot at the highest estimated
+// live arena bytes of its span. Its in-use values, and their intervals,
+// are those of that moment; its alloc values are cumulative up to it.
+type Peak struct {
+	Snapshot *Snapshot // nil if no object was live during the span
+	Bytes    float64   // estimated live bytes at the peak
+	Start    time.Time // start of the span the peak is the highest of
+}
+
+// WatchPeak starts a peak watch. The profiler itself keeps one since
+// Start (see [Profiler.Peak]); a watch of one's own covers a window, e.g.
+// an upload interval. Stop it with [PeakWatch.Stop].
+func (p *Profiler) WatchPeak() *PeakWatch {
+	w := &PeakWatch{p: p, start: time.Now()}
+	p.watchMu.Lock()
+	p.watches = append(p.watches, w)
+	p.watchMu.Unlock()
+	return w
+}
+
+// Stop ends the watch.
+func (w *PeakWatch) Stop() {
+	p := w.p
+	p.watchMu.Lock()
+	for i, x := range p.watches {
+		if x == w {
+			p.watches = append(p.watches[:i:i], p.watches[i+1:]...)
+			break
+		}
+	}
+	p.watchMu.Unlock()
+}
+
+// Peak returns the peak since the watch began or was last taken, without
+// resetting it.
+func (w *PeakWatch) Peak() Peak {
+	w.check(w.p.liveBytes())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Peak{Snapshot: w.snap, Bytes: w.bytes, Start: w.start}
+}
+
+// Take returns the peak since the watch began or was last taken, and
+// starts a new span at the live bytes of now.
+func (w *PeakWatch) Take() Peak {
+	pk := w.Peak()
+	w.mu.Lock()
+	w.snap, w.bytes, w.start = nil, 0, time.Now()
+	w.next.Store(0)
+	w.mu.Unlock()
+	return pk
+}
+
+// check takes a snapshot if live is above the watch's threshold.
+func (w *PeakWatch) check(live int64) {
+	if live <= w.next.Load() || live <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if live <= w.next.Load() {
+		return // another release took it meanwhile
+	}
+	w.snap = w.p.Snapshot()
+	w.bytes = 0
+	for _, r := range w.snap.Records {
+		w.bytes += r.InuseBytes
+	}
+	w.next.Store(int64(math.Ceil(w.bytes * (1 + PeakMargin))))
+}
+
+// Peak returns the peak since the profiler started: the snapshot at the
+// highest estimated live arena bytes (within PeakMargin), taken when it
+// happened.
+func (p *Profiler) Peak() Peak { return p.peak.Peak() }
+
+// liveBytes returns the estimated live arena bytes, rounded.
+func (p *Profiler) liveBytes() int64 { return p.live.Load() }
+
+// checkPeaks runs the peak watches' check at a release.
+func (p *Profiler) checkPeaks() {
+	live := p.live.Load()
+	p.watchMu.Lock()
+	ws := p.watches
+	p.watchMu.Unlock()
+	for _, w := range ws {
+		w.check(live)
+	}
+}
