@@ -45,6 +45,10 @@ func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
 	b.p.SampleType = pprofmt.HoldingTypes()
 	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type
 	b.p.Comments = []string{pprofmt.HoldingsComment}
+	// Memory, as Pyroscope files it (memory:reserved_space:bytes:space:bytes);
+	// a period of 1: every arena counts, none is sampled.
+	b.p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
+	b.p.Period = 1
 	b.p.TimeNanos = time.Now().UnixNano()
 	samples := map[string]*profile.Sample{}
 	var key []byte

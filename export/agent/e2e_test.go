@@ -112,6 +112,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	}
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
+	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
 	t.Run("restart", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 15 s)")
@@ -1137,4 +1138,113 @@ func do(req *http.Request, v any) error {
 		return fmt.Errorf("%s: %s: %.300s", req.URL.Path, resp.Status, b)
 	}
 	return json.Unmarshal(b, v)
+}
+
+// e2eHeldChunk is the chunk size of the arena the holdings test holds.
+const e2eHeldChunk = 64 << 10
+
+type e2eBurst struct{ x [128]int64 }
+
+// testHoldingsEndToEnd uploads the live-arenas and peak profiles through
+// the agent and checks that the server lists them as profile types of
+// their own and stores what was pushed, to the byte: the reserved bytes
+// of a held arena of known size, and the peak of a burst released before
+// every collection.
+func testHoldingsEndToEnd(t *testing.T, base string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	app := fmt.Sprintf("arenaprof_holdings_%d", time.Now().UnixNano())
+	rec := newRecorder(t, base)
+	begin := time.Now().Add(-time.Second)
+	held := arena.NewArena(arena.WithChunkSize(e2eHeldChunk), arena.WithLabels(hooks.NewLabels("e2e_app", app)))
+	defer held.Free()
+	arena.MakeSlice[byte](held, 10*e2eHeldChunk, 10*e2eHeldChunk) // a large buffer of exactly 640 KiB
+	a, err := agent.Start(agent.Config{
+		AppName:   app,
+		Interval:  time.Second,
+		Sources:   []agent.Source{agent.ArenasSource(), agent.PeakSource(p)},
+		Uploaders: []agent.Uploader{rec.uploader()},
+		QueueSize: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := arena.NewArena(arena.WithSeed(5, 6))
+	for range 3 {
+		for range 4000 {
+			arena.New[e2eBurst](burst)
+		}
+		burst.Reset()
+		time.Sleep(time.Second)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+	}
+	until := time.Now().Add(time.Minute)
+
+	// What was pushed: the held arena's reserved bytes in each live-arenas
+	// upload, and the peaks' in-use bytes.
+	var reserved, uploads int64
+	for _, prof := range rec.profiles(t, "arenas") {
+		for _, s := range prof.Sample {
+			if v := s.Label["e2e_app"]; len(v) == 1 && v[0] == app {
+				reserved += s.Value[1]
+				if s.Value[1] != 10*e2eHeldChunk {
+					t.Errorf("held arena uploaded with %d reserved bytes, want %d", s.Value[1], 10*e2eHeldChunk)
+				}
+				uploads++
+			}
+		}
+	}
+	var peakInuse int64
+	for _, prof := range rec.profiles(t, "peak") {
+		for _, s := range prof.Sample {
+			peakInuse += s.Value[export.IndexInuseSpace]
+		}
+	}
+	if uploads == 0 || peakInuse == 0 {
+		t.Fatalf("%d live-arenas uploads hold the arena; peak in-use pushed %d", uploads, peakInuse)
+	}
+	ids := map[string]string{
+		"arenas": "memory:reserved_space:bytes:space:bytes",
+		"peak":   "memory:inuse_space:bytes:space:bytes",
+	}
+	waitUntil(ctx, t, "the server lists the live-arenas and peak profile types", func() error {
+		listed, err := profileTypes(ctx, base, begin, until)
+		if err != nil {
+			return err
+		}
+		for _, id := range append(mapValues(ids), "memory:arenas:count:space:bytes", "memory:used_space:bytes:space:bytes") {
+			if !listed[id] {
+				return fmt.Errorf("profile type %s not listed", id)
+			}
+		}
+		return nil
+	})
+	waitUntil(ctx, t, "stored reserved_space of the held arena equals pushed", func() error {
+		got, err := renderTotal(ctx, base, ids["arenas"], selector(app+".arenas", "e2e_app", app), begin, until)
+		if err == nil && got != reserved {
+			err = fmt.Errorf("stored %d, pushed %d", got, reserved)
+		}
+		return err
+	})
+	waitUntil(ctx, t, "stored peak inuse_space equals pushed", func() error {
+		got, err := renderTotal(ctx, base, ids["peak"], selector(app+".peak"), begin, until)
+		if err == nil && got != peakInuse {
+			err = fmt.Errorf("stored %d, pushed %d", got, peakInuse)
+		}
+		return err
+	})
+	t.Logf("holdings: %d live-arenas uploads of the held arena (%d reserved bytes in all); peak in-use pushed and stored %d", uploads, reserved, peakInuse)
 }
