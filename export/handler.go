@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -333,15 +335,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	var prev *profiler.Snapshot
 	if seconds > 0 {
-		end := time.Now().Add(time.Duration(seconds) * time.Second)
-		ok, retry := h.acquire(&end)
+		release, ok := h.startWindow(w, seconds)
 		if !ok {
-			w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
-			serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-				"arenaprof: %d seconds=N requests are already running (the bound of this handler); retry in %d s", h.cfg.maxDeltas, retry))
 			return
 		}
-		defer h.release(&end)
+		defer release()
 		prev = h.p.Snapshot()
 		t := time.NewTimer(time.Duration(seconds) * time.Second)
 		select {
@@ -360,13 +358,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if prev != nil {
 		wait = -1
 	}
-	if !h.cfg.limiter.acquire(r.Context(), wait) {
-		if r.Context().Err() != nil {
-			return // the client is gone
-		}
-		w.Header().Set("Retry-After", "1")
-		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+	if !h.cfg.limiter.acquireFor(w, r, wait) {
 		return
 	}
 	defer h.cfg.limiter.release()
@@ -401,12 +393,47 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
 	}
-	// The profile is built; encoding it cannot fail, so it streams straight
-	// to the client instead of through a buffer holding the whole profile.
+	serveProfile(w, h.cfg.filename, prof)
+}
+
+// serveProfile writes a built profile as the response. Encoding it cannot
+// fail, so it streams straight to the client instead of through a buffer
+// holding the whole profile.
+func serveProfile(w http.ResponseWriter, filename string, prof *profile.Profile) {
 	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	writeProfile(w, prof)
+}
+
+// acquireFor takes a build slot for the request r, as acquire does; when
+// it cannot, it answers 429 (unless the client is gone) and returns false.
+func (l *Limiter) acquireFor(w http.ResponseWriter, r *http.Request, wait time.Duration) bool {
+	if l.acquire(r.Context(), wait) {
+		return true
+	}
+	if r.Context().Err() != nil {
+		return false // the client is gone
+	}
+	w.Header().Set("Retry-After", "1")
+	serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+		"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", l.Max()))
+	return false
+}
+
+// startWindow reserves a slot for a seconds=N window starting now; when
+// all are taken, it answers 429 and returns false. Call release when the
+// window is over.
+func (h *handler) startWindow(w http.ResponseWriter, seconds int64) (release func(), ok bool) {
+	end := time.Now().Add(time.Duration(seconds) * time.Second)
+	ok, retry := h.acquire(&end)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
+			"arenaprof: %d seconds=N requests are already running (the bound of this handler); retry in %d s", h.cfg.maxDeltas, retry))
+		return nil, false
+	}
+	return func() { h.release(&end) }, true
 }
 
 // writeTable writes a human-readable summary of s: a heading with the

@@ -130,13 +130,7 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusBadRequest, fmt.Sprintf("arenaprof: the live-arenas profile takes no parameter, got %q", k))
 		return
 	}
-	if !h.cfg.limiter.acquire(r.Context(), buildWait) {
-		if r.Context().Err() != nil {
-			return
-		}
-		w.Header().Set("Retry-After", "1")
-		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+	if !h.cfg.limiter.acquireFor(w, r, buildWait) {
 		return
 	}
 	defer h.cfg.limiter.release()
@@ -146,8 +140,5 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	writeProfile(w, prof)
+	serveProfile(w, h.cfg.filename, prof)
 }

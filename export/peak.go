@@ -3,7 +3,6 @@ package export
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -62,15 +61,11 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			serveError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		end := time.Now().Add(time.Duration(n) * time.Second)
-		ok, retry := h.acquire(&end)
+		release, ok := h.startWindow(w, n)
 		if !ok {
-			w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
-			serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-				"arenaprof: %d seconds=N requests are already running (the bound of this handler); retry in %d s", h.cfg.maxDeltas, retry))
 			return
 		}
-		defer h.release(&end)
+		defer release()
 		watch := h.p.WatchPeak()
 		defer watch.Stop()
 		t := time.NewTimer(time.Duration(n) * time.Second)
@@ -84,13 +79,7 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		pk = h.p.Peak()
 	}
-	if !h.cfg.limiter.acquire(r.Context(), buildWait) {
-		if r.Context().Err() != nil {
-			return
-		}
-		w.Header().Set("Retry-After", "1")
-		serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-			"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", h.cfg.limiter.Max()))
+	if !h.cfg.limiter.acquireFor(w, r, buildWait) {
 		return
 	}
 	defer h.cfg.limiter.release()
@@ -104,8 +93,5 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusNotFound, "arenaprof: no sampled arena object was live in this span: no peak")
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", h.cfg.filename))
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	writeProfile(w, prof)
+	serveProfile(w, h.cfg.filename, prof)
 }
