@@ -96,4 +96,14 @@
 //
 // An Arena is not safe for concurrent use: use one per goroutine, for
 // instance through a [Pool].
+//
+// # Where memory is held
+//
+// Every arena not yet freed is in a registry that [Holdings] reads: what
+// it holds (chunks and large buffers, and the bytes handed out since its
+// last Reset), where it was made or taken from its pool, and since when;
+// the idle arenas of each pool apart. An arena updates its record in the
+// slow path and at Reset, Put and Free, never in the fast path; the
+// registry does not keep arenas alive. Package export turns it into a
+// pprof profile (export.BuildArenas).
 package arena

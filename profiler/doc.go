@@ -49,4 +49,9 @@
 //	defer p.Stop()
 //	// ... allocate through arenas ...
 //	err = export.Write(f, p.Snapshot())
+//
+// The profiler also keeps the snapshot at the highest estimated live
+// arena bytes since it started ([Profiler.Peak]), or within a window of
+// one's own ([Profiler.WatchPeak]): the in-use view at the peak, which an
+// in-use profile read at a quiet moment misses.
 package profiler
