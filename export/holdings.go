@@ -14,6 +14,13 @@ import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
+// Sample value indexes of the live-arenas profile (see [BuildArenas]).
+const (
+	IndexReserved = pprofmt.IndexReserved // reserved_space/bytes: bytes of chunks and large buffers held
+	IndexUsed     = pprofmt.IndexUsed     // used_space/bytes: bytes handed out since the last Reset
+	IndexArenas   = pprofmt.IndexArenas   // arenas/count: number of arenas
+)
+
 // Labels of the live-arenas profile (see [BuildArenas]).
 const (
 	// LabelAge is the string label holding a live arena's age bucket:
@@ -28,9 +35,9 @@ const (
 
 // BuildArenas returns the live-arenas profile of hs (see
 // [arena.Holdings]): where arena memory is held now. Its sample types are
-// arenas/count, reserved_space/bytes (the bytes of chunks and large
-// buffers the arenas hold; the default) and used_space/bytes (the bytes
-// handed out since their last Reset). Live arenas make one sample per
+// reserved_space/bytes (the bytes of chunks and large buffers the arenas
+// hold; the default), used_space/bytes (the bytes handed out since their
+// last Reset) and arenas/count. Live arenas make one sample per
 // creating stack (the caller of arena.NewArena, or of Pool.Get for a
 // pooled arena), arena labels and age bucket (the string label "age":
 // time since the arena was made or taken from its pool); the idle arenas

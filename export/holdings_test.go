@@ -90,9 +90,9 @@ func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 			fn = "idle:" + fn
 		}
 		r := rows[fn]
-		r.arenas += s.Value[0]
-		r.reserved += s.Value[1]
-		r.used += s.Value[2]
+		r.arenas += s.Value[export.IndexArenas]
+		r.reserved += s.Value[export.IndexReserved]
+		r.used += s.Value[export.IndexUsed]
 		if a := s.Label[export.LabelAge]; len(a) > 0 {
 			r.age = a[0]
 		}
@@ -189,7 +189,7 @@ func TestArenasGoToolPprof(t *testing.T) {
 		t.Errorf("-tagfocus=age=<1s:\n%s\n-tagfocus=age=>1h:\n%s", young, old)
 	}
 	raw := run("-raw")
-	for _, want := range []string{"arenas/count reserved_space/bytes[dflt] used_space/bytes", "pool_idle", "exact counts"} {
+	for _, want := range []string{"reserved_space/bytes[dflt] used_space/bytes arenas/count", "pool_idle", "exact counts"} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("-raw lacks %q:\n%s", want, raw)
 		}

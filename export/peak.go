@@ -14,8 +14,9 @@ import (
 const PeakCommentPrefix = "arenaprof peak: in-use at the highest estimated live arena bytes, "
 
 // BuildPeak returns the profile of a peak (see [profiler.PeakWatch]): the
-// profile of its snapshot, [Build]'s format, whose in-use values are those
-// at the peak and whose alloc values are cumulative up to it. Its
+// profile of its snapshot, [Build]'s format, timed at the peak, whose
+// in-use values are those at the peak and whose alloc values are
+// cumulative from the profiler's start up to it. Its
 // intervals (arenaprof top -sample inuse) are the in-use intervals at that
 // moment. A comment gives the peak's estimated live bytes and time. It
 // returns nil if no object was live during the peak's span.
@@ -28,6 +29,9 @@ func BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
 		return nil, err
 	}
 	prof.DefaultSampleType = "inuse_space"
+	// A profile of one moment, the peak: a series of peaks (the agent's
+	// uploads) is placed at their moments.
+	prof.TimeNanos, prof.DurationNanos = pk.Snapshot.End.UnixNano(), 0
 	prof.Comments = append(prof.Comments, fmt.Sprintf("%s%.0f bytes at %s (the highest since %s)",
 		PeakCommentPrefix, pk.Bytes, pk.Snapshot.End.Format(time.RFC3339Nano), pk.Start.Format(time.RFC3339Nano)))
 	return prof, nil

@@ -10,6 +10,13 @@ import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
+// hv returns the values of a live-arenas sample.
+func hv(arenas, reserved, used int64) []int64 {
+	v := make([]int64, pprofmt.NumHoldingTypes)
+	v[pprofmt.IndexArenas], v[pprofmt.IndexReserved], v[pprofmt.IndexUsed] = arenas, reserved, used
+	return v
+}
+
 // holdingsFixture is a live-arenas profile of two sites and an idle pool.
 func holdingsFixture() *profile.Profile {
 	fa := &profile.Function{ID: 1, Name: "main.leaky"}
@@ -21,10 +28,10 @@ func holdingsFixture() *profile.Profile {
 		Function:   []*profile.Function{fa, fb},
 		Location:   []*profile.Location{la, lb},
 		Sample: []*profile.Sample{
-			{Location: []*profile.Location{la}, Value: []int64{2, 2 << 20, 100}, Label: map[string][]string{pprofmt.LabelAge: {">1h"}}},
-			{Location: []*profile.Location{la}, Value: []int64{1, 1 << 20, 0}, Label: map[string][]string{pprofmt.LabelAge: {"1m-10m"}}},
-			{Location: []*profile.Location{lb}, Value: []int64{3, 3 << 20, 3 << 20}, Label: map[string][]string{pprofmt.LabelAge: {"<1s"}, "endpoint": {"/x"}}},
-			{Location: []*profile.Location{lb}, Value: []int64{4, 4 << 20, 0}, Label: map[string][]string{pprofmt.LabelPoolIdle: {"true"}, pprofmt.LabelPool: {"1"}}},
+			{Location: []*profile.Location{la}, Value: hv(2, 2<<20, 100), Label: map[string][]string{pprofmt.LabelAge: {">1h"}}},
+			{Location: []*profile.Location{la}, Value: hv(1, 1<<20, 0), Label: map[string][]string{pprofmt.LabelAge: {"1m-10m"}}},
+			{Location: []*profile.Location{lb}, Value: hv(3, 3<<20, 3<<20), Label: map[string][]string{pprofmt.LabelAge: {"<1s"}, "endpoint": {"/x"}}},
+			{Location: []*profile.Location{lb}, Value: hv(4, 4<<20, 0), Label: map[string][]string{pprofmt.LabelPoolIdle: {"true"}, pprofmt.LabelPool: {"1"}}},
 		},
 	}
 }

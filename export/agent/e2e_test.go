@@ -1199,9 +1199,9 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 	for _, prof := range rec.profiles(t, "arenas") {
 		for _, s := range prof.Sample {
 			if v := s.Label["e2e_app"]; len(v) == 1 && v[0] == app {
-				reserved += s.Value[1]
-				if s.Value[1] != 10*e2eHeldChunk {
-					t.Errorf("held arena uploaded with %d reserved bytes, want %d", s.Value[1], 10*e2eHeldChunk)
+				reserved += s.Value[export.IndexReserved]
+				if s.Value[export.IndexReserved] != 10*e2eHeldChunk {
+					t.Errorf("held arena uploaded with %d reserved bytes, want %d", s.Value[export.IndexReserved], 10*e2eHeldChunk)
 				}
 				uploads++
 			}
@@ -1217,7 +1217,7 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 		t.Fatalf("%d live-arenas uploads hold the arena; peak in-use pushed %d", uploads, peakInuse)
 	}
 	ids := map[string]string{
-		"arenas": "memory:reserved_space:bytes:space:bytes",
+		"arenas": "arenas:reserved_space:bytes:space:bytes",
 		"peak":   "memory:inuse_space:bytes:space:bytes",
 	}
 	waitUntil(ctx, t, "the server lists the live-arenas and peak profile types", func() error {
@@ -1225,9 +1225,9 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 		if err != nil {
 			return err
 		}
-		for _, id := range append(mapValues(ids), "memory:arenas:count:space:bytes", "memory:used_space:bytes:space:bytes") {
+		for _, id := range append(mapValues(ids), "arenas:arenas:count:space:bytes", "arenas:used_space:bytes:space:bytes") {
 			if !listed[id] {
-				return fmt.Errorf("profile type %s not listed", id)
+				return fmt.Errorf("profile type %s not listed (listed: %v)", id, mapKeys(listed))
 			}
 		}
 		return nil

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 // Uploader is a destination for profiles. The agent calls Upload from one
@@ -63,12 +65,13 @@ type SampleTypeConfig struct {
 // SampleTypes derives the sample_type_config of p: one entry per sample
 // type, with units from the pprof unit ("bytes"; "count" becomes "objects"
 // or "goroutines" when the type name says so, "samples" otherwise;
-// "nanoseconds" stays), aggregation "average" for in-use types and
-// goroutine counts and "sum" for the rest, and cumulative false because the
+// "nanoseconds" stays), aggregation "average" for in-use types, goroutine
+// counts and the live-arenas profile's levels and "sum" for the rest, and cumulative false because the
 // agent always sends per-interval values. Pyroscope ingests only the sample
 // types listed, so every type is listed.
 func SampleTypes(p *profile.Profile) map[string]SampleTypeConfig {
 	m := make(map[string]SampleTypeConfig, len(p.SampleType))
+	holdings := pprofmt.IsHoldings(p) // levels, like in-use memory
 	for _, st := range p.SampleType {
 		c := SampleTypeConfig{Units: st.Unit, Aggregation: "sum"}
 		switch st.Unit {
@@ -82,7 +85,7 @@ func SampleTypes(p *profile.Profile) map[string]SampleTypeConfig {
 				c.Units = "samples"
 			}
 		}
-		if strings.HasPrefix(st.Type, "inuse") || strings.HasPrefix(st.Type, "goroutine") {
+		if strings.HasPrefix(st.Type, "inuse") || strings.HasPrefix(st.Type, "goroutine") || holdings {
 			c.Aggregation = "average"
 		}
 		m[st.Type] = c

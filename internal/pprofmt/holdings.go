@@ -7,16 +7,19 @@ import (
 )
 
 // The live-arenas profile: what the process's arenas hold at one moment,
-// exact counts and bytes, not samples.
+// exact counts and bytes, not samples. The count comes last: Pyroscope
+// names a profile it does not know after its last sample type, so that the
+// profile types read arenas:reserved_space:bytes:space:bytes,
+// arenas:used_space:..., arenas:arenas:count:...
 const (
-	// IndexArenas is the index of arenas/count, the number of arenas.
-	IndexArenas = iota
 	// IndexReserved is the index of reserved_space/bytes, the bytes of
 	// chunks and large buffers the arenas hold.
-	IndexReserved
+	IndexReserved = iota
 	// IndexUsed is the index of used_space/bytes, the bytes handed out
 	// since the arenas' last Reset.
 	IndexUsed
+	// IndexArenas is the index of arenas/count, the number of arenas.
+	IndexArenas
 	// NumHoldingTypes is the number of sample types.
 	NumHoldingTypes
 )
@@ -39,9 +42,9 @@ const HoldingsComment = "arenaprof live arenas: exact counts and bytes, not samp
 // HoldingTypes returns the sample types of the live-arenas profile.
 func HoldingTypes() []*profile.ValueType {
 	return []*profile.ValueType{
-		{Type: "arenas", Unit: "count"},
 		{Type: "reserved_space", Unit: "bytes"},
 		{Type: "used_space", Unit: "bytes"},
+		{Type: "arenas", Unit: "count"},
 	}
 }
 
