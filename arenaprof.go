@@ -72,7 +72,7 @@ type Config struct {
 	Interval time.Duration
 	// NoRuntimeProfiles leaves out the Go runtime's profiles (CPU, heap)
 	// and the wall-clock profile, which are otherwise uploaded beside the
-	// arena profile.
+	// arena profiles (allocations, live arenas and the peak).
 	NoRuntimeProfiles bool
 	// MaxBuckets bounds the profiler's memory; default
 	// profiler.DefaultMaxBuckets (see profiler.WithMaxBuckets).

@@ -25,6 +25,12 @@
 // For a whole service, the one-call setup of package
 // github.com/arenaprof/arenaprof serves the handler and runs the agent.
 //
+// Two more profiles show where arena memory is held: [BuildArenas] (served
+// by [ArenasHandler]), the arenas live now with their reserved and used
+// bytes, exact, by creating stack and age; and [BuildPeak] (served by
+// [PeakHandler]), the in-use profile at the highest estimated live arena
+// bytes.
+//
 // # Profile format
 //
 // PeriodType is space/bytes and Period the sampling mean in force when the

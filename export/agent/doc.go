@@ -15,6 +15,10 @@
 //     with space;
 //   - [CPUSource] and [HeapSource]: the runtime's CPU profile over the
 //     interval and its heap profile as a delta;
+//   - [ArenasSource] and [PeakSource]: where arena memory is held at the
+//     interval's end (the live-arenas profile, exact) and the in-use
+//     profile at the highest estimated live arena bytes within the
+//     interval;
 //   - anything else implementing [Source] (see [DeltaSource]).
 //
 // Each destination has its own bounded queue and upload goroutine.
