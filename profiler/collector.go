@@ -84,9 +84,8 @@ type Profiler struct {
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
 
-	// The peak (see peak.go): the estimated live bytes, rounded to whole
-	// bytes per event, and the peak watches.
-	live    atomic.Int64
+	// The peak (see peak.go): the peak watches. The estimated live bytes
+	// are kept per shard (collectorShard.live).
 	peak    *PeakWatch
 	watchMu sync.Mutex
 	watches []*PeakWatch
@@ -120,6 +119,11 @@ type collectorShard struct {
 	// events come in runs, and this saves a map lookup per event.
 	lastArena uint64
 	lastLive  *collectorLive
+	// liveBytes is the estimated live bytes of the shard's arenas, rounded
+	// to whole bytes per event, written under mu: a plain add on the
+	// shard's own cache line, not an atomic one on a line all cores share
+	// (see Profiler.liveBytes for how it is read).
+	liveBytes int64
 	_         [64]byte
 }
 
@@ -313,8 +317,8 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	}
 	lv.add(b, wB, wObj)
 	sh.events++ // under the shard's lock: no cache line shared by all cores
+	sh.liveBytes += int64(math.Round(wB))
 	sh.mu.Unlock()
-	p.live.Add(int64(math.Round(wB)))
 }
 
 // newBucket creates the bucket for e, or finds or creates the overflow
@@ -461,7 +465,7 @@ func (p *Profiler) released(arena uint64) {
 			lv.entries = lv.entries[:0]
 			sh.free = append(sh.free, lv)
 		}
-		p.live.Add(-gone)
+		sh.liveBytes -= gone
 	}
 	sh.mu.Unlock()
 	p.releases.Add(1)
