@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,11 @@ type holding struct {
 	slabs atomic.Pointer[[]*region]
 	idx   int   // position in registry.all; guarded by registry.mu
 	loose int64 // bytes of large buffers not kept by Reset; the owner's
+	// The physical frames of the last Get that took the arena while
+	// profiling was on (the owner's): a Get from the same frames reuses
+	// its stack without expanding and interning it again.
+	takerN    int
+	takerPhys [holdStackDepth]uintptr
 }
 
 // heldStack is a creating stack, immutable once published.
@@ -108,9 +114,14 @@ func unregister(h *holding) {
 func (a *Arena) taken(p *Pool, skip int) {
 	h := a.hold
 	if hooks.Current().MeanBytes > 0 {
-		st := captureStack(skip+1, a.pcs[:holdStackDepth])
-		if h.stack.Load() != st {
-			h.stack.Store(st)
+		scratch := a.pcs[:holdStackDepth]
+		n := hooks.PhysicalStack(skip+1, scratch)
+		if n == 0 || n != h.takerN || !slices.Equal(scratch[:n], h.takerPhys[:n]) {
+			h.takerN = copy(h.takerPhys[:], scratch[:n])
+			st := captureStack(skip+1, scratch)
+			if h.stack.Load() != st {
+				h.stack.Store(st)
+			}
 		}
 	}
 	if h.pool.Load() == nil {

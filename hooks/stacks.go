@@ -40,6 +40,25 @@ func FastStack(skip int, scratch []uintptr) (stack []uintptr, hash uint64) {
 	return e.logical, e.hash | 1 // never 0
 }
 
+// PhysicalStack writes the return pcs of the calling goroutine's physical
+// frames into pcs, skipping skip physical frames as [FastStack] does, and
+// returns how many it wrote; it returns 0 where FastStack does not follow
+// frame pointers (see [SetFramePointerUnwinding]). The pcs are not
+// expanded into logical frames, so they are not a stack in the form
+// runtime.Callers gives, but two calls that write the same pcs (with the
+// same len(pcs)) would get the same stack from FastStack: an allocator
+// that records a stack per operation can walk the frames (a few
+// nanoseconds per frame) and skip FastStack when they are those of its
+// previous call.
+//
+//go:noinline
+func PhysicalStack(skip int, pcs []uintptr) int {
+	if !framePointers.Load() || !haveFramePointers {
+		return 0
+	}
+	return physicalCallers(skip, pcs)
+}
+
 // stackCacheSize is the number of entries of the table of expanded stacks
 // (a power of two).
 const stackCacheSize = 1 << 12
