@@ -51,13 +51,17 @@ type holding struct {
 	// slabs is every typed-slab region of the arena, republished (a new
 	// slice) when one is added: regions are never removed before Free.
 	slabs atomic.Pointer[[]*region]
-	idx   int   // position in registry.all; guarded by registry.mu
-	loose int64 // bytes of large buffers not kept by Reset; the owner's
-	// The physical frames of the last Get that took the arena while
-	// profiling was on (the owner's): a Get from the same frames reuses
-	// its stack without expanding and interning it again.
-	takerN    int
-	takerPhys [holdStackDepth]uintptr
+	idx   int          // position in registry.all; guarded by registry.mu
+	loose int64        // bytes of large buffers not kept by Reset; the owner's
+	taker *takerFrames // the owner's; nil until a Get while profiling is on
+}
+
+// takerFrames are the physical frames of the last Get that took an arena
+// while profiling was on: a Get from the same frames reuses its stack
+// without expanding and interning it again. Only pooled arenas have them.
+type takerFrames struct {
+	n   int
+	pcs [holdStackDepth]uintptr
 }
 
 // heldStack is a creating stack, immutable once published.
@@ -81,8 +85,7 @@ var poolIDs atomic.Uint64
 func (a *Arena) register(skip int) {
 	h := &holding{arena: weak.Make(a)}
 	h.mark.Store(now()<<2 | holdLive)
-	l := a.labels // a copy: the record must not point into the arena
-	h.labels.Store(&l)
+	h.labels.Store(labelsCopy(a.labels))
 	h.stack.Store(captureStack(skip+1, a.pcs[:holdStackDepth]))
 	registry.mu.Lock()
 	h.idx = len(registry.all)
@@ -116,8 +119,11 @@ func (a *Arena) taken(p *Pool, skip int) {
 	if hooks.Current().MeanBytes > 0 {
 		scratch := a.pcs[:holdStackDepth]
 		n := hooks.PhysicalStack(skip+1, scratch)
-		if n == 0 || n != h.takerN || !slices.Equal(scratch[:n], h.takerPhys[:n]) {
-			h.takerN = copy(h.takerPhys[:], scratch[:n])
+		if h.taker == nil {
+			h.taker = new(takerFrames)
+		}
+		if tf := h.taker; n == 0 || n != tf.n || !slices.Equal(scratch[:n], tf.pcs[:n]) {
+			tf.n = copy(tf.pcs[:], scratch[:n])
 			st := captureStack(skip+1, scratch)
 			if h.stack.Load() != st {
 				h.stack.Store(st)
@@ -151,8 +157,19 @@ func (a *Arena) publishLabels() {
 	if p := a.hold.labels.Load(); p != nil && p.Key() == a.labels.Key() {
 		return
 	}
-	l := a.labels // a copy: the record must not point into the arena
-	a.hold.labels.Store(&l)
+	a.hold.labels.Store(labelsCopy(a.labels))
+}
+
+// noLabels is the published copy of every empty label set.
+var noLabels = new(hooks.Labels)
+
+// labelsCopy returns a copy of l to publish: the record must not point
+// into the arena.
+func labelsCopy(l hooks.Labels) *hooks.Labels {
+	if l.Len() == 0 {
+		return noLabels
+	}
+	return &l
 }
 
 // stackCache holds the published copies of the stacks hooks.FastStack

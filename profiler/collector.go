@@ -119,11 +119,11 @@ type collectorShard struct {
 	// events come in runs, and this saves a map lookup per event.
 	lastArena uint64
 	lastLive  *collectorLive
-	// liveBytes is the estimated live bytes of the shard's arenas, rounded
-	// to whole bytes per event, written under mu: a plain add on the
+	// liveBytes is the estimated live bytes of the shard's arenas, written
+	// under mu: a plain add on the
 	// shard's own cache line, not an atomic one on a line all cores share
 	// (see Profiler.liveBytes for how it is read).
-	liveBytes int64
+	liveBytes float64
 	_         [64]byte
 }
 
@@ -160,7 +160,6 @@ type collectorLiveEntry struct {
 	b    *collectorBucket
 	n    int64
 	wB   float64
-	rB   int64 // the sum of wB rounded event by event (Profiler.live)
 	wObj float64
 }
 
@@ -317,7 +316,7 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	}
 	lv.add(b, wB, wObj)
 	sh.events++ // under the shard's lock: no cache line shared by all cores
-	sh.liveBytes += int64(math.Round(wB))
+	sh.liveBytes += wB
 	sh.mu.Unlock()
 }
 
@@ -423,7 +422,6 @@ func (lv *collectorLive) add(b *collectorBucket, wB, wObj float64) {
 	en := &lv.entries[i]
 	en.n++
 	en.wB += wB
-	en.rB += int64(math.Round(wB))
 	en.wObj += wObj
 }
 
@@ -437,14 +435,14 @@ func (p *Profiler) released(arena uint64) {
 	}
 	sh.mu.Lock()
 	if lv := sh.live[arena]; lv != nil {
-		var gone int64
+		var gone float64
 		delete(sh.live, arena)
 		if sh.lastLive == lv {
 			sh.lastLive = nil
 		}
 		for _, en := range lv.entries {
 			b := en.b
-			gone += en.rB
+			gone += en.wB
 			if b.catchAll {
 				p.catchMu.Lock()
 			}

@@ -130,11 +130,13 @@ func (p *Profiler) Peak() Peak { return p.peak.Peak() }
 //
 //go:norace
 func (p *Profiler) liveBytes() int64 {
-	var n int64
+	var n float64
 	for i := range p.shards {
 		n += p.shards[i].liveBytes
 	}
-	return n
+	// Additions and subtractions of floats leave a residue of a few
+	// units in the last place: nothing live is 0 or a hair off it.
+	return max(0, int64(math.Round(n)))
 }
 
 // checkPeaks runs the peak watches' check at a release.
