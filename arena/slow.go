@@ -385,6 +385,9 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 		// 8 bytes of slack past the end: a zero-size object the fast path
 		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
+		if a.checked != nil {
+			return chunk{base: a.checked.mapChunk(size), size: size}
+		}
 		s := make([]uint64, size/8+1)
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
 	}
@@ -561,6 +564,10 @@ func isEntryFrame(pc uintptr) bool {
 func (a *Arena) Reset() {
 	a.check()
 	a.release()
+	if a.checked != nil {
+		a.resetChecked(howReset)
+		return
+	}
 	a.resetRegion(&a.bytes)
 	for _, r := range a.slabs {
 		a.resetRegion(r)
@@ -611,6 +618,9 @@ func (a *Arena) Free() {
 		return
 	}
 	a.release()
+	if a.checked != nil {
+		a.resetChecked(howFree)
+	}
 	a.freed = true
 	a.clearTable()
 	a.largeKept = 0

@@ -1,0 +1,171 @@
+package arena
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// checkedChildEnv names the case a re-executed test binary runs (see
+// TestCheckedCatches).
+const checkedChildEnv = "ARENAPROF_CHECKED_CASE"
+
+// checkedSink keeps the compiler from dropping the stale reads.
+var checkedSink any
+
+type plain4 [4]int64
+
+type withPtr struct {
+	p *int64
+	n int64
+}
+
+// checkedCases each use arena memory after it was released. want matches
+// what the program prints when it stops; "" means it must not stop.
+var checkedCases = []struct {
+	name string
+	env  string // CheckedEnv in the child
+	want string
+	run  func()
+}{
+	{"read after Reset", "", faultMsg, func() {
+		a := NewArena(WithChecked(true))
+		p := New[plain4](a)
+		p[1] = 7
+		a.Reset()
+		checkedSink = p[1]
+	}},
+	{"write after Reset", "", faultMsg, func() {
+		a := NewArena(WithChecked(true))
+		p := New[plain4](a)
+		a.Reset()
+		p[2] = 1
+	}},
+	{"read after Put", "", faultMsg, func() {
+		pool := NewPool(WithChecked(true))
+		a := pool.Get(context.Background())
+		p := New[int64](a)
+		pool.Put(a)
+		checkedSink = *p
+	}},
+	{"write after Put", "", faultMsg, func() {
+		pool := NewPool(WithChecked(true))
+		a := pool.Get(context.Background())
+		p := New[int64](a)
+		pool.Put(a)
+		*p = 1
+	}},
+	{"read after Free", "", faultMsg, func() {
+		a := NewArena(WithChecked(true))
+		p := New[plain4](a)
+		a.Free()
+		checkedSink = p[0]
+	}},
+	{"String after Put", "", faultMsg, func() {
+		pool := NewPool(WithChecked(true))
+		a := pool.Get(context.Background())
+		s := String(a, "alice@example.test")
+		pool.Put(a)
+		checkedSink = strings.Clone(s)
+	}},
+	{"Bytes write after Reset", "", faultMsg, func() {
+		a := NewArena(WithChecked(true))
+		b := Bytes(a, []byte("alice@example.test"))
+		a.Reset()
+		b[0] = 'm'
+	}},
+	{"MakeSlice and Append after Reset", "", faultMsg, func() {
+		a := NewArena(WithChecked(true))
+		s := MakeSlice[int32](a, 0, 4)
+		s = Append(a, s, 1, 2, 3, 4, 5)
+		a.Reset()
+		checkedSink = s[4]
+	}},
+	{"large pointer-free after Reset", "", faultMsg, func() {
+		a := NewArena(WithChecked(true), WithChunkSize(MinChunkSize))
+		s := MakeSlice[byte](a, 1<<20, 1<<20)
+		a.Reset()
+		checkedSink = s[1<<19]
+	}},
+	{"pointerful after Reset", "", nilMsg, func() {
+		a := NewArena(WithChecked(true))
+		x := New[withPtr](a)
+		x.p = new(int64)
+		a.Reset()
+		checkedSink = *x.p
+	}},
+	{"large pointerful after Put", "", nilMsg, func() {
+		pool := NewPool(WithChecked(true), WithChunkSize(MinChunkSize))
+		a := pool.Get(context.Background())
+		s := MakeSlice[*int64](a, 1024, 1024)
+		s[1000] = new(int64)
+		pool.Put(a)
+		checkedSink = *s[1000]
+	}},
+	{"ARENAPROF_CHECKED=1 alone", "1", faultMsg, func() {
+		a := NewArena()
+		s := String(a, "alice@example.test")
+		a.Reset()
+		checkedSink = strings.Clone(s)
+	}},
+	{"WithChecked(false) overrides ARENAPROF_CHECKED=1", "1", "", func() {
+		a := NewArena(WithChecked(false))
+		s := String(a, "alice@example.test")
+		a.Reset()
+		checkedSink = strings.Clone(s) // reads zeros: a logic error, not caught
+	}},
+}
+
+const (
+	faultMsg = `unexpected fault address 0x[0-9a-f]+\nfatal error: fault\n\[signal SIGSEGV: segmentation violation code=0x2 `
+	nilMsg   = `panic: runtime error: invalid memory address or nil pointer dereference`
+)
+
+// TestCheckedCatches runs each use after release in a child process (the
+// test binary, re-executed) and checks that the child stops with the
+// fault or the nil dereference checked mode promises.
+func TestCheckedCatches(t *testing.T) {
+	if name := os.Getenv(checkedChildEnv); name != "" {
+		for _, c := range checkedCases {
+			if c.name == name {
+				c.run()
+				if c.want != "" {
+					t.Fatalf("%s: not caught", name)
+				}
+				return
+			}
+		}
+		t.Fatalf("no case %q", name)
+	}
+	for _, c := range checkedCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := runChecked(t, c.name, c.env)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("the child failed: %v\n%s", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("the child exited 0:\n%s", out)
+			}
+			if !regexp.MustCompile(c.want).MatchString(out) {
+				t.Fatalf("the child's output does not match %q:\n%s", c.want, out)
+			}
+		})
+	}
+}
+
+// runChecked re-executes the test binary to run one case of checkedCases
+// with CheckedEnv set to env.
+func runChecked(t *testing.T, name, env string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckedCatches$", "-test.count=1")
+	cmd.Env = append(os.Environ(), checkedChildEnv+"="+name, CheckedEnv+"="+env)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
