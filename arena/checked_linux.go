@@ -106,6 +106,3 @@ func retire(s span, how string, made, pcs []uintptr) {
 		munmap(uintptr(old.base), old.size)
 	}
 }
-
-// report is a stand-in until the watcher exists.
-func report(s span, how string, made, pcs []uintptr) {}
