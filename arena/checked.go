@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -65,6 +66,9 @@ type checkedArena struct {
 	live []span     // mapped pointer-free memory handed to the arena since its last release
 }
 
+// checkedMapped counts the bytes checked mode has mapped, for benchmarks.
+var checkedMapped atomic.Uint64
+
 // span is a mapped region of pointer-free memory.
 type span struct {
 	base unsafe.Pointer
@@ -97,6 +101,7 @@ const (
 func (c *checkedArena) mapChunk(n uintptr) unsafe.Pointer {
 	size := pageRound(n + 8)
 	p := mapChecked(size)
+	checkedMapped.Add(uint64(size))
 	c.mu.Lock()
 	c.live = append(c.live, span{p, size})
 	c.mu.Unlock()
@@ -158,6 +163,7 @@ func (a *Arena) dropChecked(r *region) {
 	clear(r.largeUsed)
 	r.largeUsed = r.largeUsed[:0]
 	r.chunks = nil
+	r.next = 0 // the next chunk or slab starts small again
 	// Carry the stream over, as resetRegion does.
 	if r.sampleAt != noSample {
 		r.sampleAt -= uint64(r.off)
@@ -169,6 +175,19 @@ func (a *Arena) dropChecked(r *region) {
 		r.base = nil
 	}
 	r.combined = combined(r)
+}
+
+// checkedChunk is newChunk for the byte region of a checked arena: mapped
+// memory, one page at first after every Reset, then doubling up to the
+// chunk size, so that an arena that serves small requests maps one page
+// per request.
+func (a *Arena) checkedChunk(r *region, n uintptr) chunk {
+	if r.next == 0 {
+		r.next = min(uintptr(os.Getpagesize())-8, a.chunkSize)
+	}
+	size := max(r.next, n)
+	r.next = min(2*r.next+8, a.chunkSize)
+	return chunk{base: a.checked.mapChunk(size), size: size}
 }
 
 // takeChecked is takeLarge in checked mode: a buffer of exactly n bytes,

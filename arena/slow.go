@@ -384,10 +384,10 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	if r.ti == nil {
 		// 8 bytes of slack past the end: a zero-size object the fast path
 		// places at the chunk's end still points into the chunk.
-		size := max(a.chunkSize, n)
 		if a.checked != nil {
-			return chunk{base: a.checked.mapChunk(size), size: size}
+			return a.checkedChunk(r, n)
 		}
+		size := max(a.chunkSize, n)
 		s := make([]uint64, size/8+1)
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
 	}
