@@ -1,6 +1,8 @@
 package arena
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -27,23 +29,32 @@ import (
 // chunk the slow path installed. Only NewArena, the chunk refill, the
 // large-object path, Reset and Free look at a.checked.
 
-// CheckedEnv is the environment variable that turns checked mode on for
-// every arena made without [WithChecked]: ARENAPROF_CHECKED=1 (or any value
-// [strconv.ParseBool] reads as true). It is read once, when the program
+// checkedEnv is the environment variable that turns checked mode on for
+// every arena made without WithChecked: ARENAPROF_CHECKED=1 (or any value
+// strconv.ParseBool reads as true). It is read once, when the program
 // starts.
-const CheckedEnv = "ARENAPROF_CHECKED"
+const checkedEnv = "ARENAPROF_CHECKED"
 
 // checkedDefault is the checked mode of arenas made without WithChecked.
-var checkedDefault = checkedFromEnv(os.Getenv(CheckedEnv))
+var checkedDefault = checkedFromEnv(os.Getenv(checkedEnv), os.Stderr)
 
-// checkedFromEnv reads the value of CheckedEnv.
-func checkedFromEnv(v string) bool {
+// checkedFromEnv reads the value of checkedEnv; it says so on w when the
+// value is not a boolean (checked mode then stays off).
+func checkedFromEnv(v string, w io.Writer) bool {
+	if v == "" {
+		return false
+	}
 	on, err := strconv.ParseBool(v)
-	return err == nil && on
+	if err != nil {
+		fmt.Fprintf(w, "arenaprof: %s=%q is not a boolean (1, true, 0, false): checked mode stays off\n", checkedEnv, v)
+	}
+	return on
 }
 
 // WithChecked turns checked mode on or off for the arena, or for every
-// arena of a pool, whatever [CheckedEnv] says. In checked mode a read or
+// arena of a pool, whatever the environment variable ARENAPROF_CHECKED
+// says (ARENAPROF_CHECKED=1, read once when the program starts, turns it
+// on for every arena made without WithChecked). In checked mode a read or
 // write of pointer-free arena memory (values of [New] and [MakeSlice]
 // without pointers, [String], [Bytes], [Append]) after the arena's Reset,
 // Put or Free stops the program with a fault, and values with pointers

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -28,7 +27,7 @@ type withPtr struct {
 // what the program prints when it stops; "" means it must not stop.
 var checkedCases = []struct {
 	name string
-	env  string // CheckedEnv in the child
+	env  string // checkedEnv in the child
 	want string
 	run  func()
 }{
@@ -124,7 +123,7 @@ var checkedCases = []struct {
 const nilMsg = `panic: runtime error: invalid memory address or nil pointer dereference`
 
 // fault returns the report of a use of pointer-free memory after it was
-// released by how: the runtime's, then the watcher's (checked_watch_linux.go).
+// released by how: the runtime's, then the watcher's (checked_watch.go).
 func fault(how string) string {
 	return `(?s)unexpected fault address 0x[0-9a-f]+\nfatal error: fault\n` +
 		`\[signal SIGSEGV: segmentation violation code=0x2 ` +
@@ -151,8 +150,8 @@ func TestCheckedCatches(t *testing.T) {
 	}
 	for _, c := range checkedCases {
 		t.Run(c.name, func(t *testing.T) {
-			if runtime.GOOS != "linux" && c.want != nilMsg && c.want != "" {
-				t.Skip("checked mode makes memory inaccessible on Linux only")
+			if !checkedFaults && c.want != nilMsg && c.want != "" {
+				t.Skip("checked mode makes memory inaccessible on Linux (amd64, arm64) only")
 			}
 			t.Parallel()
 			out, err := runChecked(t, c.name, c.env)
@@ -173,11 +172,32 @@ func TestCheckedCatches(t *testing.T) {
 }
 
 // runChecked re-executes the test binary to run one case of checkedCases
-// with CheckedEnv set to env.
+// with checkedEnv set to env.
 func runChecked(t *testing.T, name, env string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckedCatches$", "-test.count=1")
-	cmd.Env = append(os.Environ(), checkedChildEnv+"="+name, CheckedEnv+"="+env)
+	cmd.Env = append(os.Environ(), checkedChildEnv+"="+name, checkedEnv+"="+env)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+func TestCheckedFromEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		on   bool
+		warn bool
+	}{
+		{"", false, false},
+		{"1", true, false},
+		{"true", true, false},
+		{"0", false, false},
+		{"false", false, false},
+		{"yes", false, true},
+		{" 1", false, true},
+	} {
+		var w strings.Builder
+		if on := checkedFromEnv(c.v, &w); on != c.on || (w.Len() > 0) != c.warn {
+			t.Errorf("%q: on %v, said %q; want on %v, a warning %v", c.v, on, w.String(), c.on, c.warn)
+		}
+	}
 }

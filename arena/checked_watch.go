@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package arena
 
@@ -206,7 +206,7 @@ func watch(records, crash io.Reader, out io.Writer) {
 			return
 		}
 	}
-	if addr-CheckedBase < checkedWindow {
+	if addr-checkedBase < checkedWindow {
 		fmt.Fprintf(out, "\narenaprof: checked arena: the fault address %#x is checked arena memory released long ago (its record was dropped).\n", addr)
 	}
 }

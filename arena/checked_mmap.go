@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package arena
 
@@ -8,21 +8,24 @@ import (
 	"unsafe"
 )
 
-// On Linux, checked memory is mapped with mmap at addresses of its own: a
-// window of checkedWindow bytes of address space starting at
-// CheckedBase, taken in order and never handed out twice until it wraps,
-// so that a fault address in the window is recognisably arena memory and
-// a stale pointer into it faults even after its region is unmapped.
-// MAP_FIXED_NOREPLACE (Linux 4.17) never replaces a mapping already there:
-// if the window is taken (the race detector reserves parts of the address
-// space) or the kernel ignores the flag, mapping falls back to addresses
-// the kernel chooses, and the window is abandoned.
+// checkedFaults reports whether checked mode makes released memory
+// inaccessible on this platform.
+const checkedFaults = true
 
-// CheckedBase is the first address of the window where checked mode maps
-// pointer-free arena memory on Linux: its high bytes spell "Aren" in
-// ASCII, so a fault address of the form 0x4172656e.... or a little above
-// it (up to CheckedBase + 1 TiB) is checked arena memory.
-const CheckedBase = 0x4172_656e_0000
+// On Linux (amd64 and arm64), checked memory is mapped with mmap at
+// addresses of its own: a window of checkedWindow bytes of address space
+// starting at checkedBase, taken in order and not handed out twice until
+// it wraps, so that a fault address in the window is recognisably arena
+// memory and a stale pointer into it faults even after its region is
+// unmapped. MAP_FIXED_NOREPLACE (Linux 4.17) never replaces a mapping
+// already there: if the window is taken or out of the address space, or
+// the kernel ignores the flag, mapping falls back to addresses the kernel
+// chooses, and the window is abandoned.
+
+// checkedBase is the first address of the window: its high bytes spell
+// "Aren" in ASCII, so a fault address from 0x4172656e0000 up to 1 TiB
+// above it is checked arena memory.
+const checkedBase = 0x4172_656e_0000
 
 const (
 	checkedWindow = 1 << 40
@@ -43,7 +46,7 @@ var checkedMaps struct {
 	keptBytes uintptr
 }
 
-func init() { checkedMaps.next = CheckedBase }
+func init() { checkedMaps.next = checkedBase }
 
 // mapChecked maps size bytes (a multiple of the page size) of zeroed,
 // readable and writable memory.
@@ -51,8 +54,8 @@ func mapChecked(size uintptr) unsafe.Pointer {
 	checkedMaps.Lock()
 	defer checkedMaps.Unlock()
 	if hint := checkedMaps.next; hint != 0 {
-		if hint+size > CheckedBase+checkedWindow {
-			hint = CheckedBase // wrap: NOREPLACE skips what is still kept
+		if uint64(hint)+uint64(size) > checkedBase+checkedWindow {
+			hint = checkedBase // wrap; NOREPLACE fails if the start is still kept
 		}
 		p, err := mmap(hint, size, mapFixedNoreplace)
 		if err == nil && p == hint {
