@@ -38,7 +38,7 @@ func BenchmarkChecked(b *testing.B) {
 				for range 16 {
 					sink32 = New[obj32](a)
 				}
-				checkedSink = String(a, "0123456789abcdef0123456789abcdef")
+				checkedStr = String(a, "0123456789abcdef0123456789abcdef")
 				for range 4 {
 					sinkStr = New[objStr](a)
 				}
@@ -48,3 +48,5 @@ func BenchmarkChecked(b *testing.B) {
 		})
 	}
 }
+
+var checkedStr string

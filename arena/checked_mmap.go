@@ -74,6 +74,8 @@ func mapChecked(size uintptr) unsafe.Pointer {
 	return unsafe.Add(nil, p)
 }
 
+// mmap maps size bytes of readable and writable anonymous memory at addr
+// (0: where the kernel chooses).
 func mmap(addr, size uintptr, flags uintptr) (uintptr, error) {
 	p, _, e := syscall.Syscall6(syscall.SYS_MMAP, addr, size,
 		syscall.PROT_READ|syscall.PROT_WRITE,
@@ -84,17 +86,20 @@ func mmap(addr, size uintptr, flags uintptr) (uintptr, error) {
 	return p, nil
 }
 
+// munmap unmaps size bytes at addr.
 func munmap(addr, size uintptr) {
 	syscall.Syscall(syscall.SYS_MUNMAP, addr, size, 0)
 }
 
 // retire makes a region inaccessible and gives its pages back to the
-// kernel; it stays mapped (reserved, costing address space but no memory)
-// until checkedKeep newer regions are retired.
+// kernel, in one call: a new mapping without access replaces it. It stays
+// mapped (reserved, costing address space but no memory) until checkedKeep
+// newer regions are retired.
 func retire(s span, how string, made, pcs []uintptr) {
 	addr := uintptr(s.base)
-	syscall.Syscall(syscall.SYS_MADVISE, addr, s.size, syscall.MADV_DONTNEED)
-	if _, _, e := syscall.Syscall(syscall.SYS_MPROTECT, addr, s.size, syscall.PROT_NONE); e != 0 {
+	_, _, e := syscall.Syscall6(syscall.SYS_MMAP, addr, s.size, syscall.PROT_NONE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_FIXED|syscall.MAP_NORESERVE, ^uintptr(0), 0)
+	if e != 0 {
 		panic("arenaprof: arena: checked mode cannot protect memory: " + e.Error())
 	}
 	report(s, how, made, pcs)

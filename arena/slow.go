@@ -557,7 +557,9 @@ func isEntryFrame(pc uintptr) bool {
 // for reuse. Values handed out before Reset must not be used afterwards: a
 // value whose type holds pointers may be handed out again, to a new owner.
 // Doing so is a logic error but never a memory-safety one: the garbage
-// collector always sees memory of the right type.
+// collector always sees memory of the right type. In checked mode (see
+// [WithChecked]) Reset makes the pointer-free memory inaccessible and
+// clears and drops the rest instead of keeping it.
 //
 // If the arena emitted an event since its previous Reset, consumers are
 // told through [hooks.Release]. Reset panics if the arena was freed.
@@ -608,8 +610,9 @@ func (a *Arena) resetRegion(r *region) {
 }
 
 // Free drops the arena's memory for the garbage collector to reclaim. The
-// values handed out stay valid for as long as they are referenced, but the
-// arena can no longer be used: New, MakeSlice, String, Bytes and Reset
+// values handed out stay valid for as long as they are referenced (except
+// in checked mode, see [WithChecked], where Free releases them like
+// Reset), but the arena can no longer be used: New, MakeSlice, String, Bytes and Reset
 // panic. Calling Free again does nothing. An arena dropped without Free is
 // released for the profiler by the garbage collector (see the package
 // documentation); Free releases it at once.
