@@ -77,8 +77,9 @@ type checkedArena struct {
 	live []span     // mapped pointer-free memory handed to the arena since its last release
 }
 
-// checkedMapped counts the bytes checked mode has mapped, for benchmarks.
-var checkedMapped atomic.Uint64
+// checkedMapped counts the bytes checked mode has mapped, and
+// checkedReleases the releases of checked arenas, for tests and benchmarks.
+var checkedMapped, checkedReleases atomic.Uint64
 
 // span is a mapped region of pointer-free memory.
 type span struct {
@@ -104,7 +105,7 @@ const (
 	howReset   = "Reset"
 	howPut     = "Pool.Put"
 	howFree    = "Free"
-	howDropped = "the garbage collector (the arena was dropped without Free or Put)"
+	howDropped = "the garbage collector (its arena was dropped without Free or Put)"
 )
 
 // mapChunk returns a new mapped chunk of at least n bytes, with the 8
@@ -129,6 +130,7 @@ func (c *checkedArena) release(how string, pcs []uintptr) {
 	for _, s := range live {
 		retire(s, how, c.made, pcs)
 	}
+	checkedReleases.Add(1)
 }
 
 // pageRound rounds n up to a multiple of the page size.

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkedChildEnv names the case a re-executed test binary runs (see
@@ -63,6 +65,28 @@ var checkedCases = []struct {
 		p := New[plain4](a)
 		a.Free()
 		checkedSink = p[0]
+	}},
+	{"write after Free", "", fault("Free"), func() {
+		a := NewArena(WithChecked(true))
+		b := MakeSlice[byte](a, 8, 8)
+		a.Free()
+		b[7] = 1
+	}},
+	{"pointerful after Free", "", nilMsg, func() {
+		a := NewArena(WithChecked(true))
+		x := New[withPtr](a)
+		x.p = new(int64)
+		a.Free()
+		checkedSink = *x.p
+	}},
+	{"dropped arena", "", fault(howDropped), func() {
+		n := checkedReleases.Load()
+		s := String(NewArena(WithChecked(true)), "alice@example.test")
+		for checkedReleases.Load() == n {
+			runtime.GC() // runs the dropped arena's cleanup
+			time.Sleep(time.Millisecond)
+		}
+		checkedSink = strings.Clone(s)
 	}},
 	{"String after Put", "", fault("Pool.Put"), func() {
 		pool := NewPool(WithChecked(true))
@@ -127,9 +151,9 @@ const nilMsg = `panic: runtime error: invalid memory address or nil pointer dere
 func fault(how string) string {
 	return `(?s)unexpected fault address 0x[0-9a-f]+\nfatal error: fault\n` +
 		`\[signal SIGSEGV: segmentation violation code=0x2 ` +
-		`.*\narenaprof: checked arena: the fault address 0x[0-9a-f]+ is arena memory used after its arena's ` +
+		`.*\narenaprof: checked arena: the fault address 0x[0-9a-f]+ is arena memory used after its release by ` +
 		regexp.QuoteMeta(how) + `\.\nThe region \[0x[0-9a-f]+, 0x[0-9a-f]+\) was released by ` +
-		regexp.QuoteMeta(how) + ` at:\n\tgithub.com/arenaprof/arenaprof/arena\..*\nIts arena was made at:\n\t`
+		regexp.QuoteMeta(how) + ` at:\n\t(github.com/arenaprof/arenaprof/arena\.|\(unknown\)).*\nIts arena was made at:\n\t`
 }
 
 // TestCheckedCatches runs each use after release in a child process (the

@@ -198,7 +198,7 @@ func watch(records, crash io.Reader, out io.Writer) {
 	for i := len(regions) - 1; i >= 0; i-- {
 		r := regions[i]
 		if addr-r.base < r.size {
-			fmt.Fprintf(out, "\narenaprof: checked arena: the fault address %#x is arena memory used after its arena's %s.\n", addr, r.how)
+			fmt.Fprintf(out, "\narenaprof: checked arena: the fault address %#x is arena memory used after its release by %s.\n", addr, r.how)
 			fmt.Fprintf(out, "The region [%#x, %#x) was released by %s at:\n", r.base, r.base+r.size, r.how)
 			writeStack(out, stacks[r.freed])
 			fmt.Fprintf(out, "Its arena was made at:\n")

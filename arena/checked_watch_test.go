@@ -22,7 +22,7 @@ func TestWatch(t *testing.T) {
 		want        []string // "" for no output
 	}{
 		{"in a region", crash("0x4172656e0010"), []string{
-			"the fault address 0x4172656e0010 is arena memory used after its arena's Pool.Put.",
+			"the fault address 0x4172656e0010 is arena memory used after its release by Pool.Put.",
 			"The region [0x4172656e0000, 0x4172656f1000) was released by Pool.Put at:\n\tgithub.com/arenaprof/arenaprof/arena.(*Pool).Put\n\t\t/src/pool.go:58\n\tmain.handle\n\t\t/src/main.go:20\n",
 			"Its arena was made at:\n\tmain.handle\n\t\t/src/main.go:10\n",
 		}},

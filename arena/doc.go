@@ -110,7 +110,7 @@
 //		/src/service/handler.go:41 +0x199    <- the stale use
 //	...
 //
-//	arenaprof: checked arena: the fault address 0x4172656e0000 is arena memory used after its arena's Pool.Put.
+//	arenaprof: checked arena: the fault address 0x4172656e0000 is arena memory used after its release by Pool.Put.
 //	The region [0x4172656e0000, 0x4172656f1000) was released by Pool.Put at:
 //		github.com/arenaprof/arenaprof/arena.(*Pool).Put
 //			.../arena/pool.go:58
