@@ -72,17 +72,11 @@ var checkedCases = []struct {
 		a.Free()
 		b[7] = 1
 	}},
-	{"pointerful after Free", "", nilMsg, func() {
-		a := NewArena(WithChecked(true))
-		x := New[withPtr](a)
-		x.p = new(int64)
-		a.Free()
-		checkedSink = *x.p
-	}},
+	{"pointerful after Free", "", nilMsg, stalePointer((*Arena).Free)},
 	{"dropped arena", "", fault(howDropped), func() {
 		n := checkedReleases.Load()
 		s := String(NewArena(WithChecked(true)), "alice@example.test")
-		for checkedReleases.Load() == n {
+		for end := time.Now().Add(10 * time.Second); checkedReleases.Load() == n && time.Now().Before(end); {
 			runtime.GC() // runs the dropped arena's cleanup
 			time.Sleep(time.Millisecond)
 		}
@@ -114,13 +108,7 @@ var checkedCases = []struct {
 		a.Reset()
 		checkedSink = s[1<<19]
 	}},
-	{"pointerful after Reset", "", nilMsg, func() {
-		a := NewArena(WithChecked(true))
-		x := New[withPtr](a)
-		x.p = new(int64)
-		a.Reset()
-		checkedSink = *x.p
-	}},
+	{"pointerful after Reset", "", nilMsg, stalePointer((*Arena).Reset)},
 	{"large pointerful after Put", "", nilMsg, func() {
 		pool := NewPool(WithChecked(true), WithChunkSize(MinChunkSize))
 		a := pool.Get(context.Background())
@@ -141,6 +129,18 @@ var checkedCases = []struct {
 		a.Reset()
 		checkedSink = strings.Clone(s) // reads zeros: a logic error, not caught
 	}},
+}
+
+// stalePointer follows a pointer read from a value of a checked arena
+// after release.
+func stalePointer(release func(*Arena)) func() {
+	return func() {
+		a := NewArena(WithChecked(true))
+		x := New[withPtr](a)
+		x.p = new(int64)
+		release(a)
+		checkedSink = *x.p
+	}
 }
 
 // nilMsg is the runtime's report of following a pointer cleared by Reset.
