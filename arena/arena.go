@@ -130,7 +130,7 @@ type config struct {
 	seed1, seed2 uint64
 	seeded       bool
 	poison       bool
-	checked      int8 // 1 on, -1 off, 0 as CheckedEnv says
+	checked      int8 // 1 on, -1 off, 0 as ARENAPROF_CHECKED says
 	largeRetain  uintptr
 }
 

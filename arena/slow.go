@@ -382,11 +382,11 @@ func (a *Arena) refill(r *region, n uintptr) {
 // newChunk allocates a chunk of at least n bytes for the region.
 func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	if r.ti == nil {
-		// 8 bytes of slack past the end: a zero-size object the fast path
-		// places at the chunk's end still points into the chunk.
 		if a.checked != nil {
 			return a.checkedChunk(r, n)
 		}
+		// 8 bytes of slack past the end: a zero-size object the fast path
+		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
 		s := make([]uint64, size/8+1)
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
@@ -612,8 +612,8 @@ func (a *Arena) resetRegion(r *region) {
 // Free drops the arena's memory for the garbage collector to reclaim. The
 // values handed out stay valid for as long as they are referenced (except
 // in checked mode, see [WithChecked], where Free releases them like
-// Reset), but the arena can no longer be used: New, MakeSlice, String, Bytes and Reset
-// panic. Calling Free again does nothing. An arena dropped without Free is
+// Reset), but the arena can no longer be used: New, MakeSlice, String,
+// Bytes and Reset panic. Calling Free again does nothing. An arena dropped without Free is
 // released for the profiler by the garbage collector (see the package
 // documentation); Free releases it at once.
 func (a *Arena) Free() {
