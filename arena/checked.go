@@ -73,7 +73,7 @@ func WithChecked(on bool) Option {
 // the arena, so that the cleanup of a dropped arena can retire its memory.
 type checkedArena struct {
 	mu   sync.Mutex // the cleanup of a dropped arena runs on another goroutine
-	made []uintptr  // the stack of the NewArena or Pool.Get that made the arena
+	made []uintptr  // the stack of the NewArena (or first Pool.Get) that made the arena
 	live []span     // mapped pointer-free memory handed to the arena since its last release
 }
 
@@ -124,12 +124,12 @@ func (c *checkedArena) mapChunk(n uintptr) unsafe.Pointer {
 // read or written. how and the stack pcs say who released it.
 func (c *checkedArena) release(how string, pcs []uintptr) {
 	c.mu.Lock()
-	live := c.live
-	c.live = nil
-	c.mu.Unlock()
-	for _, s := range live {
+	for _, s := range c.live {
 		retire(s, how, c.made, pcs)
 	}
+	clear(c.live)
+	c.live = c.live[:0]
+	c.mu.Unlock()
 	checkedReleases.Add(1)
 }
 

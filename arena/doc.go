@@ -98,7 +98,8 @@
 // A use of pointer-free memory after release stops the program with the
 // runtime's fault report, whose goroutine trace shows the stale use, and
 // then checked mode's own lines, which say how the memory was released and
-// where, and where its arena was made:
+// where, and where its arena was made (for an arena of a [Pool], the Get
+// that made it, which may have served an earlier request):
 //
 //	unexpected fault address 0x4172656e0000
 //	fatal error: fault
