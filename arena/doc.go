@@ -153,7 +153,7 @@
 // then be reused by any later mapping.
 //
 // Checked mode is for tests and debugging: every Reset or Put costs a few
-// system calls and a first chunk mapped anew, about 20 µs; the measured
+// system calls and a first chunk mapped anew, some 20-30 µs; the measured
 // cost per allocation is in the repository's README. It faults on Linux
 // (amd64 and arm64); elsewhere it cannot make memory inaccessible, and
 // Reset, Put and Free fill pointer-free memory with the byte 0xa5 and drop
