@@ -33,6 +33,11 @@ import (
 //
 // The program has one crash output: one set later with SetCrashOutput
 // replaces the watcher's.
+//
+// runtime/debug.SetPanicOnFault would turn the fault into a panic the
+// program could recover and describe itself, but only in the goroutine
+// that sets it, and stale uses happen in the program's own goroutines;
+// the watcher sees the faults of every goroutine.
 
 // watcherEnv marks the process started as the watcher.
 const watcherEnv = "ARENAPROF_CHECKED_WATCHER"
