@@ -188,6 +188,7 @@ func watch(records, crash io.Reader, out io.Writer) {
 				stacks[id] = st
 			}
 		}
+		io.Copy(io.Discard, records) // never leave the program blocked on a full pipe
 	}()
 	report, _ := io.ReadAll(crash)
 	<-done
