@@ -163,30 +163,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 		}
 	}()
 
-	// The workload. The live arena is filled right after the agent has
-	// taken its baseline, long before the first collection (a second
-	// later): every arena upload holds the whole of it, in use.
-	live := arena.NewArena(arena.WithSeed(1, 2))
-	for range e2eLiveN {
-		arena.New[e2eLive](live)
-	}
-	churn := arena.NewArena(arena.WithSeed(3, 4))
-	burn := make([]byte, 1<<20)
-	for range e2eRounds {
-		for range e2eSmallN / e2eRounds {
-			arena.New[e2eSmall](churn)
-		}
-		for range e2eLargeN / e2eRounds {
-			arena.New[e2eLarge](churn)
-		}
-		churn.Reset()
-		for range e2eBurnMiB {
-			sum := sha256.Sum256(burn)
-			burn[0] = sum[0]
-		}
-		runtime.GC() // the heap profile publishes figures as of the last GC
-		time.Sleep(e2ePause)
-	}
+	live := e2eWorkload()
 	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
 	err = a.Stop(sctx)
 	scancel()
@@ -350,6 +327,36 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
 	t.Logf("Go heap: averaged in-use query %.0f bytes over %d uploads, equal to the mean pushed", heapAvg, len(heapRows))
+}
+
+// e2eWorkload runs the end-to-end workload and returns its live arena,
+// which the caller keeps alive until the agent has stopped. The live arena
+// is filled first, right after the agent has taken its baseline, long
+// before the first collection (a second later): every arena upload holds
+// the whole of it, in use.
+func e2eWorkload() *arena.Arena {
+	live := arena.NewArena(arena.WithSeed(1, 2))
+	for range e2eLiveN {
+		arena.New[e2eLive](live)
+	}
+	churn := arena.NewArena(arena.WithSeed(3, 4))
+	burn := make([]byte, 1<<20)
+	for range e2eRounds {
+		for range e2eSmallN / e2eRounds {
+			arena.New[e2eSmall](churn)
+		}
+		for range e2eLargeN / e2eRounds {
+			arena.New[e2eLarge](churn)
+		}
+		churn.Reset()
+		for range e2eBurnMiB {
+			sum := sha256.Sum256(burn)
+			burn[0] = sum[0]
+		}
+		runtime.GC() // the heap profile publishes figures as of the last GC
+		time.Sleep(e2ePause)
+	}
+	return live
 }
 
 // testPullEndToEnd scrapes the profile handler as Grafana Alloy's
@@ -723,10 +730,10 @@ func testServerPause(t *testing.T, script string) {
 		st.Uploaded, st.Retried, st.Unconfirmed, maybe > 0 && got == want+maybe, inPause, want, got)
 }
 
-// recorder wraps a Pyroscope uploader and keeps every upload the server
-// accepted, and those left unconfirmed.
+// recorder wraps an uploader (Pyroscope's by default) and keeps every
+// upload the server accepted, and those left unconfirmed.
 type recorder struct {
-	py     *agent.Pyroscope
+	py     agent.Uploader
 	mu     sync.Mutex
 	ok     []recorded
 	unconf []recorded

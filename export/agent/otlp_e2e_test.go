@@ -1,0 +1,319 @@
+package agent_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// TestOTLPEndToEnd runs the agent with the OTLP destination against a
+// real Grafana Pyroscope server, which ingests OTLP profiles itself, and
+// reads everything back through its query API:
+//
+//   - direct: the agent pushes OTLP/HTTP to the server;
+//   - collector: the agent pushes to a real OpenTelemetry Collector
+//     (tools/otelcol: OTLP receiver, OTLP/HTTP exporter, profiles on),
+//     which forwards to the server.
+//
+// Either way the server stores the application under service_name=APP,
+// arena memory under memory=arena with every arena sample type, the Go
+// heap under memory=heap and the wall-clock profile; per type label, each
+// stored arena sample type equals what was pushed, and the true bytes lie
+// inside the intervals from the server's own alloc_samples and alloc_tail.
+//
+// The server comes as for TestPyroscopeEndToEnd. The Collector is the
+// binary at ARENAPROF_OTELCOL (.ci/run builds it once per run), else the
+// test builds tools/otelcol itself (about 2 min cold, seconds with a warm
+// Go build cache).
+func TestOTLPEndToEnd(t *testing.T) {
+	base := os.Getenv("ARENAPROF_PYROSCOPE_URL")
+	script := startScript(t)
+	if base == "" && testing.Short() {
+		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
+	}
+	if base == "" && script == "" {
+		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
+	}
+	if base == "" {
+		base = startPyroscope(t, script, t.TempDir()).url
+	}
+	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, base, base) })
+	t.Run("collector", func(t *testing.T) {
+		col := startCollector(t, base)
+		testOTLPEndToEnd(t, base, col)
+	})
+}
+
+// testOTLPEndToEnd runs the agent with an OTLP destination at otlpURL on
+// the end-to-end workload and checks what the Pyroscope server at base
+// stores.
+func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	app := fmt.Sprintf("arenaprof_otlp_%d", time.Now().UnixNano())
+	up, err := agent.NewOTLP(agent.OTLPConfig{URL: otlpURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	rec := &recorder{py: up}
+	begin := time.Now().Add(-time.Second)
+	a, err := agent.Start(agent.Config{
+		AppName:   app,
+		Labels:    map[string]string{"env": "e2e"},
+		Interval:  time.Second,
+		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.HeapSource()},
+		Uploaders: []agent.Uploader{rec.uploader()},
+		QueueSize: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := e2eWorkload()
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(live)
+	st := a.Stats()
+	if st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+	}
+	until := time.Now().Add(time.Minute)
+	t.Logf("agent: %d profiles collected, %d uploaded over OTLP to %s, %d retries", st.Collected, st.Uploaded, otlpURL, st.Retried)
+
+	small := typeName(t, rec, "e2eSmall")
+	large := typeName(t, rec, "e2eLarge")
+	liveT := typeName(t, rec, "e2eLive")
+	truth := map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}
+	pushed := rec.pushedByType(t, "arena")
+
+	// Pyroscope v1.19.3 names an OTLP profile's type after its period
+	// type: the arena and Go heap profiles (space/bytes) are "space", the
+	// wall-clock profile "wallclock".
+	arenaIDs := map[string]string{}
+	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
+		arenaIDs[strings.Split(st, ":")[0]] = "space:" + st + ":space:bytes"
+	}
+	wallID := "wallclock:wall:nanoseconds:wallclock:nanoseconds"
+	waitUntil(ctx, t, "the server lists every profile type", func() error {
+		ids, err := profileTypes(ctx, base, begin, until)
+		if err != nil {
+			return err
+		}
+		for _, want := range append(mapValues(arenaIDs), wallID) {
+			if !ids[want] {
+				return fmt.Errorf("profile type %s not listed (listed: %v)", want, mapKeys(ids))
+			}
+		}
+		return nil
+	})
+	arenaSel := func(kv ...string) string { return selector(app, append([]string{"memory", "arena"}, kv...)...) }
+	for what, q := range map[string][2]string{
+		"heap": {arenaIDs["inuse_space"], selector(app, "memory", "heap")},
+		"wall": {wallID, selector(app)},
+	} {
+		waitUntil(ctx, t, what+" profile stored", func() error {
+			total, err := renderTotal(ctx, base, q[0], q[1], begin, until)
+			if err == nil && total <= 0 {
+				err = fmt.Errorf("%s%s is empty", q[0], q[1])
+			}
+			return err
+		})
+	}
+	// The labels a reader of the sums needs are series labels: the type
+	// and the sampling mean (sent as a string attribute).
+	mean := uploadedMean(t, rec)
+	waitUntil(ctx, t, "type and sampling_mean label values", func() error {
+		vals, err := labelValues(ctx, base, "type", arenaSel(), begin, until)
+		if err != nil {
+			return err
+		}
+		for typ := range truth {
+			if !slices.Contains(vals, typ) {
+				return fmt.Errorf("type %q not among the server's label values %v", typ, vals)
+			}
+		}
+		means, err := labelValues(ctx, base, "sampling_mean", arenaSel(), begin, until)
+		if err == nil && !slices.Equal(means, []string{strconv.FormatInt(mean, 10)}) {
+			err = fmt.Errorf("sampling_mean label values %v, want [%d]", means, mean)
+		}
+		return err
+	})
+
+	for _, typ := range mapKeys(truth) {
+		stored := map[string]int64{}
+		for _, name := range mapKeys(arenaIDs) {
+			want := pushed[typ][name]
+			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
+				got, err := renderTotal(ctx, base, arenaIDs[name], arenaSel("type", typ), begin, until)
+				if err == nil && got != want {
+					err = fmt.Errorf("stored %d", got)
+				}
+				stored[name] = got
+				return err
+			})
+		}
+		s, u := stored["alloc_samples"], stored["alloc_tail"]
+		iv, err := profiler.ComputeInterval(s, u, mean, e2eConfidence, profiler.WindowBoth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr := float64(truth[typ]); tr < iv.Lo || tr > iv.Hi {
+			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", typ, truth[typ], iv.Lo, iv.Hi, s, u)
+		}
+		t.Logf("%s: alloc_space pushed %d, stored %d, true %d; interval from the server's sums (s=%d, u=%d) [%.0f, %.0f]",
+			typ, pushed[typ]["alloc_space"], stored["alloc_space"], truth[typ], s, u, iv.Lo, iv.Hi)
+	}
+}
+
+// startCollector starts an OpenTelemetry Collector on a free 127.0.0.1
+// port, forwarding profiles to the Pyroscope server at pyroscope, and
+// returns the base URL of its OTLP/HTTP receiver. It is stopped when t
+// ends.
+func startCollector(t *testing.T, pyroscope string) string {
+	bin := collectorBinary(t)
+	var ports [2]int
+	var ls []net.Listener
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(cfg, []byte(collectorConfig(ports[0], ports[1], pyroscope)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", cfg)
+	logf, err := os.Create(filepath.Join(dir, "collector.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("collector log tail:\n%s", tail(b, 4000))
+		}
+	})
+	// Ready when the receiver accepts connections.
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf.Name())
+			t.Fatalf("the collector does not listen on %s after 30 s: %v\nlog tail:\n%s", addr, err, tail(b, 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "http://" + addr
+}
+
+// collectorConfig is the Collector's pipeline: profiles in over OTLP
+// (HTTP on httpPort, gRPC on grpcPort), out over OTLP/HTTP to Pyroscope,
+// which serves OTLP at the same path as a Collector. The README shows the
+// same pipeline.
+func collectorConfig(httpPort, grpcPort int, pyroscope string) string {
+	return fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlphttp/pyroscope:
+    endpoint: %s
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    profiles:
+      receivers: [otlp]
+      exporters: [otlphttp/pyroscope]
+`, httpPort, grpcPort, pyroscope)
+}
+
+// collectorBinary returns the Collector to run: ARENAPROF_OTELCOL, else
+// tools/otelcol built into a temporary directory.
+func collectorBinary(t *testing.T) string {
+	if bin := os.Getenv("ARENAPROF_OTELCOL"); bin != "" {
+		return bin
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "tools", "otelcol", "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			t.Fatal("tools/otelcol not found above the test's directory")
+		}
+		root = parent
+	}
+	bin := filepath.Join(t.TempDir(), "otelcol")
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(root, "tools", "otelcol")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		var lines []string
+		for sc.Scan() && len(lines) < 30 {
+			lines = append(lines, sc.Text())
+		}
+		t.Fatalf("building tools/otelcol: %v\n%s", err, strings.Join(lines, "\n"))
+	}
+	t.Logf("built tools/otelcol in %s", time.Since(start).Round(time.Second))
+	return bin
+}
