@@ -322,6 +322,17 @@ func TestConfigRedacted(t *testing.T) {
 		},
 		{AppName: "shop", PyroscopeURL: "https://lone-t0ken@pyroscope:4040/?API_KEY=query-t0ken"},
 		{AppName: "shop", PyroscopeURL: "http:alice:url-s3cret@pyroscope:4040"},
+		{
+			AppName: "shop",
+			OTLPURL: "https://alice:url-s3cret@otel-collector:4318/?api_key=query-t0ken",
+			OTLP: &agent.OTLPConfig{
+				URL:                "https://bob:url-s3cret@otel-collector:4318",
+				Headers:            map[string]string{"Authorization": "Bearer bearer-t0ken", "X-Api-Key": "header-s3cret"},
+				Timeout:            5 * time.Second,
+				ResourceAttributes: map[string]string{"deployment.environment": "prod"},
+			},
+		},
+		{AppName: "shop", OTLPURL: "https://lone-t0ken@otel-collector:4318"},
 	} {
 		var outs []string
 		for _, verb := range []string{"%v", "%+v", "%s", "%#v"} {
