@@ -198,7 +198,9 @@ type OTLP struct {
 	resource []otlp.KeyValue // the attributes besides service.name, sorted
 	envName  string          // OTEL_SERVICE_NAME, for an empty AppName
 	send     *httpSender
-	gzips    sync.Pool
+	// gzip writers, at the default level and at BestSpeed (see
+	// gzipFastFrom)
+	gzips, gzipsFast sync.Pool
 }
 
 // NewOTLP checks cfg, fills what it leaves unset from the environment (see
@@ -391,14 +393,29 @@ func (o *OTLP) encode(p *profile.Profile, u *Upload) []byte {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw) / 4)
-	zw, _ := o.gzips.Get().(*gzip.Writer)
+	pool := &o.gzips
+	level := gzip.DefaultCompression
+	if len(raw) >= gzipFastFrom {
+		pool, level = &o.gzipsFast, gzip.BestSpeed
+	}
+	zw, _ := pool.Get().(*gzip.Writer)
 	if zw == nil {
-		zw = gzip.NewWriter(&buf)
+		zw, _ = gzip.NewWriterLevel(&buf, level) // the level is valid
 	} else {
 		zw.Reset(&buf)
 	}
 	zw.Write(raw) // a bytes.Buffer does not fail
 	zw.Close()
-	o.gzips.Put(zw)
+	pool.Put(zw)
 	return buf.Bytes()
 }
+
+// gzipFastFrom is the size of request from which the body is gzipped at
+// gzip.BestSpeed rather than the default level. An OTLP request repeats
+// each sample's stack and attribute indices once per sample type, short
+// and alike records on which the default level's match search is slow:
+// for a profile of 100,000 buckets (9.1 MB of protobuf) the default level
+// took 3.0 s and gave 1.56 MB, BestSpeed 44 ms and 1.31 MB. On a typical
+// profile (18 KB) the default level is the smaller by a sixth, in about
+// a millisecond.
+const gzipFastFrom = 1 << 20
