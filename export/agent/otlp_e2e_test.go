@@ -31,7 +31,7 @@ import (
 //
 // Either way the server stores the application under service_name=APP,
 // arena memory under memory=arena with every arena sample type, the Go
-// heap under memory=heap and the wall-clock profile; per type label, each
+// heap under memory=heap, the wall-clock and the CPU profiles; per type label, each
 // stored arena sample type equals what was pushed, and the true bytes lie
 // inside the intervals from the server's own alloc_samples and alloc_tail.
 //
@@ -81,7 +81,7 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 		AppName:   app,
 		Labels:    map[string]string{"env": "e2e"},
 		Interval:  time.Second,
-		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.HeapSource()},
+		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.CPUSource(), agent.HeapSource()},
 		Uploaders: []agent.Uploader{rec.uploader()},
 		QueueSize: 100,
 	})
@@ -116,13 +116,16 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
 		arenaIDs[strings.Split(st, ":")[0]] = "space:" + st + ":space:bytes"
 	}
+	// The CPU profile's samples/count type becomes process_cpu (its values
+	// times the period), its cpu/nanoseconds type "cpu".
 	wallID := "wallclock:wall:nanoseconds:wallclock:nanoseconds"
+	cpuID := "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 	waitUntil(ctx, t, "the server lists every profile type", func() error {
 		ids, err := profileTypes(ctx, base, begin, until)
 		if err != nil {
 			return err
 		}
-		for _, want := range append(mapValues(arenaIDs), wallID) {
+		for _, want := range append(mapValues(arenaIDs), wallID, cpuID, "cpu:cpu:nanoseconds:cpu:nanoseconds") {
 			if !ids[want] {
 				return fmt.Errorf("profile type %s not listed (listed: %v)", want, mapKeys(ids))
 			}
@@ -133,6 +136,7 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 	for what, q := range map[string][2]string{
 		"heap": {arenaIDs["inuse_space"], selector(app, "memory", "heap")},
 		"wall": {wallID, selector(app)},
+		"cpu":  {cpuID, selector(app)},
 	} {
 		waitUntil(ctx, t, what+" profile stored", func() error {
 			total, err := renderTotal(ctx, base, q[0], q[1], begin, until)
