@@ -30,6 +30,9 @@ type httpSender struct {
 	// condition of the server (Pyroscope's unhealthy ring) from one about
 	// the request.
 	transient func(status int, body string) bool
+	// accepted, if set, reads a 2xx answer's body (its first 64 KiB),
+	// which may still report a failure (OTLP's partial success).
+	accepted func(header http.Header, body []byte) error
 
 	// silent is set when a request went unanswered: until the server
 	// answers a probe, no profile is sent (see post).
@@ -154,6 +157,13 @@ func (h *httpSender) post(ctx context.Context, target, endpoint string, header h
 		resp.Body.Close()
 	}()
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if h.accepted == nil {
+			return nil
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err := h.accepted(resp.Header, b); err != nil {
+			return fmt.Errorf("agent: %s: POST %s: %s", h.kind, endpoint, h.redact(err.Error()))
+		}
 		return nil
 	}
 	// Redact the whole body read, then cut it: cutting first could leave

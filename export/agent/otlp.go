@@ -189,8 +189,9 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 // whole request was sent, 5xx and 429 (honouring Retry-After) are
 // retryable; a request sent but not answered is [Unconfirmed], and until
 // the receiver answers a GET of the endpoint again no profile is sent;
-// other answers fail the upload. No error or log message holds a header
-// value or the URL's password.
+// other answers fail the upload, and so does a 2xx answer whose partial
+// success reports rejected profiles. No error or log message holds a
+// header value or the URL's password.
 type OTLP struct {
 	endpoint string // without credentials
 	cfg      OTLPConfig
@@ -269,6 +270,7 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 		o.send.own.TLSClientConfig = cfg.TLS.Clone()
 	}
 	o.send.probeURL = o.endpoint
+	o.send.accepted = partialSuccess
 	o.send.hideAll(password)
 	if password != "" || user != "" {
 		o.send.hideAll(base64.StdEncoding.EncodeToString([]byte(user + ":" + password)))
@@ -352,6 +354,24 @@ func numAsString(s *profile.Sample, key string) bool {
 		return len(m) > 0 && m[0] == pprofmt.MemoryHeap
 	}
 	return false
+}
+
+// partialSuccess reads a receiver's 2xx answer: an OTLP
+// ExportProfilesServiceResponse whose partial_success may say that it
+// rejected profiles, which fails the upload (OTLP: not to be retried).
+// Other answers (empty, not protobuf, malformed) accept it, as their status
+// says.
+func partialSuccess(h http.Header, body []byte) error {
+	ct := h.Get("Content-Type")
+	if len(body) == 0 || (ct != "application/x-protobuf" && ct != "application/protobuf") {
+		return nil
+	}
+	rejected, msg, err := otlp.PartialSuccess(body)
+	if err == nil && rejected > 0 {
+		msg = strings.TrimSpace(strings.ToValidUTF8(truncate(msg, 256), "?"))
+		return fmt.Errorf("the receiver rejected %d profiles: %s", rejected, msg)
+	}
+	return nil
 }
 
 // encode returns the request body for p: the protobuf request, gzipped

@@ -267,3 +267,37 @@ func TestOTLPConfigRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestOTLPPartialSuccess(t *testing.T) {
+	clearOTELEnv(t)
+	for _, tt := range []struct {
+		name, contentType string
+		body              []byte
+		want              string // "" for success
+	}{
+		{"empty", "application/x-protobuf", nil, ""},
+		{"accepted, a warning", "application/x-protobuf", []byte{0x0a, 0x04, 0x12, 0x02, 'o', 'k'}, ""},
+		{"rejected", "application/x-protobuf", []byte{0x0a, 0x07, 0x08, 0x03, 0x12, 0x03, 'b', 'a', 'd'}, "rejected 3 profiles: bad"},
+		{"malformed", "application/x-protobuf", []byte{0x0a, 0x7f}, ""},
+		{"json", "application/json", []byte(`{"partialSuccess":{}}`), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.contentType)
+				w.Write(tt.body)
+			}))
+			defer srv.Close()
+			o, err := NewOTLP(OTLPConfig{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = o.Upload(context.Background(), testUpload(t))
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			if retry, _ := IsRetryable(err); retry {
+				t.Errorf("rejected profiles retried: %v", err)
+			}
+		})
+	}
+}
