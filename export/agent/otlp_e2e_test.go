@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,17 +39,7 @@ import (
 // test builds tools/otelcol itself (about 2 min cold, seconds with a warm
 // Go build cache).
 func TestOTLPEndToEnd(t *testing.T) {
-	base := os.Getenv("ARENAPROF_PYROSCOPE_URL")
-	script := startScript(t)
-	if base == "" && testing.Short() {
-		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
-	}
-	if base == "" && script == "" {
-		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
-	}
-	if base == "" {
-		base = startPyroscope(t, script, t.TempDir()).url
-	}
+	base, _ := e2eServer(t)
 	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, base, base) })
 	t.Run("collector", func(t *testing.T) {
 		col := startCollector(t, base)
@@ -76,46 +65,13 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 	}
 	t.Cleanup(func() { up.Close() })
 	rec := &recorder{py: up}
-	begin := time.Now().Add(-time.Second)
-	a, err := agent.Start(agent.Config{
-		AppName:   app,
-		Labels:    map[string]string{"env": "e2e"},
-		Interval:  time.Second,
-		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.CPUSource(), agent.HeapSource()},
-		Uploaders: []agent.Uploader{rec.uploader()},
-		QueueSize: 100,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := e2eWorkload()
-	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Stop(sctx)
-	scancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.KeepAlive(live)
-	st := a.Stats()
-	if st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
-		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
-	}
-	until := time.Now().Add(time.Minute)
-	t.Logf("agent: %d profiles collected, %d uploaded over OTLP to %s, %d retries", st.Collected, st.Uploaded, otlpURL, st.Retried)
-
-	small := typeName(t, rec, "e2eSmall")
-	large := typeName(t, rec, "e2eLarge")
-	liveT := typeName(t, rec, "e2eLive")
-	truth := map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}
-	pushed := rec.pushedByType(t, "arena")
+	begin, until := runE2EAgent(ctx, t, p, app, rec)
+	truth, _ := e2eTruth(t, rec)
 
 	// Pyroscope v1.19.3 names an OTLP profile's type after its period
 	// type: the arena and Go heap profiles (space/bytes) are "space", the
 	// wall-clock profile "wallclock".
-	arenaIDs := map[string]string{}
-	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
-		arenaIDs[strings.Split(st, ":")[0]] = "space:" + st + ":space:bytes"
-	}
+	arenaIDs := arenaTypeIDs("space")
 	// The CPU profile's samples/count type becomes process_cpu (its values
 	// times the period), its cpu/nanoseconds type "cpu".
 	wallID := "wallclock:wall:nanoseconds:wallclock:nanoseconds"
@@ -166,30 +122,7 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 		return err
 	})
 
-	for _, typ := range mapKeys(truth) {
-		stored := map[string]int64{}
-		for _, name := range mapKeys(arenaIDs) {
-			want := pushed[typ][name]
-			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
-				got, err := renderTotal(ctx, base, arenaIDs[name], arenaSel("type", typ), begin, until)
-				if err == nil && got != want {
-					err = fmt.Errorf("stored %d", got)
-				}
-				stored[name] = got
-				return err
-			})
-		}
-		s, u := stored["alloc_samples"], stored["alloc_tail"]
-		iv, err := profiler.ComputeInterval(s, u, mean, e2eConfidence, profiler.WindowBoth)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tr := float64(truth[typ]); tr < iv.Lo || tr > iv.Hi {
-			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", typ, truth[typ], iv.Lo, iv.Hi, s, u)
-		}
-		t.Logf("%s: alloc_space pushed %d, stored %d, true %d; interval from the server's sums (s=%d, u=%d) [%.0f, %.0f]",
-			typ, pushed[typ]["alloc_space"], stored["alloc_space"], truth[typ], s, u, iv.Lo, iv.Hi)
-	}
+	checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return arenaSel("type", typ) }, truth, begin, until)
 }
 
 // startCollector starts an OpenTelemetry Collector on a free 127.0.0.1
