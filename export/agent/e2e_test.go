@@ -913,19 +913,9 @@ func startScript(t *testing.T) string {
 	if s := os.Getenv("ARENAPROF_PYROSCOPE_START"); s != "" {
 		return s
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	dir := moduleRoot(t)
+	if dir == "" {
+		return ""
 	}
 	s := filepath.Join(dir, "..", "shared", "pyroscope", "start")
 	if fi, err := os.Stat(s); err != nil || fi.IsDir() {
@@ -934,24 +924,30 @@ func startScript(t *testing.T) string {
 	return s
 }
 
+// moduleRoot returns the repository's root, the nearest directory above
+// the test's that holds a go.mod, "" if there is none.
+func moduleRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
 // startPyroscope starts a server on free 127.0.0.1 ports, with its data
 // (and the unpacked binary) under dir, stopped when t ends.
 func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 	s := &pyroscope{script: script, data: filepath.Join(dir, "data")}
-	// Hold every listener until all three ports are chosen, so that
-	// they differ; free them for the server.
-	var ls []net.Listener
-	for i := range s.ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		s.ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range ls {
-		l.Close()
-	}
+	copy(s.ports[:], freePorts(t, len(s.ports)))
 	s.url = fmt.Sprintf("http://127.0.0.1:%d", s.ports[0])
 	s.start(t)
 	t.Cleanup(func() {
@@ -960,6 +956,26 @@ func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 		}
 	})
 	return s
+}
+
+// freePorts returns n distinct free ports of 127.0.0.1 for a server to
+// listen on: every listener is held until all are chosen, so that they
+// differ, then freed.
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
 }
 
 // start runs the script, which returns once the server answers /ready.

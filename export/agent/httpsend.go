@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -209,6 +211,29 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// writeHeaders writes " Headers:K1=REDACTED,K2=REDACTED" (names sorted),
+// nothing without headers: how configs print their headers.
+func writeHeaders(b *strings.Builder, headers map[string]string) {
+	if len(headers) == 0 {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(headers))
+	fmt.Fprintf(b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
+}
+
+// redactedHeaders returns headers with every value "REDACTED", nil
+// without headers: how configs marshal their headers to JSON.
+func redactedHeaders(headers map[string]string) map[string]string {
+	if len(headers) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(headers))
+	for k := range headers {
+		m[k] = "REDACTED"
+	}
+	return m
 }
 
 // checkHeaders checks header names and values the user gave, so that no

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -86,10 +87,7 @@ type OTLPConfig struct {
 func (c OTLPConfig) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{URL:%s", redact.URL(c.URL, "REDACTED"))
-	if len(c.Headers) > 0 {
-		keys := slices.Sorted(mapKeys(c.Headers))
-		fmt.Fprintf(&b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
-	}
+	writeHeaders(&b, c.Headers)
 	if c.Compression != "" {
 		fmt.Fprintf(&b, " Compression:%s", c.Compression)
 	}
@@ -101,7 +99,7 @@ func (c OTLPConfig) String() string {
 	}
 	if len(c.ResourceAttributes) > 0 {
 		b.WriteString(" ResourceAttributes:")
-		for i, k := range slices.Sorted(mapKeys(c.ResourceAttributes)) {
+		for i, k := range slices.Sorted(maps.Keys(c.ResourceAttributes)) {
 			if i > 0 {
 				b.WriteString(",")
 			}
@@ -126,13 +124,6 @@ func (c OTLPConfig) LogValue() slog.Value { return slog.StringValue(c.String()) 
 // There is no UnmarshalJSON: the output describes a configuration, it
 // cannot restore one.
 func (c OTLPConfig) MarshalJSON() ([]byte, error) {
-	var headers map[string]string
-	if len(c.Headers) > 0 {
-		headers = make(map[string]string, len(c.Headers))
-		for k := range c.Headers {
-			headers[k] = "REDACTED"
-		}
-	}
 	var timeout string
 	if c.Timeout != 0 {
 		timeout = c.Timeout.String()
@@ -147,23 +138,13 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 		Client             bool              `json:",omitempty"`
 	}{
 		URL:                redact.URL(c.URL, "REDACTED"),
-		Headers:            headers,
+		Headers:            redactedHeaders(c.Headers),
 		Compression:        c.Compression,
 		Timeout:            timeout,
 		TLS:                c.TLS != nil,
 		ResourceAttributes: c.ResourceAttributes,
 		Client:             c.Client != nil,
 	})
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // OTLP uploads profiles as OpenTelemetry profiles over OTLP/HTTP:
@@ -282,7 +263,7 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 			o.send.hideLong(cred)
 		}
 	}
-	for _, k := range slices.Sorted(mapKeys(cfg.ResourceAttributes)) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.ResourceAttributes)) {
 		o.resource = append(o.resource, otlp.KeyValue{Key: k, Value: cfg.ResourceAttributes[k]})
 	}
 	return o, nil
@@ -387,7 +368,7 @@ func (o *OTLP) encode(p *profile.Profile, u *Upload) []byte {
 	res := make([]otlp.KeyValue, 0, 1+len(u.Labels)+len(o.resource))
 	res = append(res, otlp.KeyValue{Key: "service.name", Value: name})
 	seen := map[string]bool{"service.name": true}
-	for _, k := range slices.Sorted(mapKeys(u.Labels)) {
+	for _, k := range slices.Sorted(maps.Keys(u.Labels)) {
 		if !seen[k] {
 			seen[k] = true
 			res = append(res, otlp.KeyValue{Key: k, Value: u.Labels[k]})

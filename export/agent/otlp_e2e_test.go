@@ -131,19 +131,7 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 // ends.
 func startCollector(t *testing.T, pyroscope string) string {
 	bin := collectorBinary(t)
-	var ports [2]int
-	var ls []net.Listener
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range ls {
-		l.Close()
-	}
+	ports := freePorts(t, 2)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "collector.yaml")
 	if err := os.WriteFile(cfg, []byte(collectorConfig(ports[0], ports[1], pyroscope)), 0o600); err != nil {
@@ -224,19 +212,9 @@ func collectorBinary(t *testing.T) string {
 	if bin := os.Getenv("ARENAPROF_OTELCOL"); bin != "" {
 		return bin
 	}
-	root, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "tools", "otelcol", "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatal("tools/otelcol not found above the test's directory")
-		}
-		root = parent
+	root := moduleRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "tools", "otelcol", "go.mod")); root == "" || err != nil {
+		t.Fatal("tools/otelcol not found in the repository")
 	}
 	bin := filepath.Join(t.TempDir(), "otelcol")
 	start := time.Now()

@@ -75,14 +75,7 @@ func (c PyroscopeConfig) String() string {
 	if c.BearerToken != "" {
 		b.WriteString(" BearerToken:REDACTED")
 	}
-	if len(c.Headers) > 0 {
-		keys := make([]string, 0, len(c.Headers))
-		for k := range c.Headers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		fmt.Fprintf(&b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
-	}
+	writeHeaders(&b, c.Headers)
 	if c.SpyName != "" {
 		fmt.Fprintf(&b, " SpyName:%s", c.SpyName)
 	}
@@ -111,13 +104,6 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		}
 		return "REDACTED"
 	}
-	var headers map[string]string
-	if len(c.Headers) > 0 {
-		headers = make(map[string]string, len(c.Headers))
-		for k := range c.Headers {
-			headers[k] = "REDACTED"
-		}
-	}
 	return json.Marshal(struct {
 		URL               string
 		TenantID          string            `json:",omitempty"`
@@ -134,7 +120,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		BasicAuthUser:     c.BasicAuthUser,
 		BasicAuthPassword: redacted(c.BasicAuthPassword),
 		BearerToken:       redacted(c.BearerToken),
-		Headers:           headers,
+		Headers:           redactedHeaders(c.Headers),
 		SpyName:           c.SpyName,
 		RawBody:           c.RawBody,
 		Client:            c.Client != nil,

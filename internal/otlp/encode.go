@@ -87,20 +87,12 @@ type encoder struct {
 	strings   map[string]int32
 	table     []string
 	functions map[*profile.Function]int32
-	funcTable []byte // encoded Function messages, index 0 included
 	mappings  map[*profile.Mapping]int32
-	mapTable  []byte
 	locations map[*profile.Location]int32
-	locTable  []byte
 	stacks    map[string]int32
-	stackTab  []byte
 	attrs     map[attr]int32
-	attrTable []byte
-	nAttrs    int32
-	nFuncs    int32
-	nMaps     int32
-	nLocs     int32
-	nStacks   int32
+	// the dictionary's tables, encoded
+	funcTable, mapTable, locTable, stackTable, attrTable table
 
 	numAsString func(*profile.Sample, string) bool
 
@@ -128,12 +120,10 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 		numAsString: r.NumAsString,
 	}
 	// Index 0 of every table is the zero value, which stands for "none".
-	e.funcTable = appendBytes(nil, 3, nil)
-	e.mapTable = appendBytes(nil, 1, nil)
-	e.locTable = appendBytes(nil, 2, nil)
-	e.stackTab = appendBytes(nil, 7, nil)
-	e.attrTable = appendBytes(nil, 6, nil)
-	e.nFuncs, e.nMaps, e.nLocs, e.nStacks, e.nAttrs = 1, 1, 1, 1, 1
+	for t, field := range map[*table]int{&e.mapTable: 1, &e.locTable: 2, &e.funcTable: 3, &e.attrTable: 6, &e.stackTable: 7} {
+		t.field = field
+		t.add(nil)
+	}
 
 	// Each sample's stack and attributes, shared by all its Profiles.
 	common := make([][]byte, len(p.Sample))
@@ -175,17 +165,17 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 
 	// The dictionary, now that every table is complete.
 	var dict []byte
-	dict = append(dict, e.mapTable...)
-	dict = append(dict, e.locTable...)
-	dict = append(dict, e.funcTable...)
+	dict = append(dict, e.mapTable.buf...)
+	dict = append(dict, e.locTable.buf...)
+	dict = append(dict, e.funcTable.buf...)
 	dict = appendBytes(dict, 4, nil) // link_table[0]
 	for _, s := range e.table {
 		dict = appendTag(dict, 5, wireLen)
 		dict = appendVarint(dict, uint64(len(s)))
 		dict = append(dict, s...)
 	}
-	dict = append(dict, e.attrTable...)
-	dict = append(dict, e.stackTab...)
+	dict = append(dict, e.attrTable.buf...)
+	dict = append(dict, e.stackTable.buf...)
 
 	var res []byte
 	for _, kv := range r.Resource {
@@ -256,10 +246,8 @@ func (e *encoder) function(f *profile.Function) int32 {
 	b = appendUint(b, 2, uint64(e.str(f.SystemName)))
 	b = appendUint(b, 3, uint64(e.str(f.Filename)))
 	b = appendUint(b, 4, uint64(f.StartLine))
-	e.funcTable = appendBytes(e.funcTable, 3, b)
 	e.scratch = b
-	i := e.nFuncs
-	e.nFuncs++
+	i := e.funcTable.add(b)
 	e.functions[f] = i
 	return i
 }
@@ -283,10 +271,8 @@ func (e *encoder) mapping(m *profile.Mapping) int32 {
 	if build != 0 {
 		b = appendPacked(b, 5, []int32{build})
 	}
-	e.mapTable = appendBytes(e.mapTable, 1, b)
 	e.scratch = b
-	i := e.nMaps
-	e.nMaps++
+	i := e.mapTable.add(b)
 	e.mappings[m] = i
 	return i
 }
@@ -308,10 +294,8 @@ func (e *encoder) location(l *profile.Location) int32 {
 	b = appendUint(b, 1, uint64(mi))
 	b = appendUint(b, 2, l.Address)
 	b = append(b, lines...)
-	e.locTable = appendBytes(e.locTable, 2, b)
 	e.scratch = b
-	i := e.nLocs
-	e.nLocs++
+	i := e.locTable.add(b)
 	e.locations[l] = i
 	return i
 }
@@ -331,10 +315,8 @@ func (e *encoder) stack(locs []*profile.Location) int32 {
 	if i, ok := e.stacks[string(key)]; ok {
 		return i
 	}
-	i := e.nStacks
-	e.nStacks++
+	i := e.stackTable.add(appendPacked(nil, 1, e.idx))
 	e.stacks[string(key)] = i
-	e.stackTab = appendBytes(e.stackTab, 7, appendPacked(nil, 1, e.idx))
 	return i
 }
 
@@ -352,15 +334,7 @@ func (e *encoder) attr(a attr) int32 {
 		v = appendVarint(v, uint64(len(a.str)))
 		v = append(v, a.str...)
 	}
-	var b []byte
-	b = appendUint(b, 1, uint64(e.str(a.key)))
-	b = appendBytes(b, 2, v)
-	if a.unit != "" {
-		b = appendUint(b, 3, uint64(e.str(a.unit)))
-	}
-	e.attrTable = appendBytes(e.attrTable, 6, b)
-	i := e.nAttrs
-	e.nAttrs++
+	i := e.addAttr(a.key, a.unit, v)
 	e.attrs[a] = i
 	return i
 }
@@ -374,16 +348,31 @@ func (e *encoder) arrayAttr(key, unit string, xs []int64) int32 {
 		v = appendVarint(v, uint64(x))
 		arr = appendBytes(arr, 1, v)
 	}
-	var v []byte
-	v = appendBytes(v, 5, arr)
+	return e.addAttr(key, unit, appendBytes(nil, 5, arr))
+}
+
+// addAttr adds a KeyValueAndUnit whose AnyValue is value to the attribute
+// table.
+func (e *encoder) addAttr(key, unit string, value []byte) int32 {
 	var b []byte
 	b = appendUint(b, 1, uint64(e.str(key)))
-	b = appendBytes(b, 2, v)
+	b = appendBytes(b, 2, value)
 	b = appendUint(b, 3, uint64(e.str(unit)))
-	e.attrTable = appendBytes(e.attrTable, 6, b)
-	i := e.nAttrs
-	e.nAttrs++
-	return i
+	return e.attrTable.add(b)
+}
+
+// table is one table of the dictionary, encoded as it grows.
+type table struct {
+	buf   []byte
+	n     int32 // entries
+	field int   // the dictionary's field number of the table
+}
+
+// add appends an encoded entry and returns its index.
+func (t *table) add(msg []byte) int32 {
+	t.buf = appendBytes(t.buf, t.field, msg)
+	t.n++
+	return t.n - 1
 }
 
 // sampleAttrs returns the attribute indices of s's labels: string labels
