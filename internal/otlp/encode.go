@@ -90,7 +90,10 @@ type encoder struct {
 	mappings  map[*profile.Mapping]int32
 	locations map[*profile.Location]int32
 	stacks    map[string]int32
-	attrs     map[attr]int32
+	// stackOf caches stack by the identity of a sample's location slice:
+	// profile builders give the samples of one stack one slice.
+	stackOf map[stackSlice]int32
+	attrs   map[attr]int32
 	// the dictionary's tables, encoded
 	funcTable, mapTable, locTable, stackTable, attrTable table
 
@@ -114,6 +117,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 		mappings:  map[*profile.Mapping]int32{},
 		locations: map[*profile.Location]int32{},
 		stacks:    map[string]int32{"": 0},
+		stackOf:   map[stackSlice]int32{},
 		attrs:     map[attr]int32{{}: 0},
 		labels:    map[labelMapsKey][]int32{},
 
@@ -130,13 +134,19 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	var arena []byte
 	for i, s := range p.Sample {
 		start := len(arena)
-		arena = appendUint(arena, 1, uint64(e.stack(s.Location)))
+		arena = appendUint(arena, 1, uint64(e.sampleStack(s.Location)))
 		arena = appendPacked(arena, 3, e.sampleAttrs(s))
 		common[i] = arena[start:len(arena):len(arena)]
 	}
 	profAttrs := e.profileAttrs(p)
 
-	var profs []byte
+	// Each Profile holds at most every sample's shared part plus its
+	// value (at most 10 bytes) and framing (at most 8).
+	n := 0
+	for _, c := range common {
+		n += len(c) + 18
+	}
+	profs := make([]byte, 0, min(n*len(p.SampleType), 1<<30))
 	var body []byte
 	for t, st := range p.SampleType {
 		body = body[:0]
@@ -297,6 +307,29 @@ func (e *encoder) location(l *profile.Location) int32 {
 	e.scratch = b
 	i := e.locTable.add(b)
 	e.locations[l] = i
+	return i
+}
+
+// stackSlice identifies a location slice: its first element's address
+// and its length. Two samples with the same identity have the same stack
+// (the profile is not modified while it is encoded).
+type stackSlice struct {
+	first **profile.Location
+	n     int
+}
+
+// sampleStack is stack with a cache by slice identity, which saves a map
+// lookup per location for every sample after the first of a stack.
+func (e *encoder) sampleStack(locs []*profile.Location) int32 {
+	if len(locs) == 0 {
+		return e.stack(locs)
+	}
+	k := stackSlice{&locs[0], len(locs)}
+	if i, ok := e.stackOf[k]; ok {
+		return i
+	}
+	i := e.stack(locs)
+	e.stackOf[k] = i
 	return i
 }
 
