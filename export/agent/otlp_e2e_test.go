@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"os"
@@ -36,8 +37,8 @@ import (
 //
 // The server comes as for TestPyroscopeEndToEnd. The Collector is the
 // binary at ARENAPROF_OTELCOL (.ci/run builds it once per run), else the
-// test builds tools/otelcol itself (about 2 min cold, seconds with a warm
-// Go build cache).
+// test builds tools/otelcol itself, once, into the user's cache directory
+// (minutes from a cold Go build cache).
 func TestOTLPEndToEnd(t *testing.T) {
 	base, _ := e2eServer(t)
 	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, base, base) })
@@ -207,19 +208,39 @@ service:
 }
 
 // collectorBinary returns the Collector to run: ARENAPROF_OTELCOL, else
-// tools/otelcol built into a temporary directory.
+// tools/otelcol built once into the user's cache directory, under a name
+// that changes with the module's go.mod, go.sum and main.go, so that a
+// later run reuses it (the first build from a cold Go build cache takes
+// minutes).
 func collectorBinary(t *testing.T) string {
 	if bin := os.Getenv("ARENAPROF_OTELCOL"); bin != "" {
 		return bin
 	}
 	root := moduleRoot(t)
-	if _, err := os.Stat(filepath.Join(root, "tools", "otelcol", "go.mod")); root == "" || err != nil {
-		t.Fatal("tools/otelcol not found in the repository")
+	dir := filepath.Join(root, "tools", "otelcol")
+	h := sha256.New()
+	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if root == "" || err != nil {
+			t.Fatalf("tools/otelcol not found in the repository: %v", err)
+		}
+		h.Write(b)
 	}
-	bin := filepath.Join(t.TempDir(), "otelcol")
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	bin := filepath.Join(cache, "arenaprof-test", fmt.Sprintf("otelcol-%x", h.Sum(nil)[:8]))
+	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+		return bin
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(t.TempDir(), "otelcol")
 	start := time.Now()
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join(root, "tools", "otelcol")
+	cmd := exec.Command("go", "build", "-o", tmp, ".")
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -230,5 +251,18 @@ func collectorBinary(t *testing.T) string {
 		t.Fatalf("building tools/otelcol: %v\n%s", err, strings.Join(lines, "\n"))
 	}
 	t.Logf("built tools/otelcol in %s", time.Since(start).Round(time.Second))
+	// Copy, then rename: the rename is atomic, so a concurrent run never
+	// starts a half-written binary.
+	data, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := bin + fmt.Sprintf(".%d.part", os.Getpid())
+	if err := os.WriteFile(part, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(part, bin); err != nil {
+		t.Fatal(err)
+	}
 	return bin
 }
