@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
 // httpSender is what the HTTP destinations ([Pyroscope], [OTLP]) share:
@@ -195,7 +197,7 @@ func (h *httpSender) probe(ctx context.Context) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("GET %s: %s", h.probeURL, h.redact(err.Error()))
+		return fmt.Errorf("GET %s: %s", redact.URL(h.probeURL, "REDACTED"), h.redact(err.Error()))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

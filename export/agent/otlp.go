@@ -162,9 +162,9 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 // Profile per pprof sample type sharing one dictionary. In Pyroscope this
 // gives the series of the pprof uploads: service_name=APP, memory=arena or
 // heap, type=..., sampling_mean=... (numeric labels that a reader of the
-// sums needs go as string attributes, since Pyroscope keeps no other). Every value and
-// label of the pprof profile crosses; see the README ("OpenTelemetry") for
-// the mapping and for what a backend keeps of it.
+// sums needs go as string attributes, since Pyroscope keeps no other).
+// Every value and label of the pprof profile crosses; see the README
+// ("OpenTelemetry") for the mapping and for what a backend keeps of it.
 //
 // Failures are classified as for [Pyroscope]: network errors before the
 // whole request was sent, 5xx and 429 (honouring Retry-After) are
@@ -174,7 +174,8 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 // success reports rejected profiles. No error or log message holds a
 // header value or the URL's password.
 type OTLP struct {
-	endpoint string // without credentials
+	target   string // the request URL, without user information
+	endpoint string // target as messages show it (credential-like query values redacted)
 	cfg      OTLPConfig
 	header   http.Header
 	resource []otlp.KeyValue // the attributes besides service.name, sorted
@@ -230,7 +231,8 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 		u.RawPath = ""
 	}
 	u.Fragment = ""
-	o.endpoint = u.String()
+	o.target = u.String()
+	o.endpoint = redact.URL(o.target, "REDACTED")
 
 	for k, v := range cfg.Headers {
 		o.header.Set(k, v)
@@ -248,9 +250,10 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 	if o.send.own != nil && cfg.TLS != nil {
 		o.send.own.TLSClientConfig = cfg.TLS.Clone()
 	}
-	o.send.probeURL = o.endpoint
+	o.send.probeURL = o.target
 	o.send.accepted = partialSuccess
 	o.send.hideAll(password)
+	o.send.hideLong(user) // a lone user name is often a token
 	if password != "" || user != "" {
 		o.send.hideAll(base64.StdEncoding.EncodeToString([]byte(user + ":" + password)))
 	}
@@ -296,7 +299,7 @@ func (o *OTLP) Upload(ctx context.Context, u *Upload) error {
 		ctx, cancel = context.WithTimeout(ctx, o.cfg.Timeout)
 		defer cancel()
 	}
-	return o.send.post(ctx, o.endpoint, o.endpoint, o.header.Clone(), body)
+	return o.send.post(ctx, o.target, o.endpoint, o.header.Clone(), body)
 }
 
 // memoryProfile reports whether Pyroscope names a profile of p's sample

@@ -158,7 +158,7 @@ func TestOTLPErrors(t *testing.T) {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			srv := newOTLPServer(t)
 			srv.status, srv.answer = tt.status, tt.answer
-			o, err := NewOTLP(OTLPConfig{URL: srv.URL, Headers: map[string]string{"X-Api-Key": "s3cret-header-value"}})
+			o, err := NewOTLP(OTLPConfig{URL: srv.URL + "?api_key=s3cret-query", Headers: map[string]string{"X-Api-Key": "s3cret-header-value"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestOTLPErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("error shows a header value: %v", err)
 			}
-			if !strings.Contains(err.Error(), "agent: otlp: POST "+srv.URL+OTLPProfilesPath) {
+			if !strings.Contains(err.Error(), "agent: otlp: POST "+srv.URL+OTLPProfilesPath+"?api_key=REDACTED") {
 				t.Errorf("error %q does not name the endpoint", err)
 			}
 		})
