@@ -2,6 +2,7 @@ package arenaprof_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,6 +169,58 @@ func TestStartPyroscope(t *testing.T) {
 			t.Fatalf("the server lists services %v, not %q", names, want)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestStartOTLP pushes through the one-call setup over OTLP, the service
+// name taken from OTEL_SERVICE_NAME and the endpoint from
+// OTEL_EXPORTER_OTLP_ENDPOINT, to a receiver that records the requests.
+func TestStartOTLP(t *testing.T) {
+	setMeanBytes(t, 64)
+	var mu sync.Mutex
+	var got []*http.Request
+	var named bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body, _ := io.ReadAll(zr)
+		mu.Lock()
+		got = append(got, r)
+		named = named || bytes.Contains(body, []byte("shop-from-env"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_SERVICE_NAME", "shop-from-env")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	s, err := arenaprof.Start(arenaprof.Config{OTLP: &agent.OTLPConfig{}, NoRuntimeProfiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	allocOrders(a, 10000)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Free()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no request")
+	}
+	r := got[0]
+	if r.URL.Path != "/v1development/profiles" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("request %s %s (%s)", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+	}
+	if !named {
+		t.Error("no request names the service from OTEL_SERVICE_NAME")
+	}
+	if st := s.Stats(); st.Uploaded == 0 || st.Failed != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
 
