@@ -140,18 +140,7 @@ func TestStartPyroscope(t *testing.T) {
 	setMeanBytes(t, 64)
 	app := fmt.Sprintf("arenaprof-start-%d", time.Now().UnixNano())
 	begin := time.Now()
-	s, err := arenaprof.Start(arenaprof.Config{AppName: app, PyroscopeURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	allocOrders(a, 10000)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a.Free()
+	startAllocStop(t, arenaprof.Config{AppName: app, PyroscopeURL: url})
 	// The server indexes asynchronously: poll for the service name.
 	want := app + ".arena"
 	deadline := time.Now().Add(20 * time.Second)
@@ -170,6 +159,25 @@ func TestStartPyroscope(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// startAllocStop starts cfg, allocates in an arena and stops the session,
+// which uploads the interval.
+func startAllocStop(t *testing.T, cfg arenaprof.Config) *arenaprof.Session {
+	t.Helper()
+	s, err := arenaprof.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	allocOrders(a, 10000)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Free()
+	return s
 }
 
 // TestStartOTLP pushes through the one-call setup over OTLP, the service
@@ -195,18 +203,7 @@ func TestStartOTLP(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OTEL_SERVICE_NAME", "shop-from-env")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	s, err := arenaprof.Start(arenaprof.Config{OTLP: &agent.OTLPConfig{}, NoRuntimeProfiles: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	allocOrders(a, 10000)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a.Free()
+	s := startAllocStop(t, arenaprof.Config{OTLP: &agent.OTLPConfig{}, NoRuntimeProfiles: true})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) == 0 {
