@@ -1,9 +1,6 @@
 package otlp
 
-import (
-	"encoding/binary"
-	"math"
-)
+import "encoding/binary"
 
 // Protocol buffer wire encoding: the few primitives the messages need.
 // Zero-valued scalar fields are left out, as proto3 does.
@@ -42,12 +39,9 @@ func appendFixed64(b []byte, field int, x uint64) []byte {
 	return binary.LittleEndian.AppendUint64(appendTag(b, field, wireI64), x)
 }
 
-func appendDouble(b []byte, field int, x float64) []byte {
-	return binary.LittleEndian.AppendUint64(appendTag(b, field, wireI64), math.Float64bits(x))
-}
-
-// appendBytes appends a length-delimited field (a string, bytes or an
-// encoded message), nothing if it is empty and omitEmpty is set.
+// appendBytes appends a length-delimited field (bytes or an encoded
+// message), even an empty one: an empty message still counts as an entry
+// of a repeated field.
 func appendBytes(b []byte, field int, v []byte) []byte {
 	b = appendTag(b, field, wireLen)
 	b = appendVarint(b, uint64(len(v)))
