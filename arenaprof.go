@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -41,8 +42,9 @@ const (
 // optional field's zero value selects its default. Printed with fmt, log/slog
 // or encoding/json, a Config shows no credential (see [Config.String]).
 type Config struct {
-	// AppName names the service in uploads and file names. Required when
-	// PyroscopeURL or Dir is set.
+	// AppName names the service in uploads and file names (OTLP's
+	// service.name). Required when PyroscopeURL, Pyroscope or Dir is set;
+	// with OTLP alone, OTEL_SERVICE_NAME is used when it is empty.
 	AppName string
 	// Labels are attached to every uploaded profile (e.g. env, version);
 	// see agent.Config.Labels for the rules.
@@ -63,6 +65,19 @@ type Config struct {
 	// Pyroscope is the full configuration of the Pyroscope destination;
 	// it takes precedence over PyroscopeURL.
 	Pyroscope *agent.PyroscopeConfig
+
+	// OTLPURL, if set, pushes profiles as OpenTelemetry profiles over
+	// OTLP/HTTP to this base URL ("/v1development/profiles" appended): an
+	// OpenTelemetry Collector with the profiles signal on (e.g.
+	// "http://otel-collector:4318"), or Grafana Pyroscope, which ingests
+	// OTLP itself (e.g. "http://pyroscope:4040"). For headers, TLS or a
+	// timeout, use OTLP instead.
+	OTLPURL string
+	// OTLP is the full configuration of the OTLP destination; it takes
+	// precedence over OTLPURL. What it leaves unset comes from the standard
+	// OTEL_EXPORTER_OTLP_* variables (see agent.OTLPConfig); so
+	// &agent.OTLPConfig{} sends to OTEL_EXPORTER_OTLP_ENDPOINT.
+	OTLP *agent.OTLPConfig
 
 	// Dir, if set, writes profiles into this directory (created if
 	// missing), keeping at most agent.DefaultDirMaxFiles files.
@@ -100,7 +115,8 @@ type Session struct {
 // Start turns arena profiling on and sets up what cfg asks for, in one call:
 // a profiler (which turns sampling on, at the mean hooks.SetMeanBytes set,
 // by default hooks.DefaultMeanBytes), the profile handler on cfg.Mux, and an
-// agent pushing a profile every interval to Pyroscope and/or a directory.
+// agent pushing a profile every interval to Pyroscope, OTLP and/or a
+// directory.
 // Start is all or nothing: it checks that both paths are free on cfg.Mux
 // before it mounts either, and on error nothing is left mounted or running.
 // Its errors are one line.
@@ -142,8 +158,15 @@ func start(cfg Config) (*Session, error) {
 	if pc == nil && cfg.PyroscopeURL != "" {
 		pc = &agent.PyroscopeConfig{URL: cfg.PyroscopeURL}
 	}
-	if (pc != nil || cfg.Dir != "") && cfg.AppName == "" {
-		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope or Dir)")
+	oc := cfg.OTLP
+	if oc == nil && cfg.OTLPURL != "" {
+		oc = &agent.OTLPConfig{URL: cfg.OTLPURL}
+	}
+	if cfg.AppName == "" && oc != nil {
+		cfg.AppName = os.Getenv("OTEL_SERVICE_NAME")
+	}
+	if (pc != nil || oc != nil || cfg.Dir != "") && cfg.AppName == "" {
+		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
 	}
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
@@ -156,6 +179,13 @@ func start(cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, py)
+	}
+	if oc != nil {
+		o, err := agent.NewOTLP(*oc)
+		if err != nil {
+			return nil, fmt.Errorf("arenaprof: %w", err)
+		}
+		uploaders = append(uploaders, o)
 	}
 	if cfg.Dir != "" {
 		d, err := agent.NewDir(agent.DirConfig{Path: cfg.Dir})

@@ -2,6 +2,7 @@ package arenaprof_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,18 +146,7 @@ func TestStartPyroscope(t *testing.T) {
 	setMeanBytes(t, 64)
 	app := fmt.Sprintf("arenaprof-start-%d", time.Now().UnixNano())
 	begin := time.Now()
-	s, err := arenaprof.Start(arenaprof.Config{AppName: app, PyroscopeURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	allocOrders(a, 10000)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a.Free()
+	startAllocStop(t, arenaprof.Config{AppName: app, PyroscopeURL: url})
 	// The server indexes asynchronously: poll for the service name.
 	want := app + ".arena"
 	deadline := time.Now().Add(20 * time.Second)
@@ -174,6 +164,66 @@ func TestStartPyroscope(t *testing.T) {
 			t.Fatalf("the server lists services %v, not %q", names, want)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startAllocStop starts cfg, allocates in an arena and stops the session,
+// which uploads the interval.
+func startAllocStop(t *testing.T, cfg arenaprof.Config) *arenaprof.Session {
+	t.Helper()
+	s, err := arenaprof.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena()
+	allocOrders(a, 10000)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Free()
+	return s
+}
+
+// TestStartOTLP pushes through the one-call setup over OTLP, the service
+// name taken from OTEL_SERVICE_NAME and the endpoint from
+// OTEL_EXPORTER_OTLP_ENDPOINT, to a receiver that records the requests.
+func TestStartOTLP(t *testing.T) {
+	setMeanBytes(t, 64)
+	var mu sync.Mutex
+	var got []*http.Request
+	var named bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body, _ := io.ReadAll(zr)
+		mu.Lock()
+		got = append(got, r)
+		named = named || bytes.Contains(body, []byte("shop-from-env"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_SERVICE_NAME", "shop-from-env")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	s := startAllocStop(t, arenaprof.Config{OTLP: &agent.OTLPConfig{}, NoRuntimeProfiles: true})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no request")
+	}
+	r := got[0]
+	if r.URL.Path != "/v1development/profiles" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("request %s %s (%s)", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+	}
+	if !named {
+		t.Error("no request names the service from OTEL_SERVICE_NAME")
+	}
+	if st := s.Stats(); st.Uploaded == 0 || st.Failed != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
 
@@ -328,6 +378,17 @@ func TestConfigRedacted(t *testing.T) {
 		},
 		{AppName: "shop", PyroscopeURL: "https://lone-t0ken@pyroscope:4040/?API_KEY=query-t0ken"},
 		{AppName: "shop", PyroscopeURL: "http:alice:url-s3cret@pyroscope:4040"},
+		{
+			AppName: "shop",
+			OTLPURL: "https://alice:url-s3cret@otel-collector:4318/?api_key=query-t0ken",
+			OTLP: &agent.OTLPConfig{
+				URL:                "https://bob:url-s3cret@otel-collector:4318",
+				Headers:            map[string]string{"Authorization": "Bearer bearer-t0ken", "X-Api-Key": "header-s3cret"},
+				Timeout:            5 * time.Second,
+				ResourceAttributes: map[string]string{"deployment.environment": "prod"},
+			},
+		},
+		{AppName: "shop", OTLPURL: "https://lone-t0ken@otel-collector:4318"},
 	} {
 		var outs []string
 		for _, verb := range []string{"%v", "%+v", "%s", "%#v"} {

@@ -16,10 +16,11 @@ import (
 const redacted = "REDACTED"
 
 // String describes c with its credentials redacted: the password of
-// PyroscopeURL (or its whole user information when it has no password: a
-// lone user name is often a token), the values of its query parameters
-// whose names look like credentials (token, key, secret, password, auth,
-// signature, ...), and Pyroscope as its own String redacts it. It serves
+// PyroscopeURL and OTLPURL (or their whole user information when there is
+// no password: a lone user name is often a token), the values of their
+// query parameters whose names look like credentials (token, key, secret,
+// password, auth, signature, ...), and Pyroscope and OTLP as their own
+// String redacts them. It serves
 // fmt's %v, %+v and %s.
 func (c Config) String() string {
 	var b strings.Builder
@@ -68,8 +69,8 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		case time.Duration:
 			v = x.String()
 		case fmt.Stringer:
-			// Pyroscope: its own JSON if it has one (redacting as its
-			// String does), else its String.
+			// Pyroscope, OTLP: its own JSON if it has one (redacting as
+			// its String does), else its String.
 			if m, ok := v.(json.Marshaler); ok {
 				raw, err := m.MarshalJSON()
 				if err != nil {
@@ -117,6 +118,8 @@ func (c Config) fields() []configField {
 	add(c.Mux != nil, "Mux", true)
 	add(c.PyroscopeURL != "", "PyroscopeURL", redact.URL(c.PyroscopeURL, redacted))
 	add(c.Pyroscope != nil, "Pyroscope", c.Pyroscope)
+	add(c.OTLPURL != "", "OTLPURL", redact.URL(c.OTLPURL, redacted))
+	add(c.OTLP != nil, "OTLP", c.OTLP)
 	add(c.Dir != "", "Dir", c.Dir)
 	add(c.Interval != 0, "Interval", c.Interval)
 	add(c.NoRuntimeProfiles, "NoRuntimeProfiles", true)

@@ -1,7 +1,8 @@
 // Package arenaprof sets up arena allocation profiling for a service in one
 // call. It turns sampling on, serves the profile next to net/http/pprof,
-// and pushes a profile every interval to a Grafana Pyroscope server or a
-// directory:
+// and pushes a profile every interval to a Grafana Pyroscope server, to an
+// OpenTelemetry Collector or any OTLP profiles receiver (Config.OTLPURL),
+// or to a directory:
 //
 //	s, err := arenaprof.Start(arenaprof.Config{
 //		AppName:      "shop",

@@ -7,4 +7,4 @@ require (
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 )
 
-require gonum.org/v1/gonum v0.17.0 // indirect
+require gonum.org/v1/gonum v0.17.0

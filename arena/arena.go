@@ -101,6 +101,7 @@ type Arena struct {
 	base      hooks.Labels // the labels a Pool restores on Put
 	chunkSize uintptr
 	poison    bool
+	checked   *checkedArena // nil unless in checked mode (see checked.go)
 	freed     bool
 	pooled    bool     // in a Pool, between Put and Get
 	hold      *holding // the arena's record in the registry of live arenas
@@ -130,6 +131,7 @@ type config struct {
 	seed1, seed2 uint64
 	seeded       bool
 	poison       bool
+	checked      int8 // 1 on, -1 off, 0 as ARENAPROF_CHECKED says
 	largeRetain  uintptr
 }
 
@@ -189,6 +191,7 @@ func NewArena(opts ...Option) *Arena {
 	}
 	a.register(0)
 	a.addCleanup()
+	a.checked = newChecked(a, c.checked)
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast
 	a.bytes.slowOnly = a.poison || layoutKnown && !layoutOK

@@ -50,6 +50,10 @@ func largeClass(n uintptr) uintptr {
 // takeLarge returns a zeroed large buffer for count values of type ti
 // (n bytes), reusing one kept by Reset if there is one.
 func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Pointer {
+	if a.checked != nil {
+		a.noteLoose(n) // never kept by Reset
+		return a.takeChecked(r, ti, count, n)
+	}
 	size := largeClass(n)
 	if size > a.largeRetain {
 		// Never kept: exactly the size asked for, as the heap would.

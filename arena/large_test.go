@@ -22,7 +22,7 @@ func TestLargeClass(t *testing.T) {
 }
 
 func TestLargeReuse(t *testing.T) {
-	a := NewArena()
+	a := NewArena(WithChecked(false)) // normal mode: checked mode keeps nothing
 	defer a.Free()
 	const n = 72 << 10
 	s := MakeSlice[byte](a, n, n)
@@ -70,7 +70,7 @@ func TestLargeRetainBound(t *testing.T) {
 		{"none", []Option{WithLargeRetain(0)}, 0},
 		{"4 MiB", []Option{WithLargeRetain(4 << 20)}, 4 << 20},
 	} {
-		a := NewArena(c.opt...)
+		a := NewArena(append(c.opt, WithChecked(false))...) // checked mode keeps nothing
 		for round := range 3 {
 			for i := range 8 {
 				sinkB = MakeSlice[byte](a, 300<<10+i, 300<<10+i)
@@ -92,7 +92,7 @@ func TestLargeRetainBound(t *testing.T) {
 }
 
 func TestLargeTypedReuse(t *testing.T) {
-	a := NewArena()
+	a := NewArena(WithChecked(false)) // normal mode: checked mode keeps nothing
 	defer a.Free()
 	const n = 20 << 10 // 160 KiB of pointers
 	s := MakeSlice[*int](a, n, n)
@@ -125,7 +125,7 @@ func TestSteadyStateNoAllocs(t *testing.T) {
 		s string
 		p *int
 	}
-	a := NewArena()
+	a := NewArena(WithChecked(false)) // normal mode: checked mode maps memory at every Reset
 	defer a.Free()
 	src := []byte("abc")
 	round := func() {

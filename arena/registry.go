@@ -241,6 +241,15 @@ func (a *Arena) noteReset() {
 	}
 }
 
+// noteDropped records a Reset that dropped all the arena's memory (checked
+// mode).
+func (a *Arena) noteDropped() {
+	h := a.hold
+	h.closed.Store(0)
+	h.reserved.Store(0)
+	h.loose = 0
+}
+
 // usedNow returns the bytes h's arena has handed out since its last
 // Reset: the bytes of the chunks it left, plus the offset of each
 // region's current chunk. The offsets are written by the arena's owner

@@ -251,3 +251,20 @@ func TestHoldingsRetakenSite(t *testing.T) {
 		t.Errorf("taking function %q, want takeFrom", fn)
 	}
 }
+
+// TestHoldingsChecked checks the figures of a checked arena, whose Reset
+// drops its memory instead of keeping it.
+func TestHoldingsChecked(t *testing.T) {
+	a := NewArena(WithChunkSize(4096), WithChecked(true), WithLabels(hooks.NewLabels("test", "checked")))
+	defer a.Free()
+	MakeSlice[byte](a, 1000, 1000)
+	MakeSlice[byte](a, 10000, 10000)
+	h := holdingsOf("checked")[0]
+	if h.Reserved < 1000+10000 || h.Used != 11000 {
+		t.Errorf("reserved, used = %d, %d; want at least 11000, 11000", h.Reserved, h.Used)
+	}
+	a.Reset()
+	if h := holdingsOf("checked")[0]; h.Reserved != 0 || h.Used != 0 {
+		t.Errorf("after Reset: reserved, used = %d, %d, want 0, 0", h.Reserved, h.Used)
+	}
+}

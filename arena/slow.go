@@ -384,6 +384,11 @@ func (a *Arena) refill(r *region, n uintptr) {
 // newChunk allocates a chunk of at least n bytes for the region.
 func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	if r.ti == nil {
+		if a.checked != nil {
+			c := a.checkedChunk(r, n)
+			a.noteReserved(int64(c.size))
+			return c
+		}
 		// 8 bytes of slack past the end: a zero-size object the fast path
 		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
@@ -558,13 +563,20 @@ func isEntryFrame(pc uintptr) bool {
 // for reuse. Values handed out before Reset must not be used afterwards: a
 // value whose type holds pointers may be handed out again, to a new owner.
 // Doing so is a logic error but never a memory-safety one: the garbage
-// collector always sees memory of the right type.
+// collector always sees memory of the right type. In checked mode (see
+// [WithChecked]) Reset makes the pointer-free memory inaccessible and
+// clears and drops the rest instead of keeping it.
 //
 // If the arena emitted an event since its previous Reset, consumers are
 // told through [hooks.Release]. Reset panics if the arena was freed.
 func (a *Arena) Reset() {
 	a.check()
 	a.release()
+	if a.checked != nil {
+		a.resetChecked(howReset)
+		a.noteDropped()
+		return
+	}
 	a.resetRegion(&a.bytes)
 	for _, r := range a.slabs {
 		a.resetRegion(r)
@@ -606,9 +618,10 @@ func (a *Arena) resetRegion(r *region) {
 }
 
 // Free drops the arena's memory for the garbage collector to reclaim. The
-// values handed out stay valid for as long as they are referenced, but the
-// arena can no longer be used: New, MakeSlice, String, Bytes and Reset
-// panic. Calling Free again does nothing. An arena dropped without Free is
+// values handed out stay valid for as long as they are referenced (except
+// in checked mode, see [WithChecked], where Free releases them like
+// Reset), but the arena can no longer be used: New, MakeSlice, String,
+// Bytes and Reset panic. Calling Free again does nothing. An arena dropped without Free is
 // released for the profiler by the garbage collector (see the package
 // documentation); Free releases it at once.
 func (a *Arena) Free() {
@@ -616,6 +629,9 @@ func (a *Arena) Free() {
 		return
 	}
 	a.release()
+	if a.checked != nil {
+		a.resetChecked(howFree)
+	}
 	unregister(a.hold)
 	a.freed = true
 	a.clearTable()

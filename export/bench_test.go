@@ -5,69 +5,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/benchsnap"
 	"github.com/arenaprof/arenaprof/profiler"
 )
-
-//go:noinline
-func benchStackA(depth int, bits uint, out *[][]uintptr) {
-	benchStackStep(depth, bits, out)
-}
-
-//go:noinline
-func benchStackB(depth int, bits uint, out *[][]uintptr) {
-	benchStackStep(depth, bits, out)
-}
-
-func benchStackStep(depth int, bits uint, out *[][]uintptr) {
-	if depth == 0 {
-		pcs := make([]uintptr, hooks.MaxStackDepth)
-		*out = append(*out, pcs[:runtime.Callers(1, pcs)])
-		return
-	}
-	if bits&1 == 0 {
-		benchStackA(depth-1, bits>>1, out)
-	} else {
-		benchStackB(depth-1, bits>>1, out)
-	}
-}
 
 // benchSnapshot returns a snapshot of 10,000 records: 100 distinct real
 // stacks (7 levels of two functions, plus the test harness) times 100
 // object sizes.
-func benchSnapshot() *profiler.Snapshot { return benchSnapshotN(100, 7) }
-
-// benchSnapshotN returns a snapshot of stacks*100 records: stacks distinct
-// real stacks (depth levels of two functions, plus the test harness) times
-// 100 object sizes, with two label sets.
-func benchSnapshotN(nstacks int, depth int) *profiler.Snapshot {
-	var stacks [][]uintptr
-	for i := range uint(nstacks) {
-		benchStackStep(depth, i, &stacks)
-	}
-	recs := make([]profiler.Record, 0, 100*nstacks)
-	labelSets := []hooks.Labels{hooks.NewLabels("handler", "/api/v1/users"), hooks.NewLabels("handler", "/api/v1/orders")}
-	for i, st := range stacks {
-		labels := labelSets[i%2]
-		for size := int64(8); size <= 800; size += 8 {
-			w, _ := profiler.WeightedBytes(size, profiler.DefaultMeanBytes)
-			recs = append(recs, profiler.Record{
-				Stack: st, TypeName: "main.user", Labels: labels, Size: size, MeanBytes: profiler.DefaultMeanBytes,
-				AllocSamples: 3, AllocTail: 3 * size, AllocBytes: 3 * w, AllocObjects: 3 * w / float64(size),
-				InuseSamples: 1, InuseBytes: w, InuseObjects: w / float64(size),
-			})
-		}
-	}
-	now := time.Now()
-	return &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: profiler.DefaultMeanBytes,
-		Window: profiler.WindowEnd, Records: recs}
-}
+func benchSnapshot() *profiler.Snapshot { return benchsnap.Snapshot(100, 7) }
 
 // BenchmarkBuild10k builds a profile of 10,000 buckets.
 func BenchmarkBuild10k(b *testing.B) {
@@ -95,7 +45,7 @@ func BenchmarkWrite10k(b *testing.B) {
 // BenchmarkWrite100k builds and writes a profile of 100,000 buckets: 1,000
 // distinct stacks of 10 levels plus the harness, times 100 sizes.
 func BenchmarkWrite100k(b *testing.B) {
-	s := benchSnapshotN(1000, 10)
+	s := benchsnap.Snapshot(1000, 10)
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := export.Write(io.Discard, s); err != nil {
@@ -168,10 +118,7 @@ func BenchmarkHandler100k(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer p.Stop()
-			var stacks [][]uintptr
-			for i := range uint(100_000 / sizes) {
-				benchStackStep(10, i, &stacks)
-			}
+			stacks := benchsnap.Stacks(100_000/sizes, 10)
 			ev := hooks.Event{TypeName: "main.user", MeanBytes: 1, Arena: hooks.NewArenaID()}
 			for _, st := range stacks {
 				ev.Stack = st

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/benchsnap"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -53,10 +54,7 @@ func fullProfiler(tb testing.TB) *profiler.Profiler {
 	tb.Helper()
 	setMeanBytes(tb, 1)
 	p := startProfiler(tb)
-	var stacks [][]uintptr
-	for i := range uint(profiler.DefaultMaxBuckets/100 + 1) {
-		benchStackStep(10, i, &stacks)
-	}
+	stacks := benchsnap.Stacks(profiler.DefaultMaxBuckets/100+1, 10)
 	ev := hooks.Event{TypeName: "main.user", MeanBytes: 1, Arena: hooks.NewArenaID(),
 		Labels: hooks.NewLabels("handler", "/api/v1/users")}
 	for _, st := range stacks {

@@ -265,6 +265,9 @@ func defaultDuration(d *time.Duration, def time.Duration, name string) error {
 type Agent struct {
 	cfg   Config
 	dests []*dest
+	// parsed is set when an uploader reads the parsed profile (see
+	// parsedReader), which uploads then carry besides their bytes.
+	parsed bool
 
 	collected     atomic.Uint64
 	collectErrors atomic.Uint64
@@ -325,6 +328,9 @@ func Start(cfg Config) (*Agent, error) {
 	a.uploadCtx, a.cancelUploads = context.WithCancel(context.Background())
 	for _, u := range cfg.Uploaders {
 		d := &dest{up: u, name: uploaderName(u), cap: cfg.QueueSize, notify: make(chan struct{}, 1), done: make(chan struct{})}
+		if _, ok := u.(parsedReader); ok {
+			a.parsed = true
+		}
 		a.dests = append(a.dests, d)
 		go a.uploadLoop(d)
 	}
@@ -607,7 +613,7 @@ func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time
 	if err := p.Write(&buf); err != nil {
 		return nil, fmt.Errorf("encoding profile: %w", err)
 	}
-	return &Upload{
+	u := &Upload{
 		AppName:     a.cfg.AppName,
 		Labels:      a.cfg.Labels,
 		Profile:     name,
@@ -615,7 +621,11 @@ func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time
 		Until:       until,
 		Data:        buf.Bytes(),
 		SampleTypes: SampleTypes(p),
-	}, nil
+	}
+	if a.parsed {
+		u.parsed = p
+	}
+	return u, nil
 }
 
 // uploadLoop delivers one destination's queue, oldest first.

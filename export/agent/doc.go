@@ -1,6 +1,7 @@
 // Package agent is arenaprof's continuous-profiling agent: it runs inside a
 // service, collects profiles every interval and hands them to destinations
-// (a directory, a Pyroscope-compatible server, or any [Uploader]) without
+// (a directory, a Pyroscope-compatible server, an OpenTelemetry OTLP
+// profiles receiver, or any [Uploader]) without
 // ever making the service wait for a slow or dead backend.
 //
 // Each interval the agent calls every [Source] once, from one goroutine:
@@ -83,4 +84,12 @@
 // "profile" and "sample_type_config" parts (format=pprof only with a raw
 // body, [PyroscopeConfig].RawBody). In-use values are uploaded as levels:
 // read live memory in Pyroscope with an averaged query (see the README).
+//
+// To push OpenTelemetry profiles to a Collector (or to Pyroscope's own OTLP
+// endpoint), add the OTLP destination; what its config leaves unset comes
+// from the OTEL_EXPORTER_OTLP_* variables:
+//
+//	o, err := agent.NewOTLP(agent.OTLPConfig{URL: "http://otel-collector:4318"})
+//
+// [OTLP] describes what it sends.
 package agent

@@ -99,17 +99,7 @@ const e2eConfidence = 1 - 1e-7
 //
 //	ARENAPROF_PYROSCOPE_URL=http://127.0.0.1:4040 go test -count=1 -run EndToEnd -v ./export/agent
 func TestPyroscopeEndToEnd(t *testing.T) {
-	base := os.Getenv("ARENAPROF_PYROSCOPE_URL")
-	script := startScript(t)
-	if base == "" && testing.Short() {
-		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own and runs for about 15 s; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
-	}
-	if base == "" && script == "" {
-		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
-	}
-	if base == "" {
-		base = startPyroscope(t, script, t.TempDir()).url
-	}
+	base, script := e2eServer(t)
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
@@ -133,6 +123,25 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	})
 }
 
+// e2eServer returns the base URL of the Pyroscope server of an end-to-end
+// test, ARENAPROF_PYROSCOPE_URL or one it starts from the start script
+// (returned too, "" if absent); it skips the test when there is neither,
+// or with -short when it would have to start one.
+func e2eServer(t *testing.T) (base, script string) {
+	base = os.Getenv("ARENAPROF_PYROSCOPE_URL")
+	script = startScript(t)
+	if base == "" && testing.Short() {
+		t.Skip("-short: the end-to-end test starts a Pyroscope server of its own and runs for about 15 s; run it without -short, or set ARENAPROF_PYROSCOPE_URL")
+	}
+	if base == "" && script == "" {
+		t.Skip("no Pyroscope server: ARENAPROF_PYROSCOPE_URL is not set and ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START) is absent; .ci/run provides both")
+	}
+	if base == "" {
+		base = startPyroscope(t, script, t.TempDir()).url
+	}
+	return base, script
+}
+
 // testAgentEndToEnd runs the agent with all four sources on a workload of
 // known true bytes and checks what the server stores.
 func testAgentEndToEnd(t *testing.T, base string) {
@@ -145,63 +154,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	defer p.Stop()
 	app := fmt.Sprintf("arenaprof_e2e_%d", time.Now().UnixNano())
 	rec := newRecorder(t, base)
-	begin := time.Now().Add(-time.Second)
-	a, err := agent.Start(agent.Config{
-		AppName:   app,
-		Labels:    map[string]string{"env": "e2e"},
-		Interval:  time.Second,
-		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.CPUSource(), agent.HeapSource()},
-		Uploaders: []agent.Uploader{rec.uploader()},
-		QueueSize: 100,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			a.Stop(context.Background())
-		}
-	}()
-
-	// The workload. The live arena is filled right after the agent has
-	// taken its baseline, long before the first collection (a second
-	// later): every arena upload holds the whole of it, in use.
-	live := arena.NewArena(arena.WithSeed(1, 2))
-	for range e2eLiveN {
-		arena.New[e2eLive](live)
-	}
-	churn := arena.NewArena(arena.WithSeed(3, 4))
-	burn := make([]byte, 1<<20)
-	for range e2eRounds {
-		for range e2eSmallN / e2eRounds {
-			arena.New[e2eSmall](churn)
-		}
-		for range e2eLargeN / e2eRounds {
-			arena.New[e2eLarge](churn)
-		}
-		churn.Reset()
-		for range e2eBurnMiB {
-			sum := sha256.Sum256(burn)
-			burn[0] = sum[0]
-		}
-		runtime.GC() // the heap profile publishes figures as of the last GC
-		time.Sleep(e2ePause)
-	}
-	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Stop(sctx)
-	scancel()
-	stopped = true
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtime.KeepAlive(live)
-	st := a.Stats()
-	if st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
-		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
-	}
-	until := time.Now().Add(time.Minute)
-	t.Logf("agent: %d profiles collected, %d uploaded, %d retries", st.Collected, st.Uploaded, st.Retried)
+	begin, until := runE2EAgent(ctx, t, p, app, rec)
 	sizes := map[string][]int{}
 	for _, u := range rec.all() {
 		sizes[u.Profile] = append(sizes[u.Profile], len(u.Data))
@@ -210,19 +163,12 @@ func testAgentEndToEnd(t *testing.T, base string) {
 		t.Logf("agent: %s uploads: %v bytes of gzipped pprof each", name, sizes[name])
 	}
 
-	small := typeName(t, rec, "e2eSmall")
-	large := typeName(t, rec, "e2eLarge")
-	liveT := typeName(t, rec, "e2eLive")
-	truth := map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}
-	pushed := rec.pushedByType(t, "arena")
+	truth, liveT := e2eTruth(t, rec)
 	svc := app + ".arena"
 
 	// Every arena sample type is listed; wall, CPU and heap profiles arrive
 	// under the server's own profile types.
-	arenaIDs := map[string]string{}
-	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
-		arenaIDs[strings.Split(st, ":")[0]] = "memory:" + st + ":space:bytes"
-	}
+	arenaIDs := arenaTypeIDs("memory")
 	others := map[string]string{
 		"wall": "wall:wall:nanoseconds:wallclock:nanoseconds",
 		"cpu":  "process_cpu:cpu:nanoseconds:cpu:nanoseconds",
@@ -266,32 +212,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 
 	// Per type: stored alloc_space equals pushed, and the interval from the
 	// server's own raw sums holds the true bytes.
-	stored := map[string]map[string]int64{}
-	for typ := range truth {
-		stored[typ] = map[string]int64{}
-		for name, id := range arenaIDs {
-			sel := selector(svc, "type", typ)
-			want := pushed[typ][name]
-			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
-				got, err := renderTotal(ctx, base, id, sel, begin, until)
-				if err == nil && got != want {
-					err = fmt.Errorf("stored %d", got)
-				}
-				stored[typ][name] = got
-				return err
-			})
-		}
-		s, u := stored[typ]["alloc_samples"], stored[typ]["alloc_tail"]
-		iv, err := profiler.ComputeInterval(s, u, uploadedMean(t, rec), e2eConfidence, profiler.WindowBoth)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tr := float64(truth[typ]); tr < iv.Lo || tr > iv.Hi {
-			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", typ, truth[typ], iv.Lo, iv.Hi, s, u)
-		}
-		t.Logf("%s: alloc_space pushed %d, stored %d, true %d; interval from the server's sums (s=%d) [%.0f, %.0f]",
-			typ, pushed[typ]["alloc_space"], stored[typ]["alloc_space"], truth[typ], s, iv.Lo, iv.Hi)
-	}
+	stored := checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return selector(svc, "type", typ) }, truth, begin, until)
 
 	// Live memory: the documented query (SelectSeries, grouped by type,
 	// averaged over the range) gives each type's in-use level; summing it
@@ -351,6 +272,132 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
 	t.Logf("Go heap: averaged in-use query %.0f bytes over %d uploads, equal to the mean pushed", heapAvg, len(heapRows))
+}
+
+// runE2EAgent runs the agent with all four sources, uploading through
+// rec, on the end-to-end workload, stops it and checks that every profile
+// was uploaded. It returns the time range that holds the uploads.
+func runE2EAgent(ctx context.Context, t *testing.T, p *profiler.Profiler, app string, rec *recorder) (begin, until time.Time) {
+	t.Helper()
+	begin = time.Now().Add(-time.Second)
+	a, err := agent.Start(agent.Config{
+		AppName:   app,
+		Labels:    map[string]string{"env": "e2e"},
+		Interval:  time.Second,
+		Sources:   []agent.Source{agent.ProfilerSource(p), agent.WallSource(), agent.CPUSource(), agent.HeapSource()},
+		Uploaders: []agent.Uploader{rec.uploader()},
+		QueueSize: 100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			a.Stop(context.Background())
+		}
+	}()
+	live := e2eWorkload()
+	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+	err = a.Stop(sctx)
+	scancel()
+	stopped = true
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.KeepAlive(live)
+	st := a.Stats()
+	if st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+	}
+	t.Logf("agent: %d profiles collected, %d uploaded by %s, %d retries", st.Collected, st.Uploaded, rec.py, st.Retried)
+	return begin, time.Now().Add(time.Minute)
+}
+
+// e2eTruth returns the true bytes of each type label of the end-to-end
+// workload, and the label of the type kept live.
+func e2eTruth(t *testing.T, rec *recorder) (map[string]int64, string) {
+	small := typeName(t, rec, "e2eSmall")
+	large := typeName(t, rec, "e2eLarge")
+	liveT := typeName(t, rec, "e2eLive")
+	return map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}, liveT
+}
+
+// arenaTypeIDs returns the server's profile type ID of each arena sample
+// type, under the profile name name.
+func arenaTypeIDs(name string) map[string]string {
+	ids := map[string]string{}
+	for _, st := range []string{"alloc_objects:count", "alloc_space:bytes", "inuse_objects:count", "inuse_space:bytes", "alloc_samples:count", "alloc_tail:bytes"} {
+		ids[strings.Split(st, ":")[0]] = name + ":" + st + ":space:bytes"
+	}
+	return ids
+}
+
+// checkArenaTypes checks, per type label (its series selected by sel),
+// that each stored arena sample type (of ids) equals what rec pushed, and
+// that the interval from the server's own alloc_samples and alloc_tail
+// holds the true bytes. It returns the stored sums by type and sample type.
+func checkArenaTypes(ctx context.Context, t *testing.T, base string, rec *recorder, ids map[string]string, sel func(typ string) string,
+	truth map[string]int64, begin, until time.Time) map[string]map[string]int64 {
+	t.Helper()
+	pushed := rec.pushedByType(t, "arena")
+	mean := uploadedMean(t, rec)
+	stored := map[string]map[string]int64{}
+	for _, typ := range mapKeys(truth) {
+		stored[typ] = map[string]int64{}
+		for _, name := range mapKeys(ids) {
+			want := pushed[typ][name]
+			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
+				got, err := renderTotal(ctx, base, ids[name], sel(typ), begin, until)
+				if err == nil && got != want {
+					err = fmt.Errorf("stored %d", got)
+				}
+				stored[typ][name] = got
+				return err
+			})
+		}
+		s, u := stored[typ]["alloc_samples"], stored[typ]["alloc_tail"]
+		iv, err := profiler.ComputeInterval(s, u, mean, e2eConfidence, profiler.WindowBoth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr := float64(truth[typ]); tr < iv.Lo || tr > iv.Hi {
+			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] from the server's sums (s=%d, u=%d)", typ, truth[typ], iv.Lo, iv.Hi, s, u)
+		}
+		t.Logf("%s: alloc_space pushed %d, stored %d, true %d; interval from the server's sums (s=%d, u=%d) [%.0f, %.0f]",
+			typ, pushed[typ]["alloc_space"], stored[typ]["alloc_space"], truth[typ], s, u, iv.Lo, iv.Hi)
+	}
+	return stored
+}
+
+// e2eWorkload runs the end-to-end workload and returns its live arena,
+// which the caller keeps alive until the agent has stopped. The live arena
+// is filled first, right after the agent has taken its baseline, long
+// before the first collection (a second later): every arena upload holds
+// the whole of it, in use.
+func e2eWorkload() *arena.Arena {
+	live := arena.NewArena(arena.WithSeed(1, 2))
+	for range e2eLiveN {
+		arena.New[e2eLive](live)
+	}
+	churn := arena.NewArena(arena.WithSeed(3, 4))
+	burn := make([]byte, 1<<20)
+	for range e2eRounds {
+		for range e2eSmallN / e2eRounds {
+			arena.New[e2eSmall](churn)
+		}
+		for range e2eLargeN / e2eRounds {
+			arena.New[e2eLarge](churn)
+		}
+		churn.Reset()
+		for range e2eBurnMiB {
+			sum := sha256.Sum256(burn)
+			burn[0] = sum[0]
+		}
+		runtime.GC() // the heap profile publishes figures as of the last GC
+		time.Sleep(e2ePause)
+	}
+	return live
 }
 
 // testPullEndToEnd scrapes the profile handler as Grafana Alloy's
@@ -724,10 +771,10 @@ func testServerPause(t *testing.T, script string) {
 		st.Uploaded, st.Retried, st.Unconfirmed, maybe > 0 && got == want+maybe, inPause, want, got)
 }
 
-// recorder wraps a Pyroscope uploader and keeps every upload the server
-// accepted, and those left unconfirmed.
+// recorder wraps an uploader (Pyroscope's by default) and keeps every
+// upload the server accepted, and those left unconfirmed.
 type recorder struct {
-	py     *agent.Pyroscope
+	py     agent.Uploader
 	mu     sync.Mutex
 	ok     []recorded
 	unconf []recorded
@@ -867,19 +914,9 @@ func startScript(t *testing.T) string {
 	if s := os.Getenv("ARENAPROF_PYROSCOPE_START"); s != "" {
 		return s
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	dir := moduleRoot(t)
+	if dir == "" {
+		return ""
 	}
 	s := filepath.Join(dir, "..", "shared", "pyroscope", "start")
 	if fi, err := os.Stat(s); err != nil || fi.IsDir() {
@@ -888,24 +925,30 @@ func startScript(t *testing.T) string {
 	return s
 }
 
+// moduleRoot returns the repository's root, the nearest directory above
+// the test's that holds a go.mod, "" if there is none.
+func moduleRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
 // startPyroscope starts a server on free 127.0.0.1 ports, with its data
 // (and the unpacked binary) under dir, stopped when t ends.
 func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 	s := &pyroscope{script: script, data: filepath.Join(dir, "data")}
-	// Hold every listener until all three ports are chosen, so that
-	// they differ; free them for the server.
-	var ls []net.Listener
-	for i := range s.ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		s.ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	for _, l := range ls {
-		l.Close()
-	}
+	copy(s.ports[:], freePorts(t, len(s.ports)))
 	s.url = fmt.Sprintf("http://127.0.0.1:%d", s.ports[0])
 	s.start(t)
 	t.Cleanup(func() {
@@ -914,6 +957,26 @@ func startPyroscope(t *testing.T, script, dir string) *pyroscope {
 		}
 	})
 	return s
+}
+
+// freePorts returns n distinct free ports of 127.0.0.1 for a server to
+// listen on: every listener is held until all are chosen, so that they
+// differ, then freed.
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
 }
 
 // start runs the script, which returns once the server answers /ready.

@@ -7,17 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -78,14 +75,7 @@ func (c PyroscopeConfig) String() string {
 	if c.BearerToken != "" {
 		b.WriteString(" BearerToken:REDACTED")
 	}
-	if len(c.Headers) > 0 {
-		keys := make([]string, 0, len(c.Headers))
-		for k := range c.Headers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		fmt.Fprintf(&b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
-	}
+	writeHeaders(&b, c.Headers)
 	if c.SpyName != "" {
 		fmt.Fprintf(&b, " SpyName:%s", c.SpyName)
 	}
@@ -114,13 +104,6 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		}
 		return "REDACTED"
 	}
-	var headers map[string]string
-	if len(c.Headers) > 0 {
-		headers = make(map[string]string, len(c.Headers))
-		for k := range c.Headers {
-			headers[k] = "REDACTED"
-		}
-	}
 	return json.Marshal(struct {
 		URL               string
 		TenantID          string            `json:",omitempty"`
@@ -137,7 +120,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		BasicAuthUser:     c.BasicAuthUser,
 		BasicAuthPassword: redacted(c.BasicAuthPassword),
 		BearerToken:       redacted(c.BearerToken),
-		Headers:           headers,
+		Headers:           redactedHeaders(c.Headers),
 		SpyName:           c.SpyName,
 		RawBody:           c.RawBody,
 		Client:            c.Client != nil,
@@ -177,13 +160,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 type Pyroscope struct {
 	endpoint string // scheme://host/path/ingest, without credentials
 	cfg      PyroscopeConfig
-	client   *http.Client
-	own      *http.Transport // non-nil when the client is ours
-	secrets  []string
-
-	// silent is set when a request went unanswered: until the server
-	// answers a probe, no profile is sent (see Upload).
-	silent atomic.Bool
+	send     *httpSender
 }
 
 // NewPyroscope checks cfg and returns the destination.
@@ -213,10 +190,8 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 	if cfg.BearerToken != "" && (cfg.BasicAuthUser != "" || cfg.BasicAuthPassword != "") {
 		return nil, errors.New("agent: PyroscopeConfig: set either basic auth or a bearer token, not both")
 	}
-	for k, v := range cfg.Headers {
-		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("agent: PyroscopeConfig.Headers: invalid header %q", k)
-		}
+	if err := checkHeaders("PyroscopeConfig.Headers", cfg.Headers); err != nil {
+		return nil, err
 	}
 	for _, s := range []string{cfg.TenantID, cfg.BearerToken, cfg.BasicAuthUser, cfg.BasicAuthPassword} {
 		if strings.ContainsAny(s, "\r\n\x00") {
@@ -229,52 +204,21 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 	u.RawQuery, u.Fragment = "", ""
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/ingest"
 	u.RawPath = ""
-	p := &Pyroscope{endpoint: u.String(), cfg: cfg}
-	for _, s := range []string{cfg.BasicAuthPassword, cfg.BearerToken} {
-		if s != "" {
-			p.secrets = append(p.secrets, s, url.QueryEscape(s), url.PathEscape(s))
-		}
+	p := &Pyroscope{endpoint: u.String(), cfg: cfg, send: newHTTPSender("pyroscope", cfg.Client)}
+	p.send.probeURL = strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
+	p.send.transient = func(status int, body string) bool {
+		return status == http.StatusUnprocessableEntity && ringUnhealthy(body)
 	}
-	// Custom header values (often API keys) and the tenant are kept out of
-	// messages too; very short values are not, since replacing them would
-	// garble the message without hiding anything.
-	others := []string{cfg.TenantID}
+	p.send.hideAll(cfg.BasicAuthPassword, cfg.BearerToken)
+	p.send.hideLong(cfg.TenantID)
 	for _, v := range cfg.Headers {
-		others = append(others, v)
-	}
-	for _, s := range others {
-		if len(s) >= 4 {
-			p.secrets = append(p.secrets, s, url.QueryEscape(s))
-		}
+		p.send.hideLong(v)
 	}
 	if cfg.BasicAuthPassword != "" {
 		// The encoded header value is as good as the password.
-		p.secrets = append(p.secrets, base64.StdEncoding.EncodeToString([]byte(cfg.BasicAuthUser+":"+cfg.BasicAuthPassword)))
-	}
-	if cfg.Client != nil {
-		c := *cfg.Client
-		c.CheckRedirect = noRedirect
-		p.client = &c
-	} else {
-		p.own = http.DefaultTransport.(*http.Transport).Clone()
-		p.client = &http.Client{Transport: p.own, CheckRedirect: noRedirect}
+		p.send.hideAll(base64.StdEncoding.EncodeToString([]byte(cfg.BasicAuthUser + ":" + cfg.BasicAuthPassword)))
 	}
 	return p, nil
-}
-
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // String names the destination by its endpoint, without credentials.
@@ -285,39 +229,14 @@ func (p *Pyroscope) GoString() string { return "&agent.Pyroscope{" + p.String() 
 
 // Close releases the idle connections of the uploader's own client.
 func (p *Pyroscope) Close() error {
-	if p.own != nil {
-		p.own.CloseIdleConnections()
-	}
+	p.send.close()
 	return nil
 }
 
-// redact removes every credential from s.
-func (p *Pyroscope) redact(s string) string {
-	for _, sec := range p.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "REDACTED")
-		}
-	}
-	return s
-}
-
-// Upload sends u in one request.
-//
-// After a request went unanswered (an [Unconfirmed] error), the server may
-// be stopped or overloaded: sending the next profiles would leave each of
-// them unconfirmed in turn. So until the server answers again, Upload
-// first probes it with a GET of {URL}/ready, which is safe to repeat and
-// sends no credentials; any HTTP answer will do. While the probe gets
-// none, Upload returns a retryable error without sending the profile, so
-// an outage costs at most one unconfirmed profile and the rest are
-// retried.
+// Upload sends u in one request. After a request went unanswered (an
+// [Unconfirmed] error), no profile is sent until the server answers a GET
+// of {URL}/ready again (see [Pyroscope]).
 func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
-	if p.silent.Load() {
-		if err := p.probe(ctx); err != nil {
-			return Retryable(fmt.Errorf("agent: pyroscope: server not answering since a request went unanswered; profile not sent: %s", err), 0)
-		}
-		p.silent.Store(false)
-	}
 	q := url.Values{}
 	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
@@ -336,99 +255,24 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 			return fmt.Errorf("agent: pyroscope: building request: %w", err)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint+"?"+q.Encode(), bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("agent: pyroscope: building request: %s", p.redact(err.Error()))
-	}
+	h := make(http.Header, len(p.cfg.Headers)+4)
 	for k, v := range p.cfg.Headers {
-		req.Header.Set(k, v)
+		h.Set(k, v)
 	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("User-Agent", "arenaprof-agent")
+	h.Set("Content-Type", contentType)
+	h.Set("User-Agent", userAgent)
 	if p.cfg.TenantID != "" {
-		req.Header.Set("X-Scope-OrgID", p.cfg.TenantID)
+		h.Set("X-Scope-OrgID", p.cfg.TenantID)
 	}
 	switch {
 	case p.cfg.BearerToken != "":
-		req.Header.Set("Authorization", "Bearer "+p.cfg.BearerToken)
+		h.Set("Authorization", "Bearer "+p.cfg.BearerToken)
 	case p.cfg.BasicAuthUser != "" || p.cfg.BasicAuthPassword != "":
-		req.SetBasicAuth(p.cfg.BasicAuthUser, p.cfg.BasicAuthPassword)
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(p.cfg.BasicAuthUser+":"+p.cfg.BasicAuthPassword)))
 	default:
-		req.Header.Del("Authorization")
+		h.Del("Authorization")
 	}
-	// Whether the whole request reached the connection decides what a
-	// failure means: before, the server cannot have stored the profile and
-	// a retry is safe; after, it may have (a stopped or overloaded server
-	// reads it later), so the upload is unconfirmed.
-	var wrote atomic.Bool
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		// The transport may resend on a new connection (a keep-alive
-		// connection the server had closed): each attempt starts afresh.
-		GotConn: func(httptrace.GotConnInfo) { wrote.Store(false) },
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
-	}))
-	resp, err := p.client.Do(req)
-	if err != nil {
-		// *url.Error repeats the URL; report the inner error against the
-		// endpoint without the query.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if wrote.Load() {
-			p.silent.Store(true)
-			return Unconfirmed(fmt.Errorf("agent: pyroscope: POST %s: request sent, no answer: %s", p.endpoint, p.redact(err.Error())))
-		}
-		msg := fmt.Errorf("agent: pyroscope: POST %s: %s", p.endpoint, p.redact(err.Error()))
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return msg // cancelled by the agent: not worth a retry
-		}
-		return Retryable(msg, 0)
-	}
-	defer func() {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-	}()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return nil
-	}
-	// Redact the whole body read, then cut it: cutting first could leave
-	// the prefix of a secret that straddles the cut.
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
-	text := p.redact(strings.ToValidUTF8(string(snippet), "?"))
-	transient := resp.StatusCode == http.StatusUnprocessableEntity && ringUnhealthy(text)
-	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
-	err = fmt.Errorf("agent: pyroscope: POST %s: %s: %s", p.endpoint, resp.Status, text)
-	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
-	}
-	return err
-}
-
-// probe sends GET {URL}/ready and reports an error when no HTTP answer
-// comes.
-func (p *Pyroscope) probe(ctx context.Context) error {
-	target := strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return errors.New("building the probe")
-	}
-	req.Header.Set("User-Agent", "arenaprof-agent")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("GET %s: %s", target, p.redact(err.Error()))
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	return nil
+	return p.send.post(ctx, p.endpoint+"?"+q.Encode(), p.endpoint, h, body)
 }
 
 // ringUnhealthy reports whether a 422 body is the server's complaint that
@@ -437,14 +281,6 @@ func (p *Pyroscope) probe(ctx context.Context) error {
 func ringUnhealthy(body string) bool {
 	return strings.Contains(body, "empty ring") || strings.Contains(body, "unhealthy instances") ||
 		strings.Contains(body, "too many unhealthy instances")
-}
-
-// truncate cuts s to at most n bytes.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func multipartBody(u *Upload) ([]byte, string, error) {

@@ -44,6 +44,17 @@ type Upload struct {
 	// SampleTypes describes each sample type of the profile for Pyroscope's
 	// sample_type_config (see [SampleTypes]).
 	SampleTypes map[string]SampleTypeConfig
+
+	// parsed is the profile Data encodes, when an uploader asked for it
+	// (see parsedReader); read-only.
+	parsed *profile.Profile
+}
+
+// parsedReader is implemented by uploaders that convert the profile
+// rather than send its bytes: the agent then hands them the profile it
+// encoded, which saves them parsing Data again.
+type parsedReader interface {
+	readsParsed()
 }
 
 // SampleTypeConfig tells a Pyroscope server how to present one sample type;

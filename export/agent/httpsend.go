@@ -1,0 +1,263 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/arenaprof/arenaprof/internal/redact"
+)
+
+// httpSender is what the HTTP destinations ([Pyroscope], [OTLP]) share:
+// the client that never follows redirects, the credentials kept out of
+// every message, the classification of failures into retryable,
+// unconfirmed and final, and the probe that holds profiles back while a
+// server that left a request unanswered stays silent.
+type httpSender struct {
+	kind     string // names the destination in messages: "pyroscope", "otlp"
+	client   *http.Client
+	own      *http.Transport // non-nil when the client is ours
+	secrets  []string
+	probeURL string // GET target of the probe, without credentials
+
+	// transient, if set, tells a 4xx answer that reports a passing
+	// condition of the server (Pyroscope's unhealthy ring) from one about
+	// the request.
+	transient func(status int, body string) bool
+	// accepted, if set, reads a 2xx answer's body (its first 64 KiB),
+	// which may still report a failure (OTLP's partial success).
+	accepted func(header http.Header, body []byte) error
+
+	// silent is set when a request went unanswered: until the server
+	// answers a probe, no profile is sent (see post).
+	silent atomic.Bool
+}
+
+// newHTTPSender returns a sender using a copy of client that never follows
+// redirects, or a client of its own when client is nil.
+func newHTTPSender(kind string, client *http.Client) *httpSender {
+	h := &httpSender{kind: kind}
+	if client != nil {
+		c := *client
+		c.CheckRedirect = noRedirect
+		h.client = &c
+	} else {
+		h.own = http.DefaultTransport.(*http.Transport).Clone()
+		h.client = &http.Client{Transport: h.own, CheckRedirect: noRedirect}
+	}
+	return h
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// hideAll adds secrets that must never appear in a message, as they are
+// and URL-encoded.
+func (h *httpSender) hideAll(secrets ...string) {
+	for _, s := range secrets {
+		if s != "" {
+			h.secrets = append(h.secrets, s, url.QueryEscape(s), url.PathEscape(s))
+		}
+	}
+}
+
+// hideLong adds header values (often API keys) and tenants; very short
+// values are not hidden, since replacing them would garble the message
+// without hiding anything.
+func (h *httpSender) hideLong(values ...string) {
+	for _, s := range values {
+		if len(s) >= 4 {
+			h.secrets = append(h.secrets, s, url.QueryEscape(s))
+		}
+	}
+}
+
+// close releases the idle connections of the sender's own client.
+func (h *httpSender) close() {
+	if h.own != nil {
+		h.own.CloseIdleConnections()
+	}
+}
+
+// redact removes every credential from s.
+func (h *httpSender) redact(s string) string {
+	for _, sec := range h.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "REDACTED")
+		}
+	}
+	return s
+}
+
+// post sends body to target (shown as endpoint in messages) with header
+// and reports the outcome as an upload error: nil on 2xx; [Retryable] for
+// network errors before the whole request was sent, 5xx, 429 and
+// transient answers (honouring Retry-After); [Unconfirmed] for a request
+// sent but not answered; a plain error otherwise.
+//
+// After an unconfirmed request the server may be stopped or overloaded:
+// sending the next profiles would leave each of them unconfirmed in turn.
+// So until the server answers again, post first probes it with a GET of
+// probeURL, which is safe to repeat and sends no credentials; any HTTP
+// answer will do. While the probe gets none, post returns a retryable
+// error without sending the profile, so an outage costs at most one
+// unconfirmed profile and the rest are retried.
+func (h *httpSender) post(ctx context.Context, target, endpoint string, header http.Header, body []byte) error {
+	if h.silent.Load() {
+		if err := h.probe(ctx); err != nil {
+			return Retryable(fmt.Errorf("agent: %s: server not answering since a request went unanswered; profile not sent: %s", h.kind, err), 0)
+		}
+		h.silent.Store(false)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("agent: %s: building request: %s", h.kind, h.redact(err.Error()))
+	}
+	req.Header = header
+	// Whether the whole request reached the connection decides what a
+	// failure means: before, the server cannot have stored the profile and
+	// a retry is safe; after, it may have (a stopped or overloaded server
+	// reads it later), so the upload is unconfirmed.
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		// The transport may resend on a new connection (a keep-alive
+		// connection the server had closed): each attempt starts afresh.
+		GotConn: func(httptrace.GotConnInfo) { wrote.Store(false) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		// *url.Error repeats the URL; report the inner error against the
+		// endpoint without the query.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if wrote.Load() {
+			h.silent.Store(true)
+			return Unconfirmed(fmt.Errorf("agent: %s: POST %s: request sent, no answer: %s", h.kind, endpoint, h.redact(err.Error())))
+		}
+		msg := fmt.Errorf("agent: %s: POST %s: %s", h.kind, endpoint, h.redact(err.Error()))
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return msg // cancelled by the agent: not worth a retry
+		}
+		return Retryable(msg, 0)
+	}
+	defer func() {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if h.accepted == nil {
+			return nil
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if err := h.accepted(resp.Header, b); err != nil {
+			return fmt.Errorf("agent: %s: POST %s: %s", h.kind, endpoint, h.redact(err.Error()))
+		}
+		return nil
+	}
+	// Redact the whole body read, then cut it: cutting first could leave
+	// the prefix of a secret that straddles the cut.
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+	text := h.redact(strings.ToValidUTF8(string(snippet), "?"))
+	transient := h.transient != nil && h.transient(resp.StatusCode, text)
+	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
+	err = fmt.Errorf("agent: %s: POST %s: %s: %s", h.kind, endpoint, resp.Status, text)
+	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+	}
+	return err
+}
+
+// probe sends GET probeURL and reports an error when no HTTP answer
+// comes.
+func (h *httpSender) probe(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.probeURL, nil)
+	if err != nil {
+		return errors.New("building the probe")
+	}
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("GET %s: %s", redact.URL(h.probeURL, "REDACTED"), h.redact(err.Error()))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	return nil
+}
+
+// userAgent is the User-Agent of every request the agent sends.
+const userAgent = "arenaprof-agent"
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// writeHeaders writes " Headers:K1=REDACTED,K2=REDACTED" (names sorted),
+// nothing without headers: how configs print their headers.
+func writeHeaders(b *strings.Builder, headers map[string]string) {
+	if len(headers) == 0 {
+		return
+	}
+	keys := slices.Sorted(maps.Keys(headers))
+	fmt.Fprintf(b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
+}
+
+// redactedHeaders returns headers with every value "REDACTED", nil
+// without headers: how configs marshal their headers to JSON.
+func redactedHeaders(headers map[string]string) map[string]string {
+	if len(headers) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(headers))
+	for k := range headers {
+		m[k] = "REDACTED"
+	}
+	return m
+}
+
+// checkHeaders checks header names and values the user gave, so that no
+// request can be split or smuggled through them.
+func checkHeaders(what string, headers map[string]string) error {
+	for k, v := range headers {
+		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
+			return fmt.Errorf("agent: %s: invalid header %q", what, k)
+		}
+	}
+	return nil
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

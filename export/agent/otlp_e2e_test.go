@@ -1,0 +1,268 @@
+package agent_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// TestOTLPEndToEnd runs the agent with the OTLP destination against a
+// real Grafana Pyroscope server, which ingests OTLP profiles itself, and
+// reads everything back through its query API:
+//
+//   - direct: the agent pushes OTLP/HTTP to the server;
+//   - collector: the agent pushes to a real OpenTelemetry Collector
+//     (tools/otelcol: OTLP receiver, OTLP/HTTP exporter, profiles on),
+//     which forwards to the server.
+//
+// Either way the server stores the application under service_name=APP,
+// arena memory under memory=arena with every arena sample type, the Go
+// heap under memory=heap, the wall-clock and the CPU profiles; per type label, each
+// stored arena sample type equals what was pushed, and the true bytes lie
+// inside the intervals from the server's own alloc_samples and alloc_tail.
+//
+// The server comes as for TestPyroscopeEndToEnd. The Collector is the
+// binary at ARENAPROF_OTELCOL (.ci/run builds it once per run), else the
+// test builds tools/otelcol itself, once, into the user's cache directory
+// (minutes from a cold Go build cache).
+func TestOTLPEndToEnd(t *testing.T) {
+	base, _ := e2eServer(t)
+	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, base, base) })
+	t.Run("collector", func(t *testing.T) {
+		col := startCollector(t, base)
+		testOTLPEndToEnd(t, base, col)
+	})
+}
+
+// testOTLPEndToEnd runs the agent with an OTLP destination at otlpURL on
+// the end-to-end workload and checks what the Pyroscope server at base
+// stores.
+func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	app := fmt.Sprintf("arenaprof_otlp_%d", time.Now().UnixNano())
+	up, err := agent.NewOTLP(agent.OTLPConfig{URL: otlpURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	rec := &recorder{py: up}
+	begin, until := runE2EAgent(ctx, t, p, app, rec)
+	truth, _ := e2eTruth(t, rec)
+
+	// Pyroscope v1.19.3 names an OTLP profile's type after its period
+	// type: the arena and Go heap profiles (space/bytes) are "space", the
+	// wall-clock profile "wallclock".
+	arenaIDs := arenaTypeIDs("space")
+	// The CPU profile's samples/count type becomes process_cpu (its values
+	// times the period), its cpu/nanoseconds type "cpu".
+	wallID := "wallclock:wall:nanoseconds:wallclock:nanoseconds"
+	cpuID := "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+	waitUntil(ctx, t, "the server lists every profile type", func() error {
+		ids, err := profileTypes(ctx, base, begin, until)
+		if err != nil {
+			return err
+		}
+		for _, want := range append(mapValues(arenaIDs), wallID, cpuID, "cpu:cpu:nanoseconds:cpu:nanoseconds") {
+			if !ids[want] {
+				return fmt.Errorf("profile type %s not listed (listed: %v)", want, mapKeys(ids))
+			}
+		}
+		return nil
+	})
+	arenaSel := func(kv ...string) string { return selector(app, append([]string{"memory", "arena"}, kv...)...) }
+	for what, q := range map[string][2]string{
+		"heap": {arenaIDs["inuse_space"], selector(app, "memory", "heap")},
+		"wall": {wallID, selector(app)},
+		"cpu":  {cpuID, selector(app)},
+	} {
+		waitUntil(ctx, t, what+" profile stored", func() error {
+			total, err := renderTotal(ctx, base, q[0], q[1], begin, until)
+			if err == nil && total <= 0 {
+				err = fmt.Errorf("%s%s is empty", q[0], q[1])
+			}
+			return err
+		})
+	}
+	// The labels a reader of the sums needs are series labels: the type
+	// and the sampling mean (sent as a string attribute).
+	mean := uploadedMean(t, rec)
+	waitUntil(ctx, t, "type and sampling_mean label values", func() error {
+		vals, err := labelValues(ctx, base, "type", arenaSel(), begin, until)
+		if err != nil {
+			return err
+		}
+		for typ := range truth {
+			if !slices.Contains(vals, typ) {
+				return fmt.Errorf("type %q not among the server's label values %v", typ, vals)
+			}
+		}
+		means, err := labelValues(ctx, base, "sampling_mean", arenaSel(), begin, until)
+		if err == nil && !slices.Equal(means, []string{strconv.FormatInt(mean, 10)}) {
+			err = fmt.Errorf("sampling_mean label values %v, want [%d]", means, mean)
+		}
+		return err
+	})
+
+	checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return arenaSel("type", typ) }, truth, begin, until)
+}
+
+// startCollector starts an OpenTelemetry Collector on a free 127.0.0.1
+// port, forwarding profiles to the Pyroscope server at pyroscope, and
+// returns the base URL of its OTLP/HTTP receiver. It is stopped when t
+// ends.
+func startCollector(t *testing.T, pyroscope string) string {
+	bin := collectorBinary(t)
+	ports := freePorts(t, 2)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(cfg, []byte(collectorConfig(ports[0], ports[1], pyroscope)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", cfg)
+	logf, err := os.Create(filepath.Join(dir, "collector.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("collector log tail:\n%s", tail(b, 4000))
+		}
+	})
+	// Ready when the receiver accepts connections.
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logf.Name())
+			t.Fatalf("the collector does not listen on %s after 30 s: %v\nlog tail:\n%s", addr, err, tail(b, 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "http://" + addr
+}
+
+// collectorConfig is the Collector's pipeline: profiles in over OTLP
+// (HTTP on httpPort, gRPC on grpcPort), out over OTLP/HTTP to Pyroscope,
+// which serves OTLP at the same path as a Collector. The README shows the
+// same pipeline.
+func collectorConfig(httpPort, grpcPort int, pyroscope string) string {
+	return fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%d
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlphttp/pyroscope:
+    endpoint: %s
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    profiles:
+      receivers: [otlp]
+      exporters: [otlphttp/pyroscope]
+`, httpPort, grpcPort, pyroscope)
+}
+
+// collectorBinary returns the Collector to run: ARENAPROF_OTELCOL, else
+// tools/otelcol built once into the user's cache directory, under a name
+// that changes with the module's go.mod, go.sum and main.go, so that a
+// later run reuses it (the first build from a cold Go build cache takes
+// minutes).
+func collectorBinary(t *testing.T) string {
+	if bin := os.Getenv("ARENAPROF_OTELCOL"); bin != "" {
+		return bin
+	}
+	root := moduleRoot(t)
+	dir := filepath.Join(root, "tools", "otelcol")
+	h := sha256.New()
+	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if root == "" || err != nil {
+			t.Fatalf("tools/otelcol not found in the repository: %v", err)
+		}
+		h.Write(b)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	bin := filepath.Join(cache, "arenaprof-test", fmt.Sprintf("otelcol-%x", h.Sum(nil)[:8]))
+	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+		return bin
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(t.TempDir(), "otelcol")
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", tmp, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		var lines []string
+		for sc.Scan() && len(lines) < 30 {
+			lines = append(lines, sc.Text())
+		}
+		t.Fatalf("building tools/otelcol: %v\n%s", err, strings.Join(lines, "\n"))
+	}
+	t.Logf("built tools/otelcol in %s", time.Since(start).Round(time.Second))
+	// Copy, then rename: the rename is atomic, so a concurrent run never
+	// starts a half-written binary.
+	data, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := bin + fmt.Sprintf(".%d.part", os.Getpid())
+	if err := os.WriteFile(part, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(part, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
