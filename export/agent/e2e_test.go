@@ -214,7 +214,10 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	liveT := typeName(t, rec, "e2eLive")
 	truth := map[string]int64{liveT: e2eLiveN * 48, small: e2eSmallN * 32, large: e2eLargeN * 256}
 	pushed := rec.pushedByType(t, "arena")
-	svc := app + ".arena"
+	// One service for the application; arena and Go heap memory are told
+	// apart by the memory label.
+	arenaSel := func(kv ...string) string { return selector(app, append([]string{"memory", "arena"}, kv...)...) }
+	srcSel := map[string]string{"wall": selector(app), "cpu": selector(app), "heap": selector(app, "memory", "heap")}
 
 	// Every arena sample type is listed; wall, CPU and heap profiles arrive
 	// under the server's own profile types.
@@ -241,17 +244,26 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	})
 	for src, id := range others {
 		waitUntil(ctx, t, src+" profile stored", func() error {
-			total, err := renderTotal(ctx, base, id, selector(app+"."+src), begin, until)
+			total, err := renderTotal(ctx, base, id, srcSel[src], begin, until)
 			if err == nil && total <= 0 {
-				err = fmt.Errorf("%s{service_name=%q} is empty", id, app+"."+src)
+				err = fmt.Errorf("%s%s is empty", id, srcSel[src])
 			}
 			return err
 		})
 	}
 
+	// One application is one service: no service named after a profile.
+	waitUntil(ctx, t, "one service_name for the application", func() error {
+		vals, err := labelValues(ctx, base, "service_name", fmt.Sprintf("{service_name=~%q}", app+".*"), begin, until)
+		if err == nil && !slices.Equal(vals, []string{app}) {
+			err = fmt.Errorf("services %v, want [%s]", vals, app)
+		}
+		return err
+	})
+
 	// The type label of every sample is a label the server can select by.
 	waitUntil(ctx, t, "type label values", func() error {
-		vals, err := labelValues(ctx, base, "type", selector(svc), begin, until)
+		vals, err := labelValues(ctx, base, "type", arenaSel(), begin, until)
 		if err != nil {
 			return err
 		}
@@ -269,7 +281,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	for typ := range truth {
 		stored[typ] = map[string]int64{}
 		for name, id := range arenaIDs {
-			sel := selector(svc, "type", typ)
+			sel := arenaSel("type", typ)
 			want := pushed[typ][name]
 			waitUntil(ctx, t, fmt.Sprintf("stored %s of %s equals pushed %d", name, typ, want), func() error {
 				got, err := renderTotal(ctx, base, id, sel, begin, until)
@@ -295,7 +307,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	// Live memory: the documented query (SelectSeries, grouped by type,
 	// averaged over the range) gives each type's in-use level; summing it
 	// over the range, as the flame graph does, counts it once per upload.
-	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc), "type", begin, until)
+	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel(), "type", begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,40 +328,50 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	if got := avg[liveT]; got < iv.Lo || got > iv.Hi {
 		t.Errorf("live bytes of %s from the averaged query %.0f outside the interval [%.0f, %.0f] of the true %d", liveT, got, iv.Lo, iv.Hi, truth[liveT])
 	}
-	// The Go heap has no sample labels: the same query without grouping
-	// averages its in-use level over the uploads.
-	var heapRows []float64
+	// The Go heap's series are split by object size (the bytes label its
+	// uploads carry for intervals): the same query grouped by bytes
+	// averages each size's in-use level over the uploads holding it, and
+	// their sum is the service's.
+	bySize := map[string][]float64{}
 	for _, hp := range rec.profiles(t, "heap") {
 		idx := slices.IndexFunc(hp.SampleType, func(st *profile.ValueType) bool { return st.Type == "inuse_space" })
-		var v int64
+		row := map[string]int64{}
 		for _, s := range hp.Sample {
-			v += s.Value[idx]
+			row[strconv.FormatInt(s.NumLabel["bytes"][0], 10)] += s.Value[idx]
 		}
-		if v > 0 {
-			heapRows = append(heapRows, float64(v))
+		for size, v := range row {
+			if v > 0 {
+				bySize[size] = append(bySize[size], float64(v))
+			}
 		}
 	}
-	var heapSum float64
-	for _, v := range heapRows {
-		heapSum += v
+	var heapWant float64
+	for _, rows := range bySize {
+		var sum float64
+		for _, v := range rows {
+			sum += v
+		}
+		heapWant += sum / float64(len(rows))
 	}
-	heapWant := heapSum / float64(len(heapRows))
 	var heapAvg float64
 	waitUntil(ctx, t, "averaged inuse_space of the Go heap equals the mean pushed", func() error {
-		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app+".heap"), "", begin, until)
-		heapAvg = m[""]
-		if err == nil && (len(heapRows) == 0 || math.Abs(heapAvg-heapWant) > 1e-9*heapWant) {
-			err = fmt.Errorf("server %.1f, pushed %.1f over %d uploads", heapAvg, heapWant, len(heapRows))
+		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app, "memory", "heap"), "bytes", begin, until)
+		heapAvg = 0
+		for _, v := range m {
+			heapAvg += v
+		}
+		if err == nil && (len(bySize) == 0 || math.Abs(heapAvg-heapWant) > 1e-9*heapWant) {
+			err = fmt.Errorf("server %.1f, pushed %.1f over %d sizes", heapAvg, heapWant, len(bySize))
 		}
 		return err
 	})
-	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc, "type", liveT), begin, until)
+	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel("type", liveT), begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
-	t.Logf("Go heap: averaged in-use query %.0f bytes over %d uploads, equal to the mean pushed", heapAvg, len(heapRows))
+	t.Logf("Go heap: averaged in-use query by size, summed: %.0f bytes over %d sizes, equal to the mean pushed", heapAvg, len(bySize))
 }
 
 // testPullEndToEnd scrapes the profile handler as Grafana Alloy's
@@ -621,7 +643,7 @@ func (o *outage) checkStored(ctx context.Context, t *testing.T, want, maybe int6
 	var got int64
 	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
 		var err error
-		got, err = renderTotal(ctx, o.srv.url, "memory:alloc_space:bytes:space:bytes", selector(o.app+".arena"), o.begin, until)
+		got, err = renderTotal(ctx, o.srv.url, "memory:alloc_space:bytes:space:bytes", selector(o.app, "memory", "arena"), o.begin, until)
 		if err == nil && got != want && (maybe == 0 || got != want+maybe) {
 			err = fmt.Errorf("stored %d, pushed %d uploaded + %d unconfirmed", got, want, maybe)
 		}

@@ -146,14 +146,19 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 
 // Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
 //
-//	POST {URL}/ingest?name=APP.PROFILE{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
+//	POST {URL}/ingest?name=APP{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
 //
 // with a multipart/form-data body holding a "profile" part (file
 // profile.pprof, the gzipped pprof) and a "sample_type_config" part (file
-// sample_type_config.json, see [SampleTypes]). The application name gets
-// the profile name as a suffix ("shop.arena", "shop.wall") so that the arena
-// profile and the runtime's heap profile, which share sample type names,
-// stay apart. The multipart request carries no format parameter: the
+// sample_type_config.json, see [SampleTypes]). As with pyroscope-go, one
+// application is one service_name, whatever its profiles: the server tells
+// CPU, wall-clock and memory profiles apart by their sample types, and
+// memory profiles carry the series label memory=SOURCE ("arena", "heap"),
+// since arena and Go heap profiles share sample type names (see
+// [SeriesLabel]). Memory profiles also carry the numeric labels a reader
+// of the server's sums needs (sampling_mean; memprofilerate and bytes of
+// Go heap samples) as string labels, since the server keeps only those.
+// The multipart request carries no format parameter: the
 // server reads the body as raw pprof whenever format=pprof is present,
 // before it looks at the content type, so format=pprof is sent only with
 // [PyroscopeConfig.RawBody].
@@ -319,7 +324,7 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 		p.silent.Store(false)
 	}
 	q := url.Values{}
-	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
+	q.Set("name", IngestName(u.AppName, seriesLabels(u)))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
 	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
 	q.Set("spyName", p.cfg.SpyName)
@@ -328,10 +333,10 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	var contentType string
 	if p.cfg.RawBody {
 		q.Set("format", "pprof")
-		body, contentType = u.Data, "application/octet-stream"
+		body, contentType = pyroscopeData(u), "application/octet-stream"
 	} else {
 		var err error
-		body, contentType, err = multipartBody(u)
+		body, contentType, err = multipartBody(u, pyroscopeData(u))
 		if err != nil {
 			return fmt.Errorf("agent: pyroscope: building request: %w", err)
 		}
@@ -447,14 +452,14 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-func multipartBody(u *Upload) ([]byte, string, error) {
+func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	fw, err := w.CreateFormFile("profile", "profile.pprof")
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := fw.Write(u.Data); err != nil {
+	if _, err := fw.Write(data); err != nil {
 		return nil, "", err
 	}
 	if len(u.SampleTypes) > 0 {
@@ -511,17 +516,13 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // IngestName builds the name query parameter of Pyroscope's /ingest:
-// "APP.PROFILE{k1=v1,k2=v2}" with keys sorted, or "APP.PROFILE" without
-// labels. See [Pyroscope] for the escaping rules. Label keys are sanitised
-// like the application name, minus '.' and '-'; a key that collides with an
-// earlier one after sanitising is dropped.
-func IngestName(app, profileName string, labels map[string]string) string {
+// "APP{k1=v1,k2=v2}" with keys sorted, or "APP" without labels; the server
+// takes APP as the service_name. See [Pyroscope] for the escaping rules.
+// Label keys are sanitised like the application name, minus '.' and '-';
+// a key that collides with an earlier one after sanitising is dropped.
+func IngestName(app string, labels map[string]string) string {
 	var b strings.Builder
-	name := app
-	if profileName != "" {
-		name += "." + profileName
-	}
-	b.WriteString(mapRunes(name, appNameRune))
+	b.WriteString(mapRunes(app, appNameRune))
 	if len(labels) == 0 {
 		return b.String()
 	}

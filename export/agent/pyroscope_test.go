@@ -190,22 +190,22 @@ func parseName(name string) (string, map[string]string, error) {
 
 func TestIngestName(t *testing.T) {
 	tests := []struct {
-		app, profile string
-		labels       map[string]string
-		want         string
+		app    string
+		labels map[string]string
+		want   string
 	}{
-		{"shop", "arena", nil, "shop.arena"},
-		{"shop", "", nil, "shop"},
-		{"my shop/v2", "wall", map[string]string{"env": "prod"}, "my_shop_v2.wall{env=prod}"},
-		{"shop", "cpu", map[string]string{"b": "2", "a": "1"}, "shop.cpu{a=1,b=2}"},
-		{"shop", "heap", map[string]string{"path": "a b/ü,{x}=y\x00"}, "shop.heap{path=a_b/ü__x__y_}"},
-		{"ü", "heap", map[string]string{"k.x": "1", "k_x": "2"}, "_.heap{k_x=1}"},
-		{"", "", map[string]string{"k": ""}, "_{k=_}"},
+		{"shop", nil, "shop"},
+		{"shop", map[string]string{"memory": "arena"}, "shop{memory=arena}"},
+		{"my shop/v2", map[string]string{"env": "prod"}, "my_shop_v2{env=prod}"},
+		{"shop.v2", map[string]string{"b": "2", "a": "1"}, "shop.v2{a=1,b=2}"},
+		{"shop", map[string]string{"path": "a b/ü,{x}=y\x00"}, "shop{path=a_b/ü__x__y_}"},
+		{"ü", map[string]string{"k.x": "1", "k_x": "2"}, "_{k_x=1}"},
+		{"", map[string]string{"k": ""}, "_{k=_}"},
 	}
 	for _, tt := range tests {
-		got := IngestName(tt.app, tt.profile, tt.labels)
+		got := IngestName(tt.app, tt.labels)
 		if got != tt.want {
-			t.Errorf("IngestName(%q, %q, %v) = %q, want %q", tt.app, tt.profile, tt.labels, got, tt.want)
+			t.Errorf("IngestName(%q, %v) = %q, want %q", tt.app, tt.labels, got, tt.want)
 		}
 		if _, _, err := parseName(got); err != nil {
 			t.Errorf("%q does not parse: %v", got, err)
@@ -339,6 +339,9 @@ func TestPyroscopeIngest(t *testing.T) {
 			for _, in := range reqs {
 				tt.check(t, in.header)
 				wantLabels := map[string]string{"env": "test", "region": "eu-1", "odd": "a_b/ü__x__y"}
+				if in.profile.PeriodType.Type != "wallclock" {
+					wantLabels[SeriesLabel] = "arena"
+				}
 				if fmt.Sprint(in.labels) != fmt.Sprint(wantLabels) {
 					t.Errorf("labels %v, want %v", in.labels, wantLabels)
 				}
@@ -364,8 +367,11 @@ func TestPyroscopeIngest(t *testing.T) {
 						t.Errorf("%s: sample type config %+v", st.Type, c)
 					}
 				}
-				switch in.app {
-				case "shop.arena":
+				if in.app != "shop" {
+					t.Errorf("app %q, want shop", in.app)
+				}
+				switch in.profile.PeriodType.Type {
+				case "space":
 					v := sampleValue(t, in.profile, "alloc_samples")
 					if v <= lastArena {
 						t.Errorf("arena interval %d after %d", v, lastArena)
@@ -377,13 +383,16 @@ func TestPyroscopeIngest(t *testing.T) {
 					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
 						t.Errorf("type label %v", typ)
 					}
-				case "shop.wall":
+					if m := in.profile.Sample[0].Label["sampling_mean"]; len(m) != 1 || m[0] != strconv.FormatInt(in.profile.Sample[0].NumLabel["sampling_mean"][0], 10) {
+						t.Errorf("sampling_mean string label %v, numeric %v", m, in.profile.Sample[0].NumLabel["sampling_mean"])
+					}
+				case "wallclock":
 					wall++
 					if in.profile.PeriodType.Type != "wallclock" {
 						t.Errorf("wall period type %v", in.profile.PeriodType)
 					}
 				default:
-					t.Errorf("app %q", in.app)
+					t.Errorf("period type %v", in.profile.PeriodType)
 				}
 			}
 			if lastArena != src.count() || wall == 0 {
