@@ -2,7 +2,7 @@ package agent
 
 import (
 	"bytes"
-		"strconv"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
