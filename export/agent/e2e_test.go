@@ -85,6 +85,12 @@ const e2eConfidence = 1 - 1e-7
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
+//   - fleet: four pod processes (pod and version labels, known true bytes
+//     per type) push to a server of its own, restarted once while they
+//     run; arenaprof top -pyroscope over every pod and the whole range
+//     covers each type's true fleet total, and arenaprof diff -pyroscope
+//     between the versions flags exactly the type that changed (see
+//     testFleet).
 //   - pause: the server is stopped with SIGSTOP for 15 s (it accepts
 //     connections but answers nothing) and resumed with SIGCONT; nothing
 //     is dropped or failed, at most the upload in flight is unconfirmed,
@@ -120,6 +126,15 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 			t.Skip("the restart test stops and restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
 		}
 		testServerRestart(t, script)
+	})
+	t.Run("fleet", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the fleet test starts a Pyroscope server of its own and four pod processes (about 30 s)")
+		}
+		if script == "" {
+			t.Skip("the fleet test restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
+		}
+		testFleet(t, script)
 	})
 	t.Run("pause", func(t *testing.T) {
 		if testing.Short() {
