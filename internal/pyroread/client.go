@@ -28,11 +28,11 @@ import (
 
 // Client queries one Pyroscope server.
 type Client struct {
-	base                string // scheme://host[/path], without credentials or a trailing slash
-	user, pass          string // basic auth, from the URL
-	token, tenant       string
-	http                *http.Client
-	limits              report.ParseOptions
+	base          string // scheme://host[/path], without credentials or a trailing slash
+	user, pass    string // basic auth, from the URL
+	token, tenant string
+	http          *http.Client
+	limits        report.ParseOptions
 	// Calls counts the requests sent; for benchmarks and messages.
 	Calls int
 }
