@@ -97,7 +97,7 @@ func BenchmarkPyroscopeUploadReal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body, _, err := multipartBody(u, pyroscopeData(u))
+	body, _, err := multipartBody(u, pyroscopeData(u, true))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -91,6 +91,9 @@ const e2eConfidence = 1 - 1e-7
 //     covers each type's true fleet total, and arenaprof diff -pyroscope
 //     between the versions flags exactly the type that changed (see
 //     testFleet).
+//   - typeframes: the same uploads with and without the type as leaf
+//     frame, each to a fresh server: the same number of series; the bytes
+//     received and on disk are logged.
 //   - pause: the server is stopped with SIGSTOP for 15 s (it accepts
 //     connections but answers nothing) and resumed with SIGCONT; nothing
 //     is dropped or failed, at most the upload in flight is unconfirmed,
@@ -135,6 +138,15 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 			t.Skip("the fleet test restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
 		}
 		testFleet(t, script)
+	})
+	t.Run("typeframes", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the type-frame measurement starts two Pyroscope servers of its own")
+		}
+		if script == "" {
+			t.Skip("the type-frame measurement starts servers of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
+		}
+		testTypeFrames(t, script)
 	})
 	t.Run("pause", func(t *testing.T) {
 		if testing.Short() {

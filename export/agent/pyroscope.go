@@ -54,6 +54,13 @@ type PyroscopeConfig struct {
 	// types and may ignore types they do not know (alloc_samples,
 	// alloc_tail, wall-clock samples).
 	RawBody bool
+	// NoTypeFrames leaves arena stacks as they are. By default each arena
+	// sample's type is added as the leaf frame of its stack (as
+	// go tool pprof -tagleaf=type does locally; see [TypeFrameFile]), so
+	// that Pyroscope's and Grafana's flame graphs end in types. The frames
+	// add no series (the type is a series label already) and a few
+	// percent to each upload (see the README, "Fleet").
+	NoTypeFrames bool
 	// Client sends the requests; nil selects a client of the uploader's own
 	// (closed when the agent stops). Redirects are never followed, so
 	// credentials are never sent to another host.
@@ -91,6 +98,9 @@ func (c PyroscopeConfig) String() string {
 	}
 	if c.RawBody {
 		b.WriteString(" RawBody:true")
+	}
+	if c.NoTypeFrames {
+		b.WriteString(" NoTypeFrames:true")
 	}
 	b.WriteString("}")
 	return b.String()
@@ -130,6 +140,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		Headers           map[string]string `json:",omitempty"`
 		SpyName           string            `json:",omitempty"`
 		RawBody           bool              `json:",omitempty"`
+		NoTypeFrames      bool              `json:",omitempty"`
 		Client            bool              `json:",omitempty"`
 	}{
 		URL:               redact.URL(c.URL, "REDACTED"),
@@ -140,6 +151,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		Headers:           headers,
 		SpyName:           c.SpyName,
 		RawBody:           c.RawBody,
+		NoTypeFrames:      c.NoTypeFrames,
 		Client:            c.Client != nil,
 	})
 }
@@ -333,10 +345,10 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	var contentType string
 	if p.cfg.RawBody {
 		q.Set("format", "pprof")
-		body, contentType = pyroscopeData(u), "application/octet-stream"
+		body, contentType = pyroscopeData(u, !p.cfg.NoTypeFrames), "application/octet-stream"
 	} else {
 		var err error
-		body, contentType, err = multipartBody(u, pyroscopeData(u))
+		body, contentType, err = multipartBody(u, pyroscopeData(u, !p.cfg.NoTypeFrames))
 		if err != nil {
 			return fmt.Errorf("agent: pyroscope: building request: %w", err)
 		}

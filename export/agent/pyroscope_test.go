@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -383,6 +384,9 @@ func TestPyroscopeIngest(t *testing.T) {
 					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
 						t.Errorf("type label %v", typ)
 					}
+					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != TypeFrameFile {
+						t.Errorf("leaf frame %s (%s), want the type as the leaf", leaf.Name, leaf.Filename)
+					}
 					if m := in.profile.Sample[0].Label["sampling_mean"]; len(m) != 1 || m[0] != strconv.FormatInt(in.profile.Sample[0].NumLabel["sampling_mean"][0], 10) {
 						t.Errorf("sampling_mean string label %v, numeric %v", m, in.profile.Sample[0].NumLabel["sampling_mean"])
 					}
@@ -757,5 +761,41 @@ func TestPyroscopePausedServer(t *testing.T) {
 	defer mu.Unlock()
 	if s.Unconfirmed != 1 || s.Failed != 0 || s.Dropped != 0 || s.Uploaded != s.Collected-1 || uint64(len(reqs)) != s.Uploaded || len(bad) > 0 || probes == 0 {
 		t.Fatalf("stats %+v, %d ingested, %d probes answered, rejected %v", s, len(reqs), probes, bad)
+	}
+}
+
+// TestPyroscopeData: memory uploads carry the string labels a reader needs
+// and, unless turned off, the type as the leaf frame of arena stacks; other
+// profiles are sent as they are.
+func TestPyroscopeData(t *testing.T) {
+	arenaP := arenaLikeProfile(3, 3000, 500)
+	var buf bytes.Buffer
+	if err := arenaP.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	u := &Upload{Profile: "arena", Data: buf.Bytes(), SampleTypes: SampleTypes(arenaP)}
+	for _, frames := range []bool{true, false} {
+		p, err := profile.ParseData(pyroscopeData(u, frames))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		s := p.Sample[0]
+		if got := s.Label["sampling_mean"]; len(got) != 1 || got[0] != "524288" {
+			t.Errorf("frames %v: sampling_mean string label %v", frames, got)
+		}
+		if len(s.Label["bytes"]) != 0 {
+			t.Errorf("frames %v: an arena sample got a bytes string label", frames)
+		}
+		leaf := s.Location[0].Line[0].Function
+		if want := map[bool]string{true: "main.user", false: "main.handle"}[frames]; leaf.Name != want || len(s.Location) != map[bool]int{true: 2, false: 1}[frames] {
+			t.Errorf("frames %v: leaf %s, %d frames", frames, leaf.Name, len(s.Location))
+		}
+	}
+	wall := &Upload{Profile: "wall", Data: []byte("not even a profile"), SampleTypes: map[string]SampleTypeConfig{"wall": {}}}
+	if got := pyroscopeData(wall, true); string(got) != string(wall.Data) {
+		t.Error("a wall-clock upload was changed")
 	}
 }

@@ -68,12 +68,20 @@ func isMemoryProfile(types map[string]SampleTypeConfig) bool {
 // carry them as string labels too, under the same keys.
 var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 
+// TypeFrameFile is the file name of the frames [Pyroscope] adds as the
+// leaf of each arena sample's stack, named after the sample's type: the
+// frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's and
+// Grafana's flame graphs end in types. A reader of the stacks drops them
+// by this mark (a function without a line, in a file named "type").
+const TypeFrameFile = pprofmt.LabelType
+
 // pyroscopeData returns u's profile as Pyroscope should receive it: for a
 // memory profile, with the numeric labels a reader needs repeated as string
 // labels (see stringLabelKeys; the object size of Go heap samples as
-// well). Other profiles, and data that does not decode, are sent as they
-// are.
-func pyroscopeData(u *Upload) []byte {
+// well) and, with typeFrames, the type of each arena sample as the leaf
+// frame of its stack (see [TypeFrameFile]). Other profiles, and data that
+// does not decode, are sent as they are.
+func pyroscopeData(u *Upload, typeFrames bool) []byte {
 	if !isMemoryProfile(u.SampleTypes) {
 		return u.Data
 	}
@@ -82,6 +90,7 @@ func pyroscopeData(u *Upload) []byte {
 		return u.Data
 	}
 	changed := false
+	var frames typeFrameSet
 	for _, s := range p.Sample {
 		// Samples may share their label maps: each gets its own.
 		s.Label = copyLabels(s.Label)
@@ -96,6 +105,9 @@ func pyroscopeData(u *Upload) []byte {
 		}
 		if m := s.Label[pprofmt.LabelMemory]; len(m) > 0 && m[0] == pprofmt.MemoryHeap {
 			add(pprofmt.LabelBytes)
+		} else if t := s.Label[pprofmt.LabelType]; typeFrames && len(t) > 0 {
+			s.Location = append([]*profile.Location{frames.location(p, t[0])}, s.Location...)
+			changed = true
 		}
 	}
 	if !changed {
@@ -106,6 +118,31 @@ func pyroscopeData(u *Upload) []byte {
 		return u.Data
 	}
 	return buf.Bytes()
+}
+
+// typeFrameSet interns the type frames of one profile.
+type typeFrameSet map[string]*profile.Location
+
+// location returns the frame of type t, adding it to p the first time.
+func (f *typeFrameSet) location(p *profile.Profile, t string) *profile.Location {
+	if l := (*f)[t]; l != nil {
+		return l
+	}
+	if *f == nil {
+		*f = typeFrameSet{}
+	}
+	fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: t, SystemName: t, Filename: TypeFrameFile}
+	for _, x := range p.Function {
+		fn.ID = max(fn.ID, x.ID+1)
+	}
+	l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
+	for _, x := range p.Location {
+		l.ID = max(l.ID, x.ID+1)
+	}
+	p.Function = append(p.Function, fn)
+	p.Location = append(p.Location, l)
+	(*f)[t] = l
+	return l
 }
 
 func copyLabels(m map[string][]string) map[string][]string {

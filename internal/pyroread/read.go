@@ -260,6 +260,7 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 				return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
 			}
 			for _, s := range mp.Sample {
+				s.Location = dropTypeFrames(s.Location)
 				if len(s.Value) != 1 || s.Value[0] < 0 {
 					return nil, fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
 				}
@@ -283,6 +284,27 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 		out = append(out, byStack[k])
 	}
 	return out, nil
+}
+
+// typeFrameFile marks the frames the agent adds as the leaf of arena
+// stacks in uploads (agent.TypeFrameFile): a function named after the type,
+// in a file named "type", without a line.
+const typeFrameFile = pprofmt.LabelType
+
+// dropTypeFrames removes the type frames at the leaf of a stack: the type
+// is a label of its own, and the leaf function is the caller of arena.New.
+func dropTypeFrames(locs []*profile.Location) []*profile.Location {
+	for len(locs) > 0 && isTypeFrame(locs[0]) {
+		locs = locs[1:]
+	}
+	return locs
+}
+
+func isTypeFrame(l *profile.Location) bool {
+	if len(l.Line) != 1 || l.Line[0].Line != 0 || l.Line[0].Function == nil {
+		return false
+	}
+	return l.Line[0].Function.Filename == typeFrameFile
 }
 
 // stackKey identifies a stack by its frames' functions, files and lines,
