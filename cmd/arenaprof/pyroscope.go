@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strconv"
@@ -61,6 +62,13 @@ func (o pyroscopeOptions) on() bool { return o.client != nil }
 // now is the time relative times are taken from; tests fix it.
 var now = time.Now
 
+// warnings receives the warnings of reading from Pyroscope.
+var warnings io.Writer = os.Stderr
+
+// defaultLookback is Pyroscope's default max_query_lookback: the server
+// moves the start of a query back to it, silently.
+const defaultLookback = 7 * 24 * time.Hour
+
 // values checks the flags and, with -pyroscope, sets up the client; lim
 // bounds every answer read.
 func (f pyroscopeFlags) values(lim report.ParseOptions) (pyroscopeOptions, error) {
@@ -86,6 +94,11 @@ func (f pyroscopeFlags) values(lim report.ParseOptions) (pyroscopeOptions, error
 	}
 	if !o.to.After(o.from) {
 		return o, topUsageErr("-from %s is not before -to %s", o.from.Format(time.RFC3339), o.to.Format(time.RFC3339))
+	}
+	if o.from.Before(t.Add(-defaultLookback)) {
+		// The server answers such a query without an error, as if the
+		// range began later.
+		fmt.Fprintf(warnings, "arenaprof: warning: -from %s is more than 7 days ago: Pyroscope's default max_query_lookback (7d) leaves out older data without saying so; the table covers only what the server's limit allows\n", o.from.Format(time.RFC3339))
 	}
 	token := ""
 	if *f.tokenEnv != "" {

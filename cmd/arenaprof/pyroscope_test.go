@@ -87,6 +87,14 @@ func TestPyroscopeFlags(t *testing.T) {
 			t.Errorf("%v: the password is printed: %q", tt.args, errb.String())
 		}
 	}
+	// A range older than Pyroscope's default lookback gets a warning.
+	var warn bytes.Buffer
+	warnings = &warn
+	defer func() { warnings = os.Stderr }()
+	run([]string{"top", "-pyroscope", "http://127.0.0.1:1", "-from", "-8d", "{a=\"b\"}"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if !strings.Contains(warn.String(), "max_query_lookback") {
+		t.Errorf("no lookback warning for -from -8d: %q", warn.String())
+	}
 	// The token from the environment is never printed.
 	os.Setenv("ARENAPROF_TEST_TOKEN", "tok-9876")
 	defer os.Unsetenv("ARENAPROF_TEST_TOKEN")

@@ -33,6 +33,7 @@ type Client struct {
 	token, tenant string
 	http          *http.Client
 	limits        report.ParseOptions
+	maxRange      time.Duration // the server's max_query_length, when below MaxRange
 	// Calls counts the requests sent; for benchmarks and messages.
 	Calls int
 }

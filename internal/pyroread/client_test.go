@@ -116,7 +116,7 @@ func TestClientBounds(t *testing.T) {
 func TestSplitRange(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, d := range []time.Duration{time.Minute, MaxRange, MaxRange + time.Millisecond, 50 * time.Hour} {
-		ch := splitRange(t0, t0.Add(d))
+		ch := splitRange(t0, t0.Add(d), MaxRange)
 		if ch[0][0] != t0 || ch[len(ch)-1][1] != t0.Add(d) {
 			t.Errorf("%v: %v", d, ch)
 		}
@@ -129,4 +129,36 @@ func TestSplitRange(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestQueryLengthLimit(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want time.Duration
+	}{
+		{"the query time range exceeds the limit (max_query_length, actual: 48h0m0s, limit: 12h)", 12 * time.Hour},
+		{"the query time range exceeds the limit (max_query_length, actual: 3d, limit: 1d12h)", 36 * time.Hour},
+		{"the query time range exceeds the limit (max_query_length, actual: 3d, limit: 1w)", 7 * 24 * time.Hour},
+		{"the query time range exceeds the limit (max_query_length, actual: 3d, limit: 30s)", 0},
+		{"the query time range exceeds the limit (max_query_length, actual: 3d, limit: x)", 0},
+		{"something else, limit: 1h", 0},
+	}
+	for _, tt := range tests {
+		d, ok := queryLengthLimit(tt.msg)
+		if d != tt.want || ok != (tt.want != 0) {
+			t.Errorf("queryLengthLimit(%q) = %v, %v; want %v", tt.msg, d, ok, tt.want)
+		}
+	}
+}
+
+// FuzzQueryLengthLimit: a limit read from a server's message is at least a
+// minute and never negative.
+func FuzzQueryLengthLimit(f *testing.F) {
+	f.Add("(max_query_length, actual: 48h, limit: 12h)")
+	f.Add("max_query_length limit: 1y2w3d4h5m6s)")
+	f.Fuzz(func(t *testing.T, msg string) {
+		if d, ok := queryLengthLimit(msg); ok && d < time.Minute {
+			t.Fatalf("%q: %v", msg, d)
+		}
+	})
 }

@@ -72,6 +72,73 @@ var ErrNoData = errors.New("no arena or Go heap uploads match")
 // max_flamegraph_nodes limits, when enforced on that API) is an error, not
 // a silent undercount.
 func (c *Client) Read(ctx context.Context, q Query) (*profile.Profile, error) {
+	p, err := c.read(ctx, q)
+	var se *ServerError
+	if errors.As(err, &se) {
+		// A server whose max_query_length is below MaxRange names it:
+		// read again in pieces of that length.
+		if d, ok := queryLengthLimit(se.Message); ok && d < c.pieceLength() {
+			c.maxRange = d
+			return c.read(ctx, q)
+		}
+	}
+	return p, err
+}
+
+// pieceLength is the longest range one query asks for.
+func (c *Client) pieceLength() time.Duration {
+	if c.maxRange > 0 {
+		return c.maxRange
+	}
+	return MaxRange
+}
+
+// queryLengthLimit reads the limit out of the server's answer to a query
+// longer than its max_query_length: "the query time range exceeds the
+// limit (max_query_length, actual: 48h, limit: 12h)".
+func queryLengthLimit(msg string) (time.Duration, bool) {
+	_, after, ok := strings.Cut(msg, "max_query_length")
+	if !ok {
+		return 0, false
+	}
+	_, lim, ok := strings.Cut(after, "limit: ")
+	if !ok {
+		return 0, false
+	}
+	lim, _, _ = strings.Cut(lim, ")")
+	d, err := parsePromDuration(strings.TrimSpace(lim))
+	if err != nil || d < time.Minute {
+		return 0, false
+	}
+	return d, true
+}
+
+// parsePromDuration reads a duration as Prometheus writes one: units y, w,
+// d, h, m, s, ms, in that order, e.g. "1d12h".
+func parsePromDuration(s string) (time.Duration, error) {
+	var d time.Duration
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{{"y", 365 * 24 * time.Hour}, {"w", 7 * 24 * time.Hour}, {"d", 24 * time.Hour}}
+	for _, u := range units {
+		if n, rest, ok := strings.Cut(s, u.suffix); ok && n != "" && !strings.ContainsAny(n, "hmsµn") {
+			x, err := strconv.Atoi(n)
+			if err != nil || x < 0 || x > 1000 {
+				return 0, fmt.Errorf("bad duration %q", s)
+			}
+			d += time.Duration(x) * u.unit
+			s = rest
+		}
+	}
+	if s == "" {
+		return d, nil
+	}
+	x, err := time.ParseDuration(s)
+	return d + x, err
+}
+
+func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	if !q.To.After(q.From) {
 		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
@@ -85,7 +152,7 @@ func (c *Client) Read(ctx context.Context, q Query) (*profile.Profile, error) {
 			keep = append(keep, l)
 		}
 	}
-	chunks := splitRange(q.From, q.To)
+	chunks := splitRange(q.From, q.To, c.pieceLength())
 
 	type set struct {
 		labels map[string]string
@@ -168,12 +235,12 @@ func (c *Client) Read(ctx context.Context, q Query) (*profile.Profile, error) {
 	return p, nil
 }
 
-// splitRange cuts [from, to] into pieces of at most MaxRange that neither
+// splitRange cuts [from, to] into pieces of at most piece that neither
 // overlap nor leave a gap at the server's millisecond resolution.
-func splitRange(from, to time.Time) [][2]time.Time {
+func splitRange(from, to time.Time, piece time.Duration) [][2]time.Time {
 	var out [][2]time.Time
 	for from.Before(to) {
-		end := from.Add(MaxRange)
+		end := from.Add(piece)
 		if !end.Before(to) {
 			out = append(out, [2]time.Time{from, to})
 			break
