@@ -85,6 +85,8 @@ const e2eConfidence = 1 - 1e-7
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
+//   - range: the Pyroscope reader's time range holds exactly the uploads
+//     stamped inside it (see testFleetRange);
 //   - fleet: four pod processes (pod and version labels, known true bytes
 //     per type) push to a server of its own, restarted once while they
 //     run; arenaprof top -pyroscope over every pod and the whole range
@@ -130,6 +132,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 		}
 		testServerRestart(t, script)
 	})
+	t.Run("range", func(t *testing.T) { testFleetRange(t, base) })
 	t.Run("fleet", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("-short: the fleet test starts a Pyroscope server of its own and four pod processes (about 30 s)")

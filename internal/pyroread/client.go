@@ -169,16 +169,22 @@ type series struct {
 }
 
 // selectSeries sums, per combination of the groupBy labels, the values of
-// one profile type over [start, end]: SelectSeries with one step over the
-// range and sum aggregation, its points added up.
+// one profile type over [start, end]: SelectSeries with sum aggregation.
+//
+// The server (pkg/querier, SelectSeries) reads profiles from start - step
+// to end and puts those up to start in a first point stamped start: so the
+// query starts 1 ms before start, with one step over the range, and only
+// the points stamped after it, holding (start - 1 ms, end], are kept.
+// Reading the step before start costs the server twice the range's data.
 func (c *Client) selectSeries(ctx context.Context, typeID string, sel Selector, start, end time.Time, groupBy []string) ([]series, error) {
+	from, to := start.UnixMilli()-1, end.UnixMilli()
 	req, err := json.Marshal(map[string]any{
 		"profileTypeID": typeID,
 		"labelSelector": sel.String(),
-		"start":         start.UnixMilli(),
-		"end":           end.UnixMilli(),
+		"start":         from,
+		"end":           to,
 		"groupBy":       groupBy,
-		"step":          max(end.Sub(start).Seconds(), 1),
+		"step":          float64(to-from) / 1000,
 		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_SUM",
 	})
 	if err != nil {
@@ -188,11 +194,12 @@ func (c *Client) selectSeries(ctx context.Context, typeID string, sel Selector, 
 	if err != nil {
 		return nil, err
 	}
-	return parseSeries(data)
+	return parseSeries(data, from)
 }
 
-// parseSeries reads a SelectSeries answer (Connect JSON).
-func parseSeries(data []byte) ([]series, error) {
+// parseSeries reads a SelectSeries answer (Connect JSON), adding up each
+// series' points stamped after the given millisecond.
+func parseSeries(data []byte, after int64) ([]series, error) {
 	var resp struct {
 		Series []struct {
 			Labels []struct {
@@ -200,7 +207,8 @@ func parseSeries(data []byte) ([]series, error) {
 				Value string `json:"value"`
 			} `json:"labels"`
 			Points []struct {
-				Value float64 `json:"value"`
+				Value     float64 `json:"value"`
+				Timestamp int64   `json:"timestamp,string"`
 			} `json:"points"`
 		} `json:"series"`
 	}
@@ -218,7 +226,9 @@ func parseSeries(data []byte) ([]series, error) {
 			if !(p.Value >= 0 && p.Value <= maxExact) {
 				return nil, fmt.Errorf("SelectSeries: a point's value %g is negative or too large to be exact", p.Value)
 			}
-			sum += p.Value
+			if p.Timestamp > after {
+				sum += p.Value
+			}
 		}
 		if sum > maxExact {
 			return nil, fmt.Errorf("SelectSeries: a series sums to %g, too large to be exact", sum)

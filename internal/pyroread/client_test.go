@@ -18,16 +18,17 @@ func TestParseSeries(t *testing.T) {
 		want float64
 		err  string
 	}{
-		{`{"series":[{"labels":[{"name":"type","value":"main.user"}],"points":[{"value":3},{"value":4.0,"timestamp":"1"}]}]}`, 7, ""},
+		{`{"series":[{"labels":[{"name":"type","value":"main.user"}],"points":[{"value":3,"timestamp":"10"},{"value":4.0,"timestamp":"20"}]}]}`, 7, ""},
+		{`{"series":[{"labels":[{"name":"type","value":"main.user"}],"points":[{"value":3,"timestamp":"5"},{"value":7.0,"timestamp":"20"}]}]}`, 7, ""},
 		{`{}`, -1, ""},
 		{`{"series":[{"points":[{"value":-1}]}]}`, 0, "negative"},
 		{`{"series":[{"points":[{"value":1e300}]}]}`, 0, "too large"},
-		{`{"series":[{"points":[{"value":9007199254740992},{"value":9007199254740992}]}]}`, 0, "too large"},
+		{`{"series":[{"points":[{"value":9007199254740992,"timestamp":"9"},{"value":9007199254740992,"timestamp":"10"}]}]}`, 0, "too large"},
 		{`{"series":[`, 0, "malformed"},
 		{`{"series":[{"points":[{"value":"NaN"}]}]}`, 0, "malformed"},
 	}
 	for _, tt := range tests {
-		ss, err := parseSeries([]byte(tt.in))
+		ss, err := parseSeries([]byte(tt.in), 5)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("parseSeries(%s) = %v, %v; want an error with %q", tt.in, ss, err, tt.err)
@@ -54,9 +55,9 @@ func TestParseSeries(t *testing.T) {
 // non-negative integers' worth.
 func FuzzParseSeries(f *testing.F) {
 	f.Add([]byte(`{"series":[{"labels":[{"name":"a","value":"b"}],"points":[{"value":3}]}]}`))
-	f.Add([]byte(`{"series":[{"points":[{"value":1e16},{"value":1e16}]}]}`))
+	f.Add([]byte(`{"series":[{"points":[{"value":1e16,"timestamp":"9"},{"value":1e16}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ss, err := parseSeries(b)
+		ss, err := parseSeries(b, -1)
 		if err != nil {
 			return
 		}
