@@ -123,43 +123,23 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	}
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
-	t.Run("restart", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 15 s)")
-		}
-		if script == "" {
-			t.Skip("the restart test stops and restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testServerRestart(t, script)
-	})
+	// The parts below start servers of their own from the start script.
+	own := func(name, what string, test func(*testing.T, string)) {
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() {
+				t.Skipf("-short: the %s test %s", name, what)
+			}
+			if script == "" {
+				t.Skipf("the %s test needs servers of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent", name)
+			}
+			test(t, script)
+		})
+	}
+	own("restart", "starts, stops and restarts a Pyroscope server of its own (about 15 s)", testServerRestart)
 	t.Run("range", func(t *testing.T) { testFleetRange(t, base) })
-	t.Run("fleet", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the fleet test starts a Pyroscope server of its own and four pod processes (about 30 s)")
-		}
-		if script == "" {
-			t.Skip("the fleet test restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testFleet(t, script)
-	})
-	t.Run("typeframes", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the type-frame measurement starts two Pyroscope servers of its own")
-		}
-		if script == "" {
-			t.Skip("the type-frame measurement starts servers of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testTypeFrames(t, script)
-	})
-	t.Run("pause", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the pause test stops a Pyroscope server of its own for 15 s")
-		}
-		if script == "" {
-			t.Skip("the pause test stops a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testServerPause(t, script)
-	})
+	own("fleet", "starts a Pyroscope server of its own and four pod processes (about 30 s)", testFleet)
+	own("typeframes", "starts two Pyroscope servers of its own", testTypeFrames)
+	own("pause", "stops a Pyroscope server of its own for 15 s", testServerPause)
 }
 
 // testAgentEndToEnd runs the agent with all four sources on a workload of
@@ -845,8 +825,21 @@ func (r *recorder) profiles(t *testing.T, name string) []*profile.Profile {
 // pushedByType sums every sample type of the uploaded profiles named name,
 // by their type label.
 func (r *recorder) pushedByType(t *testing.T, name string) map[string]map[string]int64 {
+	return sumByType(t, r.all(), name)
+}
+
+// sumByType sums every sample type of the uploads us of the profile named
+// name, by their type label.
+func sumByType(t *testing.T, us []recorded, name string) map[string]map[string]int64 {
 	m := map[string]map[string]int64{}
-	for _, p := range r.profiles(t, name) {
+	for _, u := range us {
+		if u.Profile != name {
+			continue
+		}
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, s := range p.Sample {
 			typ := s.Label[export.LabelType][0]
 			if m[typ] == nil {

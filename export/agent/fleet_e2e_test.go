@@ -15,10 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/pyroread"
@@ -341,36 +338,11 @@ func TestFleetPod(t *testing.T) {
 	if err := a.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
-	r := fleetPodReport{Stats: a.Stats(), Pushed: rec.pushedByType(t, "arena"), Unconfirmed: unconfirmedByType(t, rec)}
+	r := fleetPodReport{Stats: a.Stats(), Pushed: rec.pushedByType(t, "arena"), Unconfirmed: sumByType(t, rec.unconfirmed(), "arena")}
 	b, _ := json.Marshal(r)
 	if err := os.WriteFile(os.Getenv("ARENAPROF_FLEET_REPORT"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// unconfirmedByType sums the sample types of the unconfirmed arena uploads
-// by type.
-func unconfirmedByType(t *testing.T, rec *recorder) map[string]map[string]int64 {
-	m := map[string]map[string]int64{}
-	for _, u := range rec.unconfirmed() {
-		if u.Profile != "arena" {
-			continue
-		}
-		p, err := profile.ParseData(u.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range p.Sample {
-			typ := s.Label[export.LabelType][0]
-			if m[typ] == nil {
-				m[typ] = map[string]int64{}
-			}
-			for i, st := range p.SampleType {
-				m[typ][st.Type] += s.Value[i]
-			}
-		}
-	}
-	return m
 }
 
 // testFleetRange checks the reader's time range against the server: ten
