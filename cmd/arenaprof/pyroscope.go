@@ -30,6 +30,8 @@ const pyroscopeUsage = `  -pyroscope URL
         -7d, now-2h); default the last hour
   -tenant ID
         send ID as the tenant (X-Scope-OrgID) with -pyroscope
+  -parallel N
+        requests in flight at once with -pyroscope (default 4)
   -token-env NAME
         send the value of the environment variable NAME as a bearer token
         with -pyroscope, if it is set (default PYROSCOPE_TOKEN)
@@ -37,7 +39,7 @@ const pyroscopeUsage = `  -pyroscope URL
 
 // pyroscopeFlags are the flags of reading from a Pyroscope server.
 type pyroscopeFlags struct {
-	url, from, to, tenant, tokenEnv *string
+	url, from, to, tenant, tokenEnv, parallel *string
 }
 
 func addPyroscopeFlags(fs *flag.FlagSet) pyroscopeFlags {
@@ -47,6 +49,7 @@ func addPyroscopeFlags(fs *flag.FlagSet) pyroscopeFlags {
 		to:       fs.String("to", "", ""),
 		tenant:   fs.String("tenant", "", ""),
 		tokenEnv: fs.String("token-env", "PYROSCOPE_TOKEN", ""),
+		parallel: fs.String("parallel", strconv.Itoa(pyroread.DefaultParallel), ""),
 	}
 }
 
@@ -109,7 +112,11 @@ func (f pyroscopeFlags) values(lim report.ParseOptions) (pyroscopeOptions, error
 	if len(*f.tenant) >= 4 {
 		addSecret(*f.tenant)
 	}
-	o.client, err = pyroread.NewClient(pyroread.Config{URL: *f.url, Token: token, Tenant: *f.tenant, Limits: lim})
+	par, err := strconv.Atoi(strings.TrimSpace(*f.parallel))
+	if err != nil || par < 1 || par > 64 {
+		return o, topUsageErr("bad -parallel %q; use a number of requests from 1 to 64", *f.parallel)
+	}
+	o.client, err = pyroread.NewClient(pyroread.Config{URL: *f.url, Token: token, Tenant: *f.tenant, Limits: lim, Parallel: par})
 	if err != nil {
 		return o, topUsageErr("bad -pyroscope: %v", err)
 	}

@@ -75,6 +75,7 @@ func TestPyroscopeFlags(t *testing.T) {
 		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "a=b"}, "bad label selector"},
 		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "-sample", "inuse", "{a=\"b\"}"}, "in-use bytes are levels"},
 		{[]string{"top", "-pyroscope", "ftp://u:pw1234@h", "{a=\"b\"}"}, "bad -pyroscope"},
+		{[]string{"top", "-pyroscope", "http://h", "-parallel", "0", "{a=\"b\"}"}, "bad -parallel"},
 		{[]string{"diff", "-pyroscope", "http://u:pw1234@127.0.0.1:1", "{a=\"b\"}", "{a=\"c\"}"}, "connection refused"},
 	}
 	for _, tt := range tests {

@@ -137,7 +137,8 @@ func TestFleetScale(t *testing.T) {
 		}
 	}
 	grid = slices.Compact(grid)
-	for _, by := range []string{"type", "func"} {
+	for _, run := range []struct{ by, par string }{{"type", "1"}, {"type", "4"}, {"func", "1"}, {"func", "4"}} {
+		by := run.by
 		for _, g := range grid {
 			var podRE []string
 			for i := range g.pods {
@@ -149,7 +150,7 @@ func TestFleetScale(t *testing.T) {
 			var out []byte
 			var wall, rss string
 			for try := 0; ; try++ {
-				cmd := exec.Command("/usr/bin/time", "-f", "%e %M", cli, "top", "-pyroscope", srv.url, "-by", by, "-n", "3", "-json",
+				cmd := exec.Command("/usr/bin/time", "-f", "%e %M", cli, "top", "-pyroscope", srv.url, "-by", by, "-parallel", run.par, "-n", "3", "-json",
 					"-from", from.Add(-time.Second).Format(time.RFC3339), "-to", end.Add(time.Second).Format(time.RFC3339), sel)
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -168,7 +169,7 @@ func TestFleetScale(t *testing.T) {
 			}
 			kb, _ := strconv.Atoi(rss)
 			tot := topTotal(out)
-			t.Logf("top -by %s, %2d pods x %2d h (%6d uploads): %6s s, peak RSS %4d MiB; total %d samples, %d bytes [%.0f, %.0f]", by, g.pods, g.hours,
+			t.Logf("top -by %s -parallel %s, %2d pods x %2d h (%6d uploads): %6s s, peak RSS %4d MiB; total %d samples, %d bytes [%.0f, %.0f]", by, run.par, g.pods, g.hours,
 				g.pods*int(time.Duration(g.hours)*time.Hour/every), wall, kb>>10, tot.Samples, tot.Bytes, tot.Lo, tot.Hi)
 		}
 	}

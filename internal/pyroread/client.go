@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -34,8 +35,7 @@ type Client struct {
 	http          *http.Client
 	limits        report.ParseOptions
 	maxRange      time.Duration // the server's max_query_length, when below MaxRange
-	// Calls counts the requests sent; for benchmarks and messages.
-	Calls int
+	parallel      int           // requests at once
 }
 
 // Config configures a [Client].
@@ -52,7 +52,14 @@ type Config struct {
 	Limits report.ParseOptions
 	// Timeout bounds each request; 0 means one minute.
 	Timeout time.Duration
+	// Parallel bounds the requests in flight at once; 0 means
+	// DefaultParallel.
+	Parallel int
 }
+
+// DefaultParallel is the number of requests a [Client] has in flight at
+// once by default: the server's queriers work on them side by side.
+const DefaultParallel = 4
 
 // NewClient checks cfg. Its errors never quote the URL, which may hold a
 // password.
@@ -61,7 +68,10 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, errors.New("not a valid http(s) URL; use the form http://host:4040")
 	}
-	c := &Client{token: cfg.Token, tenant: cfg.Tenant, limits: cfg.Limits}
+	c := &Client{token: cfg.Token, tenant: cfg.Tenant, limits: cfg.Limits, parallel: cfg.Parallel}
+	if c.parallel <= 0 {
+		c.parallel = DefaultParallel
+	}
 	if u.User != nil {
 		c.user = u.User.Username()
 		c.pass, _ = u.User.Password()
@@ -100,10 +110,40 @@ func NewClient(cfg Config) (*Client, error) {
 // Base is the server's URL without credentials.
 func (c *Client) Base() string { return c.base }
 
+// each runs fn(i) for every i in [0, n), at most c.parallel at once, and
+// returns the first error; the others are cancelled then.
+func (c *Client) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, c.parallel)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
 // call posts body to the querier method and returns the answer's body,
 // read within max bytes.
 func (c *Client) call(ctx context.Context, method, contentType string, body []byte, max int64) ([]byte, error) {
-	c.Calls++
 	endpoint := c.base + "/querier.v1.QuerierService/" + method
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {

@@ -161,28 +161,36 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	}
 	sets := map[string]*set{}
 	var order []string
-	for _, t := range allocTypes {
-		for _, ch := range chunks {
-			ss, err := c.selectSeries(ctx, t.id, sel, ch[0], ch[1], keep)
-			if err != nil {
-				return nil, err
+	// One query per type and piece, side by side; their answers are
+	// added up in order.
+	answers := make([][]series, len(allocTypes)*len(chunks))
+	err := c.each(ctx, len(answers), func(ctx context.Context, i int) error {
+		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
+		var err error
+		answers[i], err = c.selectSeries(ctx, t.id, sel, ch[0], ch[1], keep)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, ss := range answers {
+		t := allocTypes[i/len(chunks)]
+		for _, s := range ss {
+			k := labelsKey(s.labels, keep)
+			st := sets[k]
+			if st == nil {
+				st = &set{labels: s.labels}
+				sets[k] = st
+				order = append(order, k)
 			}
-			for _, s := range ss {
-				k := labelsKey(s.labels, keep)
-				st := sets[k]
-				if st == nil {
-					st = &set{labels: s.labels}
-					sets[k] = st
-					order = append(order, k)
-				}
-				v := st.values[t.idx] + int64(s.sum)
-				if v < st.values[t.idx] {
-					return nil, errors.New("the server's sums overflow")
-				}
-				st.values[t.idx] = v
+			v := st.values[t.idx] + int64(s.sum)
+			if v < st.values[t.idx] {
+				return nil, errors.New("the server's sums overflow")
 			}
+			st.values[t.idx] = v
 		}
 	}
+	answers = nil
 	slices.Sort(order)
 	p := &profile.Profile{
 		SampleType:        pprofmt.SampleTypes(),
@@ -317,13 +325,21 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 	}
 	byStack := map[string]*profile.Sample{}
 	var order []string
-	for _, t := range allocTypes {
+	merged := make([]*profile.Profile, len(allocTypes)*len(chunks))
+	err := c.each(ctx, len(merged), func(ctx context.Context, i int) error {
+		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
+		var err error
+		merged[i], err = c.selectMergeProfile(ctx, t.id, one, ch[0], ch[1])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ti, t := range allocTypes {
 		var total int64
-		for _, ch := range chunks {
-			mp, err := c.selectMergeProfile(ctx, t.id, one, ch[0], ch[1])
-			if err != nil {
-				return nil, err
-			}
+		for ci := range chunks {
+			mp := merged[ti*len(chunks)+ci]
+			merged[ti*len(chunks)+ci] = nil
 			if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
 				return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
 			}
