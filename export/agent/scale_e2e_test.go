@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +174,15 @@ func TestFleetScale(t *testing.T) {
 				g.pods*int(time.Duration(g.hours)*time.Hour/every), wall, kb>>10, tot.Samples, tot.Bytes, tot.Lo, tot.Hi)
 		}
 	}
+	defer func() {
+		// A server holding a simulated fleet takes longer than the helper
+		// waits to flush on SIGTERM, and its data is not needed.
+		syscall.Kill(srv.pid, syscall.SIGKILL)
+		for alive(srv.pid) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		srv.pid = 0
+	}()
 	t.Logf("server series: %v", func() any {
 		n, err := seriesCount(ctx, srv.url, fmt.Sprintf(`{service_name=%q}`, app), begin.Add(-time.Minute), end.Add(time.Minute))
 		if err != nil {
