@@ -184,8 +184,10 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 // Network errors and timeouts before the whole request was sent, 5xx and
 // 429 responses are retryable, honouring a Retry-After header, and so is
 // a 422 that reports an unhealthy ring ("empty ring" while the server
-// starts, "unhealthy instances" while it stops); other responses (such as
-// 422 for a body the server cannot parse, 401, or a redirect, which is
+// starts, "unhealthy instances" while it stops) or the tenant's ingestion
+// rate limit ("push rate limit ... exceeded": the server's /ingest answers
+// every refusal with 422); other responses (such as 422 for a body the
+// server cannot parse or for the series limit, 401, or a redirect, which is
 // never followed) fail the upload. A timeout or network error after the
 // request was sent makes the upload [Unconfirmed]: the server may still
 // store it (a server stopped with SIGSTOP reads it when it resumes), and a
@@ -417,7 +419,7 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	// the prefix of a secret that straddles the cut.
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 	text := p.redact(strings.ToValidUTF8(string(snippet), "?"))
-	transient := resp.StatusCode == http.StatusUnprocessableEntity && ringUnhealthy(text)
+	transient := resp.StatusCode == http.StatusUnprocessableEntity && (ringUnhealthy(text) || strings.Contains(text, "push rate limit"))
 	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
 	err = fmt.Errorf("agent: pyroscope: POST %s: %s: %s", p.endpoint, resp.Status, text)
 	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
