@@ -73,6 +73,12 @@ func testFleet(t *testing.T, script string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	srv := startPyroscope(t, script, t.TempDir())
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(srv.data, "server.log"))
+			t.Logf("server log tail:\n%s", tail(log, 6000))
+		}
+	})
 	cli := buildCLI(t)
 	app := fmt.Sprintf("fleet_%d", time.Now().UnixNano())
 	begin := time.Now().Add(-time.Minute)
