@@ -31,7 +31,8 @@ const pyroscopeUsage = `  -pyroscope URL
   -tenant ID
         send ID as the tenant (X-Scope-OrgID) with -pyroscope
   -parallel N
-        requests in flight at once with -pyroscope (default 4)
+        requests in flight at once with -pyroscope (default 1; more can
+        help a Pyroscope deployment with several queriers)
   -token-env NAME
         send the value of the environment variable NAME as a bearer token
         with -pyroscope, if it is set (default PYROSCOPE_TOKEN)

@@ -138,7 +138,7 @@ func TestFleetScale(t *testing.T) {
 		}
 	}
 	grid = slices.Compact(grid)
-	for _, run := range []struct{ by, par string }{{"type", "1"}, {"type", "4"}, {"func", "1"}, {"func", "4"}} {
+	for _, run := range []struct{ by, par string }{{"type", "1"}, {"type", "2"}, {"func", "1"}, {"func", "2"}} {
 		by := run.by
 		for _, g := range grid {
 			var podRE []string
