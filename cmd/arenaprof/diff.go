@@ -169,6 +169,9 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		return opts, topUsageErr("bad -min-bytes %q; use a number of bytes, 0 or more", *minBytes)
 	}
 	opts.minBytes = mb
+	if len(pos) != 2 && opts.pyro.on() {
+		return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+	}
 	if len(pos) != 2 {
 		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
 	}
