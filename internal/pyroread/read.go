@@ -124,7 +124,7 @@ func parsePromDuration(s string) (time.Duration, error) {
 	for _, u := range units {
 		if n, rest, ok := strings.Cut(s, u.suffix); ok && n != "" && !strings.ContainsAny(n, "hmsµn") {
 			x, err := strconv.Atoi(n)
-			if err != nil || x < 0 || x > 1000 {
+			if err != nil || x < 0 || x > 200 { // 200 years fit in a Duration
 				return 0, fmt.Errorf("bad duration %q", s)
 			}
 			d += time.Duration(x) * u.unit
