@@ -199,6 +199,7 @@ type ServerError struct {
 	Method, Status, Message string
 }
 
+// Error names the method, the status and the server's message.
 func (e *ServerError) Error() string {
 	return fmt.Sprintf("%s: server answered %s: %s", e.Method, e.Status, e.Message)
 }
