@@ -15,6 +15,7 @@ import (
 )
 
 const diffUsage = `usage: arenaprof diff [flags] BASE NEW
+       arenaprof diff -pyroscope URL [-from T] [-to T] [flags] BASE_SELECTOR NEW_SELECTOR
 
 Compares two memory profiles group by group: the estimated bytes in BASE
 and in NEW, their ratio NEW/BASE with an interval that holds with
@@ -52,7 +53,7 @@ flags:
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
   -full print group keys whole instead of shortening them to 40 columns
-` + readLimitsUsage + `  -fail-above R
+` + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not
@@ -80,6 +81,7 @@ type diffOptions struct {
 	minShare   float64 // materiality of a group for the gate: share of NEW's total
 	minBytes   int64   // and bytes in NEW
 	base, next string
+	pyro       pyroscopeOptions // -pyroscope: base and next are label selectors
 }
 
 // defaultMinShare is the default -min-share: pprof's default -nodefraction.
@@ -135,6 +137,7 @@ func diffGate(res *report.DiffResult, opts diffOptions) []string {
 func parseDiffArgs(args []string) (diffOptions, error) {
 	fs := flag.NewFlagSet("arenaprof diff", flag.ContinueOnError)
 	g := addGroupFlags(fs)
+	pf := addPyroscopeFlags(fs)
 	fail := fs.String("fail-above", "", "")
 	minShare := fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), "")
 	minBytes := fs.String("min-bytes", "0", "")
@@ -144,6 +147,9 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 	}
 	var opts diffOptions
 	if opts.commonOptions, err = g.values(); err != nil {
+		return opts, err
+	}
+	if opts.pyro, err = pf.values(opts.limits()); err != nil {
 		return opts, err
 	}
 	if *fail != "" {
@@ -163,6 +169,9 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 		return opts, topUsageErr("bad -min-bytes %q; use a number of bytes, 0 or more", *minBytes)
 	}
 	opts.minBytes = mb
+	if len(pos) != 2 && opts.pyro.on() {
+		return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+	}
 	if len(pos) != 2 {
 		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
 	}
@@ -176,21 +185,29 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if opts.base == "-" && opts.next == "-" {
 		return nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
 	}
-	base, err := loadArenaProfile(opts.base, opts.limits())
+	load := loadArenaProfile
+	if opts.pyro.on() {
+		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
+			return opts.pyro.load(src, opts.commonOptions)
+		}
+	}
+	base, err := load(opts.base, opts.limits())
 	if err != nil {
 		return nil, err
 	}
-	next, err := loadArenaProfile(opts.next, opts.limits())
+	next, err := load(opts.next, opts.limits())
 	if err != nil {
 		return nil, err
 	}
 	if report.IsHoldings(base.prof) || report.IsHoldings(next.prof) {
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
-	by := opts.groupingFor(base.prof)
-	if holdsGoHeap(next.prof) && opts.byDefault {
-		by = opts.groupingFor(next.prof)
+	if opts.pyro.on() {
+		if base, next, err = opts.pyro.regroup(opts.diffGrouping(base, next), opts, base, next); err != nil {
+			return nil, err
+		}
 	}
+	by := opts.diffGrouping(base, next)
 	for _, ap := range []struct {
 		src string
 		p   *arenaProfile
@@ -215,6 +232,16 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		err = writeDiffTable(stdout, res, shown, opts.full)
 	}
 	return res, err
+}
+
+// diffGrouping is the grouping of the -by flag or, when it was not given,
+// by type, or by function when either profile holds Go heap memory.
+func (o diffOptions) diffGrouping(base, next *arenaProfile) report.GroupBy {
+	by := o.groupingFor(base.prof)
+	if holdsGoHeap(next.prof) && o.byDefault {
+		by = o.groupingFor(next.prof)
+	}
+	return by
 }
 
 // diffRowJSON is one row of the -json output.

@@ -27,6 +27,7 @@ const readLimitsUsage = `  -max-bytes N
 `
 
 const topUsage = `usage: arenaprof top [flags] PROFILE
+       arenaprof top -pyroscope URL [-from T] [-to T] [flags] SELECTOR
 
 Prints the estimated bytes of each group of a profile with a confidence
 interval, largest first. The profile is an arenaprof profile, or a heap
@@ -79,7 +80,7 @@ flags:
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
         10m and 1h, so an arena counts as old when its whole bucket is
-` + readLimitsUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
+` + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
@@ -108,7 +109,8 @@ func (o commonOptions) limits() report.ParseOptions {
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
 	commonOptions
-	src string
+	src  string
+	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
 
 // topWidth is the terminal width the table is laid out for.
@@ -140,6 +142,7 @@ func runTop(args []string, stdout, stderr io.Writer) int {
 func parseTopArgs(args []string) (topOptions, error) {
 	fs := flag.NewFlagSet("arenaprof top", flag.ContinueOnError)
 	g := addGroupFlags(fs)
+	pf := addPyroscopeFlags(fs)
 	pos, err := parseAnywhere(fs, args)
 	if err != nil {
 		return topOptions{}, err
@@ -147,6 +150,12 @@ func parseTopArgs(args []string) (topOptions, error) {
 	var opts topOptions
 	if opts.commonOptions, err = g.values(); err != nil {
 		return opts, err
+	}
+	if opts.pyro, err = pf.values(opts.limits()); err != nil {
+		return opts, err
+	}
+	if opts.pyro.on() && len(pos) != 1 {
+		return opts, topUsageErr("%d arguments where one label selector was expected with -pyroscope, e.g. '{service_name=\"shop\"}'", len(pos))
 	}
 	switch len(pos) {
 	case 0:
@@ -161,7 +170,13 @@ func parseTopArgs(args []string) (topOptions, error) {
 
 // top loads the profile and writes the table or JSON.
 func top(opts topOptions, stdout io.Writer) error {
-	ap, err := loadArenaProfile(opts.src, opts.limits())
+	load := loadArenaProfile
+	if opts.pyro.on() {
+		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
+			return opts.pyro.load(src, opts.commonOptions)
+		}
+	}
+	ap, err := load(opts.src, opts.limits())
 	if err != nil {
 		return err
 	}

@@ -56,8 +56,9 @@ const (
 // goroutine, never concurrently.
 type Source interface {
 	// Name says what the profile holds ("arena", "wall", "cpu", "heap"). It is
-	// used in file names and as the suffix of the Pyroscope application name,
-	// so it must match [a-z0-9_]+ and be unique within a Config.
+	// used in file names and, for a memory profile, as the value of the
+	// Pyroscope series label memory (see [SeriesLabel]), so it must match
+	// [a-z0-9_]+ and be unique within a Config.
 	Name() string
 	// Collect returns the profile of the interval that ends now and began at
 	// the previous Collect (or at Start). A nil profile with a nil error means
@@ -84,7 +85,9 @@ type Config struct {
 	// AppName names the service (required, valid UTF-8). Destinations
 	// sanitise it as their format needs.
 	AppName string
-	// Labels are attached to every profile (e.g. env, region, version).
+	// Labels are attached to every profile (e.g. env, region, version,
+	// pod). Pyroscope uploads of memory profiles set memory (see
+	// [SeriesLabel]) themselves.
 	// Keys match [A-Za-z_][A-Za-z0-9_]* and must not start with "__"
 	// (reserved by Pyroscope); values are non-empty valid UTF-8 and may
 	// hold any character: each destination escapes or replaces what its

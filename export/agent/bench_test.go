@@ -77,6 +77,27 @@ func BenchmarkPyroscopeUpload(b *testing.B) {
 	}
 }
 
+// BenchmarkPyroscopeData measures what a memory upload to Pyroscope costs
+// the client on top of the upload: decoding the typical arena profile,
+// adding the string labels and (frames) the type frames, encoding it again.
+func BenchmarkPyroscopeData(b *testing.B) {
+	a := &Agent{cfg: Config{AppName: "shop"}}
+	u, err := a.newUpload("arena", typicalProfile(b), time.Unix(0, 0), time.Unix(15, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, frames := range []bool{false, true} {
+		b.Run(fmt.Sprintf("frames=%v", frames), func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				n = len(pyroscopeData(u, frames))
+			}
+			b.ReportMetric(float64(n), "bytes/upload")
+			b.ReportMetric(float64(len(u.Data)), "bytes-before/upload")
+		})
+	}
+}
+
 // BenchmarkPyroscopeUploadReal measures one upload of a typical arena
 // profile (see typicalProfile) to a real Pyroscope server, from request to the server's 200: the latency an
 // upload adds to the agent's queue. It reports the request body size as
@@ -97,7 +118,7 @@ func BenchmarkPyroscopeUploadReal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body, _, err := multipartBody(u)
+	body, _, err := multipartBody(u, pyroscopeData(u, true))
 	if err != nil {
 		b.Fatal(err)
 	}

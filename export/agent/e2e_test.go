@@ -85,6 +85,17 @@ const e2eConfidence = 1 - 1e-7
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
+//   - range: the Pyroscope reader's time range holds exactly the uploads
+//     stamped inside it (see testFleetRange);
+//   - fleet: four pod processes (pod and version labels, known true bytes
+//     per type) push to a server of its own, restarted once while they
+//     run; arenaprof top -pyroscope over every pod and the whole range
+//     covers each type's true fleet total, and arenaprof diff -pyroscope
+//     between the versions flags exactly the type that changed (see
+//     testFleet).
+//   - typeframes: the same uploads with and without the type as leaf
+//     frame, each to a fresh server: the same number of series; the bytes
+//     received and on disk are logged.
 //   - pause: the server is stopped with SIGSTOP for 15 s (it accepts
 //     connections but answers nothing) and resumed with SIGCONT; nothing
 //     is dropped or failed, at most the upload in flight is unconfirmed,
@@ -103,24 +114,23 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
-	t.Run("restart", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the restart test starts, stops and restarts a Pyroscope server of its own (about 15 s)")
-		}
-		if script == "" {
-			t.Skip("the restart test stops and restarts a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testServerRestart(t, script)
-	})
-	t.Run("pause", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("-short: the pause test stops a Pyroscope server of its own for 15 s")
-		}
-		if script == "" {
-			t.Skip("the pause test stops a server of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent")
-		}
-		testServerPause(t, script)
-	})
+	// The parts below start servers of their own from the start script.
+	own := func(name, what string, test func(*testing.T, string)) {
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() {
+				t.Skipf("-short: the %s test %s", name, what)
+			}
+			if script == "" {
+				t.Skipf("the %s test needs servers of its own, from ../shared/pyroscope/start (or ARENAPROF_PYROSCOPE_START), which is absent", name)
+			}
+			test(t, script)
+		})
+	}
+	own("restart", "starts, stops and restarts a Pyroscope server of its own (about 15 s)", testServerRestart)
+	t.Run("range", func(t *testing.T) { testFleetRange(t, base) })
+	own("fleet", "starts a Pyroscope server of its own and four pod processes (about 30 s)", testFleet)
+	own("typeframes", "starts two Pyroscope servers of its own", testTypeFrames)
+	own("pause", "stops a Pyroscope server of its own for 15 s", testServerPause)
 }
 
 // e2eServer returns the base URL of the Pyroscope server of an end-to-end
@@ -164,7 +174,10 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	}
 
 	truth, liveT := e2eTruth(t, rec)
-	svc := app + ".arena"
+	// One service for the application; arena and Go heap memory are told
+	// apart by the memory label.
+	arenaSel := func(kv ...string) string { return selector(app, append([]string{"memory", "arena"}, kv...)...) }
+	srcSel := map[string]string{"wall": selector(app), "cpu": selector(app), "heap": selector(app, "memory", "heap")}
 
 	// Every arena sample type is listed; wall, CPU and heap profiles arrive
 	// under the server's own profile types.
@@ -188,17 +201,26 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	})
 	for src, id := range others {
 		waitUntil(ctx, t, src+" profile stored", func() error {
-			total, err := renderTotal(ctx, base, id, selector(app+"."+src), begin, until)
+			total, err := renderTotal(ctx, base, id, srcSel[src], begin, until)
 			if err == nil && total <= 0 {
-				err = fmt.Errorf("%s{service_name=%q} is empty", id, app+"."+src)
+				err = fmt.Errorf("%s%s is empty", id, srcSel[src])
 			}
 			return err
 		})
 	}
 
+	// One application is one service: no service named after a profile.
+	waitUntil(ctx, t, "one service_name for the application", func() error {
+		vals, err := labelValues(ctx, base, "service_name", fmt.Sprintf("{service_name=~%q}", app+".*"), begin, until)
+		if err == nil && !slices.Equal(vals, []string{app}) {
+			err = fmt.Errorf("services %v, want [%s]", vals, app)
+		}
+		return err
+	})
+
 	// The type label of every sample is a label the server can select by.
 	waitUntil(ctx, t, "type label values", func() error {
-		vals, err := labelValues(ctx, base, "type", selector(svc), begin, until)
+		vals, err := labelValues(ctx, base, "type", arenaSel(), begin, until)
 		if err != nil {
 			return err
 		}
@@ -212,12 +234,12 @@ func testAgentEndToEnd(t *testing.T, base string) {
 
 	// Per type: stored alloc_space equals pushed, and the interval from the
 	// server's own raw sums holds the true bytes.
-	stored := checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return selector(svc, "type", typ) }, truth, begin, until)
+	stored := checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return arenaSel("type", typ) }, truth, begin, until)
 
 	// Live memory: the documented query (SelectSeries, grouped by type,
 	// averaged over the range) gives each type's in-use level; summing it
 	// over the range, as the flame graph does, counts it once per upload.
-	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc), "type", begin, until)
+	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel(), "type", begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,40 +260,50 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	if got := avg[liveT]; got < iv.Lo || got > iv.Hi {
 		t.Errorf("live bytes of %s from the averaged query %.0f outside the interval [%.0f, %.0f] of the true %d", liveT, got, iv.Lo, iv.Hi, truth[liveT])
 	}
-	// The Go heap has no sample labels: the same query without grouping
-	// averages its in-use level over the uploads.
-	var heapRows []float64
+	// The Go heap's series are split by object size (the bytes label its
+	// uploads carry for intervals): the same query grouped by bytes
+	// averages each size's in-use level over the uploads holding it, and
+	// their sum is the service's.
+	bySize := map[string][]float64{}
 	for _, hp := range rec.profiles(t, "heap") {
 		idx := slices.IndexFunc(hp.SampleType, func(st *profile.ValueType) bool { return st.Type == "inuse_space" })
-		var v int64
+		row := map[string]int64{}
 		for _, s := range hp.Sample {
-			v += s.Value[idx]
+			row[strconv.FormatInt(s.NumLabel["bytes"][0], 10)] += s.Value[idx]
 		}
-		if v > 0 {
-			heapRows = append(heapRows, float64(v))
+		for size, v := range row {
+			if v > 0 {
+				bySize[size] = append(bySize[size], float64(v))
+			}
 		}
 	}
-	var heapSum float64
-	for _, v := range heapRows {
-		heapSum += v
+	var heapWant float64
+	for _, rows := range bySize {
+		var sum float64
+		for _, v := range rows {
+			sum += v
+		}
+		heapWant += sum / float64(len(rows))
 	}
-	heapWant := heapSum / float64(len(heapRows))
 	var heapAvg float64
 	waitUntil(ctx, t, "averaged inuse_space of the Go heap equals the mean pushed", func() error {
-		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app+".heap"), "", begin, until)
-		heapAvg = m[""]
-		if err == nil && (len(heapRows) == 0 || math.Abs(heapAvg-heapWant) > 1e-9*heapWant) {
-			err = fmt.Errorf("server %.1f, pushed %.1f over %d uploads", heapAvg, heapWant, len(heapRows))
+		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app, "memory", "heap"), "bytes", begin, until)
+		heapAvg = 0
+		for _, v := range m {
+			heapAvg += v
+		}
+		if err == nil && (len(bySize) == 0 || math.Abs(heapAvg-heapWant) > 1e-9*heapWant) {
+			err = fmt.Errorf("server %.1f, pushed %.1f over %d sizes", heapAvg, heapWant, len(bySize))
 		}
 		return err
 	})
-	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(svc, "type", liveT), begin, until)
+	summed, err := renderTotal(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel("type", liveT), begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("live bytes of %s: true %d; averaged query %.0f; summed over the range (the flame graph) %d = %.1fx, over %d uploads",
 		liveT, truth[liveT], avg[liveT], summed, float64(summed)/float64(truth[liveT]), len(rows))
-	t.Logf("Go heap: averaged in-use query %.0f bytes over %d uploads, equal to the mean pushed", heapAvg, len(heapRows))
+	t.Logf("Go heap: averaged in-use query by size, summed: %.0f bytes over %d sizes, equal to the mean pushed", heapAvg, len(bySize))
 }
 
 // runE2EAgent runs the agent with all four sources, uploading through
@@ -669,7 +701,7 @@ func (o *outage) checkStored(ctx context.Context, t *testing.T, want, maybe int6
 	var got int64
 	waitUntil(ctx, t, "stored alloc_space equals pushed", func() error {
 		var err error
-		got, err = renderTotal(ctx, o.srv.url, "memory:alloc_space:bytes:space:bytes", selector(o.app+".arena"), o.begin, until)
+		got, err = renderTotal(ctx, o.srv.url, "memory:alloc_space:bytes:space:bytes", selector(o.app, "memory", "arena"), o.begin, until)
 		if err == nil && got != want && (maybe == 0 || got != want+maybe) {
 			err = fmt.Errorf("stored %d, pushed %d uploaded + %d unconfirmed", got, want, maybe)
 		}
@@ -841,8 +873,21 @@ func (r *recorder) profiles(t *testing.T, name string) []*profile.Profile {
 // pushedByType sums every sample type of the uploaded profiles named name,
 // by their type label.
 func (r *recorder) pushedByType(t *testing.T, name string) map[string]map[string]int64 {
+	return sumByType(t, r.all(), name)
+}
+
+// sumByType sums every sample type of the uploads us of the profile named
+// name, by their type label.
+func sumByType(t *testing.T, us []recorded, name string) map[string]map[string]int64 {
 	m := map[string]map[string]int64{}
-	for _, p := range r.profiles(t, name) {
+	for _, u := range us {
+		if u.Profile != name {
+			continue
+		}
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, s := range p.Sample {
 			typ := s.Label[export.LabelType][0]
 			if m[typ] == nil {
@@ -1296,14 +1341,14 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 		return nil
 	})
 	waitUntil(ctx, t, "stored reserved_space of the held arena equals pushed", func() error {
-		got, err := renderTotal(ctx, base, ids["arenas"], selector(app+".arenas", "e2e_app", app), begin, until)
+		got, err := renderTotal(ctx, base, ids["arenas"], selector(app, "e2e_app", app), begin, until)
 		if err == nil && got != reserved {
 			err = fmt.Errorf("stored %d, pushed %d", got, reserved)
 		}
 		return err
 	})
 	waitUntil(ctx, t, "stored peak inuse_space equals pushed", func() error {
-		got, err := renderTotal(ctx, base, ids["peak"], selector(app+".peak"), begin, until)
+		got, err := renderTotal(ctx, base, ids["peak"], selector(app, agent.SeriesLabel, "peak"), begin, until)
 		if err == nil && got != peakInuse {
 			err = fmt.Errorf("stored %d, pushed %d", got, peakInuse)
 		}

@@ -86,7 +86,7 @@ func ExampleNewPyroscope() {
 	}
 	fmt.Println("uploaded", a.Stats().Uploaded)
 	// Output:
-	// POST /ingest shop.heap{region=eu-west-1} team-a
+	// POST /ingest shop{memory=heap,region=eu-west-1} team-a
 	// uploaded 1
 }
 

@@ -25,12 +25,12 @@ func FuzzIngestName(f *testing.F) {
 	f.Add("", "", "", "")
 	f.Add("\xff", "ü", "ü", "\x00")
 	f.Fuzz(func(t *testing.T, app, prof, k, v string) {
-		name := IngestName(app, prof, map[string]string{k: v, "env": "prod"})
+		name := IngestName(app, map[string]string{k: v, "env": "prod", "memory": prof})
 		gotApp, labels, err := parseName(name)
 		if err != nil {
-			t.Fatalf("IngestName(%q, %q, %q=%q) = %q: %v", app, prof, k, v, name, err)
+			t.Fatalf("IngestName(%q, %q=%q, memory=%q) = %q: %v", app, k, v, prof, name, err)
 		}
-		if gotApp == "" || len(labels) == 0 || len(labels) > 2 {
+		if gotApp == "" || len(labels) < 2 || len(labels) > 3 {
 			t.Fatalf("%q parsed as %q %v", name, gotApp, labels)
 		}
 	})

@@ -70,8 +70,8 @@ func arenaLikeProfile(samples, allocBytes, inuse int64) *profile.Profile {
 		Location: []*profile.Location{loc},
 		Value:    []int64{allocBytes / 100, allocBytes, inuse / 100, inuse, samples, 37 * samples},
 		Label:    map[string][]string{"type": {"main.user"}},
-		NumLabel: map[string][]int64{"bytes": {100}},
-		NumUnit:  map[string][]string{"bytes": {"bytes"}},
+		NumLabel: map[string][]int64{"bytes": {100}, "sampling_mean": {512 * 1024}},
+		NumUnit:  map[string][]string{"bytes": {"bytes"}, "sampling_mean": {"bytes"}},
 	}}
 	return p
 }

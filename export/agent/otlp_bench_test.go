@@ -45,7 +45,7 @@ func BenchmarkUploadBody(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				body, _, err := multipartBody(u)
+				body, _, err := multipartBody(u, pyroscopeData(u, true))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -51,6 +51,13 @@ type PyroscopeConfig struct {
 	// types and may ignore types they do not know (alloc_samples,
 	// alloc_tail, wall-clock samples).
 	RawBody bool
+	// NoTypeFrames leaves arena stacks as they are. By default each arena
+	// sample's type is added as the leaf frame of its stack (as
+	// go tool pprof -tagleaf=type does locally; see [TypeFrameFile]), so
+	// that Pyroscope's and Grafana's flame graphs end in types. The frames
+	// add no series (the type is a series label already) and a few
+	// percent to each upload (see the README, "Fleet").
+	NoTypeFrames bool
 	// Client sends the requests; nil selects a client of the uploader's own
 	// (closed when the agent stops). Redirects are never followed, so
 	// credentials are never sent to another host.
@@ -81,6 +88,9 @@ func (c PyroscopeConfig) String() string {
 	}
 	if c.RawBody {
 		b.WriteString(" RawBody:true")
+	}
+	if c.NoTypeFrames {
+		b.WriteString(" NoTypeFrames:true")
 	}
 	b.WriteString("}")
 	return b.String()
@@ -113,6 +123,7 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		Headers           map[string]string `json:",omitempty"`
 		SpyName           string            `json:",omitempty"`
 		RawBody           bool              `json:",omitempty"`
+		NoTypeFrames      bool              `json:",omitempty"`
 		Client            bool              `json:",omitempty"`
 	}{
 		URL:               redact.URL(c.URL, "REDACTED"),
@@ -123,20 +134,26 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 		Headers:           redactedHeaders(c.Headers),
 		SpyName:           c.SpyName,
 		RawBody:           c.RawBody,
+		NoTypeFrames:      c.NoTypeFrames,
 		Client:            c.Client != nil,
 	})
 }
 
 // Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
 //
-//	POST {URL}/ingest?name=APP.PROFILE{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
+//	POST {URL}/ingest?name=APP{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
 //
 // with a multipart/form-data body holding a "profile" part (file
 // profile.pprof, the gzipped pprof) and a "sample_type_config" part (file
-// sample_type_config.json, see [SampleTypes]). The application name gets
-// the profile name as a suffix ("shop.arena", "shop.wall") so that the arena
-// profile and the runtime's heap profile, which share sample type names,
-// stay apart. The multipart request carries no format parameter: the
+// sample_type_config.json, see [SampleTypes]). As with pyroscope-go, one
+// application is one service_name, whatever its profiles: the server tells
+// CPU, wall-clock and memory profiles apart by their sample types, and
+// memory profiles carry the series label memory=SOURCE ("arena", "heap"),
+// since arena and Go heap profiles share sample type names (see
+// [SeriesLabel]). Memory profiles also carry the numeric labels a reader
+// of the server's sums needs (sampling_mean; memprofilerate and bytes of
+// Go heap samples) as string labels, since the server keeps only those.
+// The multipart request carries no format parameter: the
 // server reads the body as raw pprof whenever format=pprof is present,
 // before it looks at the content type, so format=pprof is sent only with
 // [PyroscopeConfig.RawBody].
@@ -150,8 +167,10 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 // Network errors and timeouts before the whole request was sent, 5xx and
 // 429 responses are retryable, honouring a Retry-After header, and so is
 // a 422 that reports an unhealthy ring ("empty ring" while the server
-// starts, "unhealthy instances" while it stops); other responses (such as
-// 422 for a body the server cannot parse, 401, or a redirect, which is
+// starts, "unhealthy instances" while it stops) or the tenant's ingestion
+// rate limit ("push rate limit ... exceeded": the server's /ingest answers
+// every refusal with 422); other responses (such as 422 for a body the
+// server cannot parse or for the series limit, 401, or a redirect, which is
 // never followed) fail the upload. A timeout or network error after the
 // request was sent makes the upload [Unconfirmed]: the server may still
 // store it (a server stopped with SIGSTOP reads it when it resumes), and a
@@ -207,7 +226,7 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 	p := &Pyroscope{endpoint: u.String(), cfg: cfg, send: newHTTPSender("pyroscope", cfg.Client)}
 	p.send.probeURL = strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
 	p.send.transient = func(status int, body string) bool {
-		return status == http.StatusUnprocessableEntity && ringUnhealthy(body)
+		return status == http.StatusUnprocessableEntity && (ringUnhealthy(body) || strings.Contains(body, "push rate limit"))
 	}
 	p.send.hideAll(cfg.BasicAuthPassword, cfg.BearerToken)
 	p.send.hideLong(cfg.TenantID)
@@ -238,7 +257,7 @@ func (p *Pyroscope) Close() error {
 // of {URL}/ready again (see [Pyroscope]).
 func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	q := url.Values{}
-	q.Set("name", IngestName(u.AppName, u.Profile, u.Labels))
+	q.Set("name", IngestName(u.AppName, seriesLabels(u)))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
 	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
 	q.Set("spyName", p.cfg.SpyName)
@@ -247,10 +266,10 @@ func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
 	var contentType string
 	if p.cfg.RawBody {
 		q.Set("format", "pprof")
-		body, contentType = u.Data, "application/octet-stream"
+		body, contentType = pyroscopeData(u, !p.cfg.NoTypeFrames), "application/octet-stream"
 	} else {
 		var err error
-		body, contentType, err = multipartBody(u)
+		body, contentType, err = multipartBody(u, pyroscopeData(u, !p.cfg.NoTypeFrames))
 		if err != nil {
 			return fmt.Errorf("agent: pyroscope: building request: %w", err)
 		}
@@ -283,14 +302,14 @@ func ringUnhealthy(body string) bool {
 		strings.Contains(body, "too many unhealthy instances")
 }
 
-func multipartBody(u *Upload) ([]byte, string, error) {
+func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
 	fw, err := w.CreateFormFile("profile", "profile.pprof")
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := fw.Write(u.Data); err != nil {
+	if _, err := fw.Write(data); err != nil {
 		return nil, "", err
 	}
 	if len(u.SampleTypes) > 0 {
@@ -347,17 +366,13 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // IngestName builds the name query parameter of Pyroscope's /ingest:
-// "APP.PROFILE{k1=v1,k2=v2}" with keys sorted, or "APP.PROFILE" without
-// labels. See [Pyroscope] for the escaping rules. Label keys are sanitised
-// like the application name, minus '.' and '-'; a key that collides with an
-// earlier one after sanitising is dropped.
-func IngestName(app, profileName string, labels map[string]string) string {
+// "APP{k1=v1,k2=v2}" with keys sorted, or "APP" without labels; the server
+// takes APP as the service_name. See [Pyroscope] for the escaping rules.
+// Label keys are sanitised like the application name, minus '.' and '-';
+// a key that collides with an earlier one after sanitising is dropped.
+func IngestName(app string, labels map[string]string) string {
 	var b strings.Builder
-	name := app
-	if profileName != "" {
-		name += "." + profileName
-	}
-	b.WriteString(mapRunes(name, appNameRune))
+	b.WriteString(mapRunes(app, appNameRune))
 	if len(labels) == 0 {
 		return b.String()
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -190,22 +191,22 @@ func parseName(name string) (string, map[string]string, error) {
 
 func TestIngestName(t *testing.T) {
 	tests := []struct {
-		app, profile string
-		labels       map[string]string
-		want         string
+		app    string
+		labels map[string]string
+		want   string
 	}{
-		{"shop", "arena", nil, "shop.arena"},
-		{"shop", "", nil, "shop"},
-		{"my shop/v2", "wall", map[string]string{"env": "prod"}, "my_shop_v2.wall{env=prod}"},
-		{"shop", "cpu", map[string]string{"b": "2", "a": "1"}, "shop.cpu{a=1,b=2}"},
-		{"shop", "heap", map[string]string{"path": "a b/ü,{x}=y\x00"}, "shop.heap{path=a_b/ü__x__y_}"},
-		{"ü", "heap", map[string]string{"k.x": "1", "k_x": "2"}, "_.heap{k_x=1}"},
-		{"", "", map[string]string{"k": ""}, "_{k=_}"},
+		{"shop", nil, "shop"},
+		{"shop", map[string]string{"memory": "arena"}, "shop{memory=arena}"},
+		{"my shop/v2", map[string]string{"env": "prod"}, "my_shop_v2{env=prod}"},
+		{"shop.v2", map[string]string{"b": "2", "a": "1"}, "shop.v2{a=1,b=2}"},
+		{"shop", map[string]string{"path": "a b/ü,{x}=y\x00"}, "shop{path=a_b/ü__x__y_}"},
+		{"ü", map[string]string{"k.x": "1", "k_x": "2"}, "_{k_x=1}"},
+		{"", map[string]string{"k": ""}, "_{k=_}"},
 	}
 	for _, tt := range tests {
-		got := IngestName(tt.app, tt.profile, tt.labels)
+		got := IngestName(tt.app, tt.labels)
 		if got != tt.want {
-			t.Errorf("IngestName(%q, %q, %v) = %q, want %q", tt.app, tt.profile, tt.labels, got, tt.want)
+			t.Errorf("IngestName(%q, %v) = %q, want %q", tt.app, tt.labels, got, tt.want)
 		}
 		if _, _, err := parseName(got); err != nil {
 			t.Errorf("%q does not parse: %v", got, err)
@@ -339,6 +340,9 @@ func TestPyroscopeIngest(t *testing.T) {
 			for _, in := range reqs {
 				tt.check(t, in.header)
 				wantLabels := map[string]string{"env": "test", "region": "eu-1", "odd": "a_b/ü__x__y"}
+				if in.profile.PeriodType.Type != "wallclock" {
+					wantLabels[SeriesLabel] = "arena"
+				}
 				if fmt.Sprint(in.labels) != fmt.Sprint(wantLabels) {
 					t.Errorf("labels %v, want %v", in.labels, wantLabels)
 				}
@@ -364,8 +368,11 @@ func TestPyroscopeIngest(t *testing.T) {
 						t.Errorf("%s: sample type config %+v", st.Type, c)
 					}
 				}
-				switch in.app {
-				case "shop.arena":
+				if in.app != "shop" {
+					t.Errorf("app %q, want shop", in.app)
+				}
+				switch in.profile.PeriodType.Type {
+				case "space":
 					v := sampleValue(t, in.profile, "alloc_samples")
 					if v <= lastArena {
 						t.Errorf("arena interval %d after %d", v, lastArena)
@@ -377,13 +384,19 @@ func TestPyroscopeIngest(t *testing.T) {
 					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
 						t.Errorf("type label %v", typ)
 					}
-				case "shop.wall":
+					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != TypeFrameFile {
+						t.Errorf("leaf frame %s (%s), want the type as the leaf", leaf.Name, leaf.Filename)
+					}
+					if m := in.profile.Sample[0].Label["sampling_mean"]; len(m) != 1 || m[0] != strconv.FormatInt(in.profile.Sample[0].NumLabel["sampling_mean"][0], 10) {
+						t.Errorf("sampling_mean string label %v, numeric %v", m, in.profile.Sample[0].NumLabel["sampling_mean"])
+					}
+				case "wallclock":
 					wall++
 					if in.profile.PeriodType.Type != "wallclock" {
 						t.Errorf("wall period type %v", in.profile.PeriodType)
 					}
 				default:
-					t.Errorf("app %q", in.app)
+					t.Errorf("period type %v", in.profile.PeriodType)
 				}
 			}
 			if lastArena != src.count() || wall == 0 {
@@ -464,6 +477,8 @@ func TestPyroscopeFaults(t *testing.T) {
 		{"422 empty ring ten times is retried", firstN(10, emptyRing), 0, MaxRetriesLimit, 0, 1, 0, 0, 11, 0},
 		{"422 empty ring for ever: given up at MaxRetryTime", emptyRing, 0, MaxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
 		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
+		{"422 rate limit is retried", firstN(1, body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed resource_exhausted: push rate limit (4.0 MiB) exceeded while adding 2.1 KiB"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
+		{"422 series limit is not retried", body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed push series with index 0 and id  failed: resource_exhausted: Maximum active series limit exceeded (20/20), reduce the number of active streams"}`), 0, 0, 0, 0, 1, 0, 1, 0},
 		{"422 unparsable is not retried", body(422, `{"code":"unknown","message":"parsing IngestInput-pprof failed"}`), 0, 0, 0, 0, 1, 0, 1, 0},
 		{"redirect is not followed", redirect, 0, 0, 0, 0, 1, 0, 1, 0},
 		{"slow answer within the timeout", slow, 0, 0, 0, 1, 0, 0, 1, 0},
@@ -748,5 +763,41 @@ func TestPyroscopePausedServer(t *testing.T) {
 	defer mu.Unlock()
 	if s.Unconfirmed != 1 || s.Failed != 0 || s.Dropped != 0 || s.Uploaded != s.Collected-1 || uint64(len(reqs)) != s.Uploaded || len(bad) > 0 || probes == 0 {
 		t.Fatalf("stats %+v, %d ingested, %d probes answered, rejected %v", s, len(reqs), probes, bad)
+	}
+}
+
+// TestPyroscopeData: memory uploads carry the string labels a reader needs
+// and, unless turned off, the type as the leaf frame of arena stacks; other
+// profiles are sent as they are.
+func TestPyroscopeData(t *testing.T) {
+	arenaP := arenaLikeProfile(3, 3000, 500)
+	var buf bytes.Buffer
+	if err := arenaP.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	u := &Upload{Profile: "arena", Data: buf.Bytes(), SampleTypes: SampleTypes(arenaP)}
+	for _, frames := range []bool{true, false} {
+		p, err := profile.ParseData(pyroscopeData(u, frames))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		s := p.Sample[0]
+		if got := s.Label["sampling_mean"]; len(got) != 1 || got[0] != "524288" {
+			t.Errorf("frames %v: sampling_mean string label %v", frames, got)
+		}
+		if len(s.Label["bytes"]) != 0 {
+			t.Errorf("frames %v: an arena sample got a bytes string label", frames)
+		}
+		leaf := s.Location[0].Line[0].Function
+		if want := map[bool]string{true: "main.user", false: "main.handle"}[frames]; leaf.Name != want || len(s.Location) != map[bool]int{true: 2, false: 1}[frames] {
+			t.Errorf("frames %v: leaf %s, %d frames", frames, leaf.Name, len(s.Location))
+		}
+	}
+	wall := &Upload{Profile: "wall", Data: []byte("not even a profile"), SampleTypes: map[string]SampleTypeConfig{"wall": {}}}
+	if got := pyroscopeData(wall, true); string(got) != string(wall.Data) {
+		t.Error("a wall-clock upload was changed")
 	}
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	def := now.Add(-time.Hour)
+	tests := []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"", def, true},
+		{"now", now, true},
+		{"-1h", now.Add(-time.Hour), true},
+		{"now-90m", now.Add(-90 * time.Minute), true},
+		{"-7d", now.Add(-7 * 24 * time.Hour), true},
+		{"-1.5d", now.Add(-36 * time.Hour), true},
+		{"+10m", now.Add(10 * time.Minute), true},
+		{"2026-01-02T15:04:05Z", time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC), true},
+		{"2026-01-02T15:04:05.5+02:00", time.Date(2026, 1, 2, 13, 4, 5, 5e8, time.UTC), true},
+		{"1h", time.Time{}, false},
+		{"-", time.Time{}, false},
+		{"--1h", time.Time{}, false},
+		{"-1y", time.Time{}, false},
+		{"-99999d", time.Time{}, false},
+		{"-NaNd", time.Time{}, false},
+		{"-1e300h", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+	}
+	for _, tt := range tests {
+		got, err := parseTime(tt.in, now, def)
+		if (err == nil) != tt.ok || (tt.ok && !got.Equal(tt.want)) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// FuzzParseTime: an accepted time is within ten years of now, or an
+// RFC 3339 time that formats back.
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{"", "now", "-1h", "now-2d", "2026-01-02T15:04:05Z", "-1.5d", "+3m"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseTime(s, now, now)
+		if err != nil {
+			return
+		}
+		if _, rerr := time.Parse(time.RFC3339Nano, strings.TrimSpace(s)); rerr == nil {
+			return
+		}
+		if d := got.Sub(now); d > maxRelative || d < -maxRelative {
+			t.Fatalf("parseTime(%q) = %v, %v from now", s, got, d)
+		}
+	})
+}
+
+func TestPyroscopeFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"top", "-from", "-1h", "a.pb.gz"}, "-from is for -pyroscope"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "-from", "-1h", "-to", "-2h", "{a=\"b\"}"}, "is not before"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "-from", "yesterday", "{a=\"b\"}"}, "bad -from"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "{a=\"b\"}", "{c=\"d\"}"}, "one label selector"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "a=b"}, "bad label selector"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "-sample", "inuse", "{a=\"b\"}"}, "in-use bytes are levels"},
+		{[]string{"top", "-pyroscope", "ftp://u:pw1234@h", "{a=\"b\"}"}, "bad -pyroscope"},
+		{[]string{"top", "-pyroscope", "http://h", "-parallel", "0", "{a=\"b\"}"}, "bad -parallel"},
+		{[]string{"diff", "-pyroscope", "http://u:pw1234@127.0.0.1:1", "{a=\"b\"}", "{a=\"c\"}"}, "connection refused"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := run(tt.args, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, errb.String(), tt.want)
+		}
+		if strings.Contains(errb.String(), "pw1234") {
+			t.Errorf("%v: the password is printed: %q", tt.args, errb.String())
+		}
+	}
+	// A range older than Pyroscope's default lookback gets a warning.
+	var warn bytes.Buffer
+	warnings = &warn
+	defer func() { warnings = os.Stderr }()
+	run([]string{"top", "-pyroscope", "http://127.0.0.1:1", "-from", "-8d", "{a=\"b\"}"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if !strings.Contains(warn.String(), "max_query_lookback") {
+		t.Errorf("no lookback warning for -from -8d: %q", warn.String())
+	}
+	// The token from the environment is never printed.
+	os.Setenv("ARENAPROF_TEST_TOKEN", "tok-9876")
+	defer os.Unsetenv("ARENAPROF_TEST_TOKEN")
+	var out, errb bytes.Buffer
+	run([]string{"top", "-pyroscope", "http://127.0.0.1:1/tok-9876", "-token-env", "ARENAPROF_TEST_TOKEN", "{a=\"b\"}"}, &out, &errb)
+	if strings.Contains(errb.String(), "tok-9876") || errb.Len() == 0 {
+		t.Errorf("stderr %q", errb.String())
+	}
+}

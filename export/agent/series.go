@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+)
+
+// SeriesLabel is the series label that tells apart the memory profiles one
+// application uploads to Pyroscope: "arena" for arena memory, "heap" for
+// the Go heap, the source's name for any other source of memory profiles.
+//
+// Pyroscope (v1.19) names a profile type after its sample types: every
+// profile with alloc_* or inuse_* sample types is "memory", so arena and Go
+// heap uploads share the type ID memory:alloc_space:bytes:space:bytes. Its
+// service_name is the application name of the upload, as pyroscope-go sends
+// it for all its profile types; so each upload of the agent names the
+// application alone and, if its profile is a memory profile, adds
+// memory=SOURCE:
+//
+//	memory:alloc_space:bytes:space:bytes{service_name="shop", memory="arena"}
+//	memory:alloc_space:bytes:space:bytes{service_name="shop", memory="heap"}
+//	process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="shop"}
+//	wall:wall:nanoseconds:wallclock:nanoseconds{service_name="shop"}
+//
+// The label takes precedence over a Config.Labels entry of the same key.
+const SeriesLabel = pprofmt.LabelMemory
+
+// seriesLabels returns the labels of u's ingest name: Config.Labels and,
+// for a memory profile, memory=SOURCE.
+func seriesLabels(u *Upload) map[string]string {
+	if !isMemoryProfile(u.SampleTypes) || u.Profile == "" {
+		return u.Labels
+	}
+	m := make(map[string]string, len(u.Labels)+1)
+	for k, v := range u.Labels {
+		m[k] = v
+	}
+	m[SeriesLabel] = u.Profile
+	return m
+}
+
+// isMemoryProfile reports whether Pyroscope v1.19 names a profile of these
+// sample types "memory" (pkg/og/convert/pprof, RawProfile.metricName): no
+// sample type is named wall, none holds "cpu", and one holds alloc_ or
+// inuse_ or is space or objects.
+func isMemoryProfile(types map[string]SampleTypeConfig) bool {
+	memory := false
+	for t := range types {
+		switch {
+		case t == "wall", strings.Contains(t, "cpu"):
+			return false
+		case strings.Contains(t, "alloc_"), strings.Contains(t, "inuse_"), t == "space", t == "objects":
+			memory = true
+		}
+	}
+	return memory
+}
+
+// Pyroscope keeps a sample's string labels as series labels and drops its
+// numeric ones (pkg/model/pprofsplit). A reader of the server's sums needs
+// the sampling mean of arena samples, and the MemProfileRate and object
+// size of Go heap samples, to give them intervals; so uploads to Pyroscope
+// carry them as string labels too, under the same keys.
+var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
+
+// TypeFrameFile is the file name of the frames [Pyroscope] adds as the
+// leaf of each arena sample's stack, named after the sample's type: the
+// frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's and
+// Grafana's flame graphs end in types. A reader of the stacks drops them
+// by this mark (a function without a line, in a file named "type").
+const TypeFrameFile = pprofmt.LabelType
+
+// pyroscopeData returns u's profile as Pyroscope should receive it: for a
+// memory profile, with the numeric labels a reader needs repeated as string
+// labels (see stringLabelKeys; the object size of Go heap samples as
+// well) and, with typeFrames, the type of each arena sample as the leaf
+// frame of its stack (see [TypeFrameFile]). Other profiles, and data that
+// does not decode, are sent as they are.
+func pyroscopeData(u *Upload, typeFrames bool) []byte {
+	if !isMemoryProfile(u.SampleTypes) {
+		return u.Data
+	}
+	p, err := profile.ParseData(u.Data)
+	if err != nil {
+		return u.Data
+	}
+	changed := false
+	var frames typeFrameSet
+	for _, s := range p.Sample {
+		// Samples may share their label maps: each gets its own.
+		s.Label = copyLabels(s.Label)
+		add := func(k string) {
+			if v := s.NumLabel[k]; len(v) > 0 && len(s.Label[k]) == 0 {
+				s.Label[k] = []string{strconv.FormatInt(v[0], 10)}
+				changed = true
+			}
+		}
+		for _, k := range stringLabelKeys {
+			add(k)
+		}
+		if m := s.Label[pprofmt.LabelMemory]; len(m) > 0 && m[0] == pprofmt.MemoryHeap {
+			add(pprofmt.LabelBytes)
+		} else if t := s.Label[pprofmt.LabelType]; typeFrames && len(t) > 0 {
+			s.Location = append([]*profile.Location{frames.location(p, t[0])}, s.Location...)
+			changed = true
+		}
+	}
+	if !changed {
+		return u.Data
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		return u.Data
+	}
+	return buf.Bytes()
+}
+
+// typeFrameSet interns the type frames of one profile.
+type typeFrameSet map[string]*profile.Location
+
+// location returns the frame of type t, adding it to p the first time.
+func (f *typeFrameSet) location(p *profile.Profile, t string) *profile.Location {
+	if l := (*f)[t]; l != nil {
+		return l
+	}
+	if *f == nil {
+		*f = typeFrameSet{}
+	}
+	fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: t, SystemName: t, Filename: TypeFrameFile}
+	for _, x := range p.Function {
+		fn.ID = max(fn.ID, x.ID+1)
+	}
+	l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
+	for _, x := range p.Location {
+		l.ID = max(l.ID, x.ID+1)
+	}
+	p.Function = append(p.Function, fn)
+	p.Location = append(p.Location, l)
+	(*f)[t] = l
+	return l
+}
+
+func copyLabels(m map[string][]string) map[string][]string {
+	c := make(map[string][]string, len(m)+2)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

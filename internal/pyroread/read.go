@@ -1,0 +1,442 @@
+package pyroread
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/profiler"
+)
+
+// Query says what [Client.Read] reads.
+type Query struct {
+	// Selector chooses the series. Without a matcher on memory, it gets
+	// memory=~"arena|heap": the arena and Go heap uploads of the agent.
+	Selector Selector
+	// From and To bound the time range.
+	From, To time.Time
+	// Labels are the series labels to keep on the samples (type, or the
+	// key of a -by label grouping); the labels a model needs are always
+	// kept.
+	Labels []string
+	// Stacks asks for the stacks (grouping by function or stack): one
+	// SelectMergeProfile per sample type and combination of the model's
+	// labels, instead of the series' sums alone.
+	Stacks bool
+}
+
+// MaxRange is the longest range one query asks the server for: Pyroscope's
+// default max_query_length (24h). Longer ranges are read in pieces and
+// added up: the sums are additive over time.
+const MaxRange = 24 * time.Hour
+
+// allocTypes are the profile types read, with their position among the
+// arenaprof sample types. In-use values are levels, not amounts, and do
+// not add up over uploads: they are not read.
+var allocTypes = []struct {
+	id  string
+	idx int
+}{
+	{"memory:alloc_objects:count:space:bytes", pprofmt.IndexAllocObjects},
+	{"memory:alloc_space:bytes:space:bytes", pprofmt.IndexAllocSpace},
+	{"memory:alloc_samples:count:space:bytes", pprofmt.IndexAllocSamples},
+	{"memory:alloc_tail:bytes:space:bytes", pprofmt.IndexAllocTail},
+}
+
+// modelLabels are the series labels the arena and Go heap models need.
+var modelLabels = []string{pprofmt.LabelMemory, pprofmt.LabelMean, pprofmt.LabelHeapRate, pprofmt.LabelBytes}
+
+// ErrNoData is returned, wrapped, when nothing matches the query.
+var ErrNoData = errors.New("no arena or Go heap uploads match")
+
+// Read rebuilds an arenaprof profile (window "both") from the server's
+// sums over every series the query selects and its whole range: one
+// sample per combination of the kept labels (and per stack with
+// q.Stacks), with alloc_objects, alloc_space, alloc_samples and alloc_tail
+// as the server sums them, and the numeric labels sampling_mean,
+// memprofilerate and bytes restored from the string labels the agent's
+// uploads carry. Arena series need sampling_mean, Go heap series
+// memprofilerate and bytes: uploads without them (from before those labels
+// were sent) are refused, naming the series.
+//
+// With q.Stacks, each stack profile's total is checked against the
+// series' sum: a server that truncates SelectMergeProfile (its
+// max_flamegraph_nodes limits, when enforced on that API) is an error, not
+// a silent undercount.
+func (c *Client) Read(ctx context.Context, q Query) (*profile.Profile, error) {
+	p, err := c.read(ctx, q)
+	var se *ServerError
+	if errors.As(err, &se) {
+		// A server whose max_query_length is below MaxRange names it:
+		// read again in pieces of that length.
+		if d, ok := queryLengthLimit(se.Message); ok && d < c.pieceLength() {
+			c.maxRange = d
+			return c.read(ctx, q)
+		}
+	}
+	return p, err
+}
+
+// pieceLength is the longest range one query asks for.
+func (c *Client) pieceLength() time.Duration {
+	if c.maxRange > 0 {
+		return c.maxRange
+	}
+	return MaxRange
+}
+
+// queryLengthLimit reads the limit out of the server's answer to a query
+// longer than its max_query_length: "the query time range exceeds the
+// limit (max_query_length, actual: 48h, limit: 12h)".
+func queryLengthLimit(msg string) (time.Duration, bool) {
+	_, after, ok := strings.Cut(msg, "max_query_length")
+	if !ok {
+		return 0, false
+	}
+	_, lim, ok := strings.Cut(after, "limit: ")
+	if !ok {
+		return 0, false
+	}
+	lim, _, _ = strings.Cut(lim, ")")
+	d, err := parsePromDuration(strings.TrimSpace(lim))
+	if err != nil || d < time.Minute {
+		return 0, false
+	}
+	return d, true
+}
+
+// parsePromDuration reads a duration as Prometheus writes one: units y, w,
+// d, h, m, s, ms, in that order, e.g. "1d12h".
+func parsePromDuration(s string) (time.Duration, error) {
+	var d time.Duration
+	units := []struct {
+		suffix string
+		unit   time.Duration
+	}{{"y", 365 * 24 * time.Hour}, {"w", 7 * 24 * time.Hour}, {"d", 24 * time.Hour}}
+	for _, u := range units {
+		if n, rest, ok := strings.Cut(s, u.suffix); ok && n != "" && !strings.ContainsAny(n, "hmsµn") {
+			x, err := strconv.Atoi(n)
+			if err != nil || x < 0 || x > 200 { // 200 years fit in a Duration
+				return 0, fmt.Errorf("bad duration %q", s)
+			}
+			d += time.Duration(x) * u.unit
+			s = rest
+		}
+	}
+	if s == "" {
+		return d, nil
+	}
+	x, err := time.ParseDuration(s)
+	return d + x, err
+}
+
+func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
+	if !q.To.After(q.From) {
+		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	sel := q.Selector
+	if !sel.Constrains(pprofmt.LabelMemory) {
+		sel = sel.With(Matcher{pprofmt.LabelMemory, "=~", pprofmt.MemoryArena + "|" + pprofmt.MemoryHeap})
+	}
+	keep := slices.Clone(modelLabels)
+	for _, l := range q.Labels {
+		if !slices.Contains(keep, l) {
+			keep = append(keep, l)
+		}
+	}
+	// SelectSeries asks for one millisecond more than its piece.
+	chunks := splitRange(q.From, q.To, c.pieceLength()-time.Millisecond)
+
+	type set struct {
+		labels map[string]string
+		values [pprofmt.NumSampleTypes]int64
+	}
+	sets := map[string]*set{}
+	var order []string
+	// One query per type and piece, side by side; their answers are
+	// added up in order.
+	answers := make([][]series, len(allocTypes)*len(chunks))
+	err := c.each(ctx, len(answers), func(ctx context.Context, i int) error {
+		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
+		var err error
+		answers[i], err = c.selectSeries(ctx, t.id, sel, ch[0], ch[1], keep)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, ss := range answers {
+		t := allocTypes[i/len(chunks)]
+		for _, s := range ss {
+			k := labelsKey(s.labels, keep)
+			st := sets[k]
+			if st == nil {
+				st = &set{labels: s.labels}
+				sets[k] = st
+				order = append(order, k)
+			}
+			v := st.values[t.idx] + int64(s.sum)
+			if v < st.values[t.idx] {
+				return nil, errors.New("the server's sums overflow")
+			}
+			st.values[t.idx] = v
+		}
+	}
+	answers = nil
+	slices.Sort(order)
+	p := &profile.Profile{
+		SampleType:        pprofmt.SampleTypes(),
+		DefaultSampleType: "alloc_space",
+		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
+		TimeNanos:         q.From.UnixNano(),
+		DurationNanos:     q.To.Sub(q.From).Nanoseconds(),
+	}
+	var means []int64
+	for _, k := range order {
+		st := sets[k]
+		if st.values == ([pprofmt.NumSampleTypes]int64{}) {
+			continue
+		}
+		smp, err := sampleFor(st.labels, keep, sel)
+		if err != nil {
+			return nil, err
+		}
+		if m := smp.NumLabel[pprofmt.LabelMean]; len(m) > 0 && !slices.Contains(means, m[0]) {
+			means = append(means, m[0])
+		}
+		if !q.Stacks {
+			smp.Value = st.values[:]
+			p.Sample = append(p.Sample, smp)
+			continue
+		}
+		stacks, err := c.readStacks(ctx, sel, st.labels, keep, chunks, st.values)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range stacks {
+			s.Label, s.NumLabel, s.NumUnit = smp.Label, smp.NumLabel, smp.NumUnit
+			p.Sample = append(p.Sample, s)
+		}
+	}
+	if len(p.Sample) == 0 {
+		return nil, fmt.Errorf("%w %s between %s and %s", ErrNoData, sel, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	slices.Sort(means)
+	if len(means) > 0 {
+		p.Period = means[0]
+		p.Comments = append(p.Comments, pprofmt.MeansComment(pprofmt.MeansCommentPrefix, means))
+	} else {
+		p.Period = 1
+	}
+	p.Comments = append(p.Comments, pprofmt.WindowComment(profiler.WindowBoth))
+	renumber(p)
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("rebuilding the profile: %v", err)
+	}
+	return p, nil
+}
+
+// splitRange cuts [from, to] into pieces of at most piece that neither
+// overlap nor leave a gap at the server's millisecond resolution.
+func splitRange(from, to time.Time, piece time.Duration) [][2]time.Time {
+	var out [][2]time.Time
+	for from.Before(to) {
+		end := from.Add(piece)
+		if !end.Before(to) {
+			out = append(out, [2]time.Time{from, to})
+			break
+		}
+		out = append(out, [2]time.Time{from, end.Add(-time.Millisecond)})
+		from = end
+	}
+	return out
+}
+
+// labelsKey identifies a combination of the kept labels.
+func labelsKey(m map[string]string, keep []string) string {
+	var b strings.Builder
+	for _, k := range keep {
+		b.WriteString(strconv.Quote(m[k]))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// sampleFor returns a sample (without values or stack) carrying the kept
+// labels of one series combination: the string labels as they are, the
+// model's numeric labels parsed back.
+func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.Sample, error) {
+	s := &profile.Sample{Label: map[string][]string{}, NumLabel: map[string][]int64{}, NumUnit: map[string][]string{}}
+	for _, k := range keep {
+		v := labels[k]
+		if v == "" {
+			continue
+		}
+		switch k {
+		case pprofmt.LabelMean, pprofmt.LabelHeapRate, pprofmt.LabelBytes:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 || n > math.MaxInt32*int64(1<<20) {
+				return nil, fmt.Errorf("series %s has %s=%q, not a positive whole number", sel, k, v)
+			}
+			s.NumLabel[k] = []int64{n}
+			s.NumUnit[k] = []string{"bytes"}
+		default:
+			s.Label[k] = []string{v}
+		}
+	}
+	switch labels[pprofmt.LabelMemory] {
+	case pprofmt.MemoryHeap:
+		if len(s.NumLabel[pprofmt.LabelHeapRate]) == 0 || len(s.NumLabel[pprofmt.LabelBytes]) == 0 {
+			return nil, fmt.Errorf("Go heap series of %s without the memprofilerate and bytes labels: uploaded by an older agent or another client; narrow the range to newer uploads", sel)
+		}
+		s.Label[pprofmt.LabelMemory] = []string{pprofmt.MemoryHeap}
+	default:
+		m := s.NumLabel[pprofmt.LabelMean]
+		if len(m) == 0 {
+			return nil, fmt.Errorf("arena series of %s (memory=%q) without the sampling_mean label: uploaded by an older agent or another client; narrow the selector or the range to newer uploads", sel, labels[pprofmt.LabelMemory])
+		}
+		if m[0] > profiler.MaxMeanBytes {
+			return nil, fmt.Errorf("series %s has sampling_mean %d, above %d", sel, m[0], int64(profiler.MaxMeanBytes))
+		}
+		// Arena sizes are not uploaded as labels (their cardinality is
+		// the number of distinct sizes); the report reads the sample as
+		// one of mixed sizes.
+		delete(s.NumLabel, pprofmt.LabelBytes)
+		delete(s.NumUnit, pprofmt.LabelBytes)
+	}
+	return s, nil
+}
+
+// readStacks returns the samples, one per stack, of one series
+// combination: each alloc type's merged profile over every chunk, added up
+// by stack, checked against the series' sums.
+func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, chunks [][2]time.Time, want [pprofmt.NumSampleTypes]int64) ([]*profile.Sample, error) {
+	one := slices.Clone(sel)
+	for _, k := range keep {
+		one = append(one, Matcher{k, "=", labels[k]})
+	}
+	byStack := map[string]*profile.Sample{}
+	var order []string
+	merged := make([]*profile.Profile, len(allocTypes)*len(chunks))
+	err := c.each(ctx, len(merged), func(ctx context.Context, i int) error {
+		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
+		var err error
+		merged[i], err = c.selectMergeProfile(ctx, t.id, one, ch[0], ch[1])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ti, t := range allocTypes {
+		var total int64
+		for ci := range chunks {
+			mp := merged[ti*len(chunks)+ci]
+			merged[ti*len(chunks)+ci] = nil
+			if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
+				return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
+			}
+			for _, s := range mp.Sample {
+				s.Location = dropTypeFrames(s.Location)
+				if len(s.Value) != 1 || s.Value[0] < 0 {
+					return nil, fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
+				}
+				k := stackKey(s)
+				d := byStack[k]
+				if d == nil {
+					d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumSampleTypes)}
+					byStack[k] = d
+					order = append(order, k)
+				}
+				d.Value[t.idx] += s.Value[0]
+				total += s.Value[0]
+			}
+		}
+		if total != want[t.idx] {
+			return nil, fmt.Errorf("the stacks of %s under %s sum to %d, the series to %d: the server truncated its answer (max_flamegraph_nodes enforced on SelectMergeProfile?) or changed between the queries; read with -by type, or again", t.id, one, total, want[t.idx])
+		}
+	}
+	out := make([]*profile.Sample, 0, len(order))
+	for _, k := range order {
+		out = append(out, byStack[k])
+	}
+	return out, nil
+}
+
+// typeFrameFile marks the frames the agent adds as the leaf of arena
+// stacks in uploads (agent.TypeFrameFile): a function named after the type,
+// in a file named "type", without a line.
+const typeFrameFile = pprofmt.LabelType
+
+// dropTypeFrames removes the type frames at the leaf of a stack: the type
+// is a label of its own, and the leaf function is the caller of arena.New.
+func dropTypeFrames(locs []*profile.Location) []*profile.Location {
+	for len(locs) > 0 && isTypeFrame(locs[0]) {
+		locs = locs[1:]
+	}
+	return locs
+}
+
+func isTypeFrame(l *profile.Location) bool {
+	if len(l.Line) != 1 || l.Line[0].Line != 0 || l.Line[0].Function == nil {
+		return false
+	}
+	return l.Line[0].Function.Filename == typeFrameFile
+}
+
+// stackKey identifies a stack by its frames' functions, files and lines,
+// which stay the same across answers (location IDs do not).
+func stackKey(s *profile.Sample) string {
+	var b strings.Builder
+	for _, l := range s.Location {
+		for _, ln := range l.Line {
+			if ln.Function != nil {
+				b.WriteString(ln.Function.Name)
+				b.WriteByte('\x00')
+				b.WriteString(ln.Function.Filename)
+			}
+			b.WriteByte('\x00')
+			b.WriteString(strconv.FormatInt(ln.Line, 10))
+			b.WriteByte('\x01')
+		}
+		fmt.Fprintf(&b, "%x\x02", l.Address)
+	}
+	return b.String()
+}
+
+// renumber gives p the locations, functions and mappings its samples use,
+// with fresh IDs: they come from several answers, whose IDs collide.
+func renumber(p *profile.Profile) {
+	locs := map[*profile.Location]bool{}
+	fns := map[*profile.Function]bool{}
+	maps := map[*profile.Mapping]bool{}
+	for _, s := range p.Sample {
+		for _, l := range s.Location {
+			if locs[l] {
+				continue
+			}
+			locs[l] = true
+			p.Location = append(p.Location, l)
+			l.ID = uint64(len(p.Location))
+			if l.Mapping != nil && !maps[l.Mapping] {
+				maps[l.Mapping] = true
+				p.Mapping = append(p.Mapping, l.Mapping)
+				l.Mapping.ID = uint64(len(p.Mapping))
+			}
+			for _, ln := range l.Line {
+				if ln.Function != nil && !fns[ln.Function] {
+					fns[ln.Function] = true
+					p.Function = append(p.Function, ln.Function)
+					ln.Function.ID = uint64(len(p.Function))
+				}
+			}
+		}
+	}
+}
