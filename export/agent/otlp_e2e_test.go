@@ -159,16 +159,7 @@ func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL string) {
 // added risk of a false failure) and holds the true bytes.
 func checkOTLPTop(t *testing.T, cli, base, sel string, stored map[string]map[string]int64, truth map[string]int64, mean int64, begin, until time.Time) {
 	t.Helper()
-	var res struct{ Rows []topRow }
-	out := runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339Nano), "-to", until.Format(time.RFC3339Nano),
-		"-confidence", fmt.Sprint(e2eConfidence), "-n", "0", "-json", sel)
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("top -json: %v: %s", err, out)
-	}
-	rows := map[string]topRow{}
-	for _, r := range res.Rows {
-		rows[r.Key] = r
-	}
+	rows := topRows(t, cli, base, sel, e2eConfidence, begin, until)
 	if len(rows) != len(truth) {
 		t.Errorf("top -pyroscope: rows %v, want the types %v", mapKeys(rows), mapKeys(truth))
 	}
