@@ -44,13 +44,17 @@ func TestReadNames(t *testing.T) {
 	factor := map[string]int64{"memory": 1, "space": 3}
 	tests := []struct {
 		listed []string
-		want   int64 // factor of the read's sums
+		limit  time.Duration // the server's max_query_length, if any
+		want   int64         // factor of the read's sums
 		err    error
 	}{
-		{[]string{"memory"}, 1, nil},
-		{[]string{"space"}, 3, nil},
-		{[]string{"memory", "space"}, 4, nil},
-		{nil, 0, ErrNoData},
+		{[]string{"memory"}, 0, 1, nil},
+		{[]string{"space"}, 0, 3, nil},
+		{[]string{"memory", "space"}, 0, 4, nil},
+		// A read of 5 h from a server limited to 2 h: its LabelValues names
+		// the limit, and the read goes again in three pieces.
+		{[]string{"memory", "space"}, 2 * time.Hour, 12, nil},
+		{nil, 0, 0, ErrNoData},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.listed), func(t *testing.T) {
@@ -60,10 +64,16 @@ func TestReadNames(t *testing.T) {
 					ProfileTypeID string   `json:"profileTypeID"`
 					Name          string   `json:"name"`
 					Matchers      []string `json:"matchers"`
+					Start         int64    `json:"start"`
 					End           int64    `json:"end"`
 				}
 				if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				if tt.limit > 0 && time.Duration(req.End-req.Start)*time.Millisecond > tt.limit {
+					w.WriteHeader(http.StatusBadRequest)
+					fmt.Fprintf(w, `{"code":"invalid_argument","message":"the query time range exceeds the limit (max_query_length, actual: 5h, limit: %s)"}`, tt.limit)
 					return
 				}
 				switch {
@@ -94,7 +104,11 @@ func TestReadNames(t *testing.T) {
 			}
 			sel, _ := ParseSelector(`{service_name="shop"}`)
 			end := time.Now()
-			p, err := c.Read(context.Background(), Query{Selector: sel, From: end.Add(-time.Hour), To: end})
+			from := end.Add(-time.Hour)
+			if tt.limit > 0 {
+				from = end.Add(-5 * time.Hour)
+			}
+			p, err := c.Read(context.Background(), Query{Selector: sel, From: from, To: end})
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("Read: %v, want %v", err, tt.err)
@@ -104,7 +118,11 @@ func TestReadNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(asked) != 4*len(tt.listed) {
+			pieces := 1
+			if tt.limit > 0 {
+				pieces = 3
+			}
+			if len(asked) != 4*len(tt.listed)*pieces {
 				t.Errorf("asked for %v", asked)
 			}
 			if len(p.Sample) != 1 {
