@@ -151,19 +151,7 @@ func testFleet(t *testing.T, script string) {
 		t.Logf("%s (%s): %d uploads, %d retried, %d unconfirmed", p.Pod, p.Version, st.Uploaded, st.Retried, st.Unconfirmed)
 	}
 	all := fmt.Sprintf(`{service_name=%q}`, app)
-	top := func(sel string) map[string]topRow {
-		var res struct{ Rows []topRow }
-		out := runCLI(t, cli, "top", "-pyroscope", srv.url, "-from", begin.Format(time.RFC3339Nano), "-to", end.Format(time.RFC3339Nano),
-			"-confidence", fmt.Sprint(fleetConfidence), "-n", "0", "-json", sel)
-		if err := json.Unmarshal(out, &res); err != nil {
-			t.Fatalf("top -json: %v: %s", err, out)
-		}
-		m := map[string]topRow{}
-		for _, r := range res.Rows {
-			m[r.Key] = r
-		}
-		return m
-	}
+	top := func(sel string) map[string]topRow { return topRows(t, cli, srv.url, sel, fleetConfidence, begin, end) }
 
 	// The server holds every sample event of the uploads it accepted, and
 	// may hold those of unconfirmed uploads (sent as it stopped): wait for
@@ -250,6 +238,23 @@ type topRow struct {
 	Samples int64
 	Bytes   int64
 	Lo, Hi  float64
+}
+
+// topRows runs arenaprof top -pyroscope -json over sel and [begin, end]
+// and returns its rows by key.
+func topRows(t *testing.T, cli, url, sel string, confidence float64, begin, end time.Time) map[string]topRow {
+	t.Helper()
+	var res struct{ Rows []topRow }
+	out := runCLI(t, cli, "top", "-pyroscope", url, "-from", begin.Format(time.RFC3339Nano), "-to", end.Format(time.RFC3339Nano),
+		"-confidence", fmt.Sprint(confidence), "-n", "0", "-json", sel)
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("top -json: %v: %s", err, out)
+	}
+	m := map[string]topRow{}
+	for _, r := range res.Rows {
+		m[r.Key] = r
+	}
+	return m
 }
 
 // buildCLI builds cmd/arenaprof into a temporary directory.

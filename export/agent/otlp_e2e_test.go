@@ -2,9 +2,12 @@ package agent_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -33,7 +36,9 @@ import (
 // arena memory under memory=arena with every arena sample type, the Go
 // heap under memory=heap, the wall-clock and the CPU profiles; per type label, each
 // stored arena sample type equals what was pushed, and the true bytes lie
-// inside the intervals from the server's own alloc_samples and alloc_tail.
+// inside the intervals from the server's own alloc_samples and alloc_tail;
+// arenaprof top -pyroscope reads those sums under the OTLP profile type
+// names and gives the same intervals.
 //
 // The server comes as for TestPyroscopeEndToEnd. The Collector is the
 // binary at ARENAPROF_OTELCOL (.ci/run builds it once per run), else the
@@ -41,17 +46,18 @@ import (
 // (minutes from a cold Go build cache).
 func TestOTLPEndToEnd(t *testing.T) {
 	base, _ := e2eServer(t)
-	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, base, base) })
+	cli := buildCLI(t)
+	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, base) })
 	t.Run("collector", func(t *testing.T) {
 		col := startCollector(t, base)
-		testOTLPEndToEnd(t, base, col)
+		testOTLPEndToEnd(t, cli, base, col)
 	})
 }
 
 // testOTLPEndToEnd runs the agent with an OTLP destination at otlpURL on
 // the end-to-end workload and checks what the Pyroscope server at base
-// stores.
-func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
+// stores, and what the CLI cli reads from it.
+func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p, err := profiler.Start()
@@ -123,7 +129,59 @@ func testOTLPEndToEnd(t *testing.T, base, otlpURL string) {
 		return err
 	})
 
-	checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return arenaSel("type", typ) }, truth, begin, until)
+	stored := checkArenaTypes(ctx, t, base, rec, arenaIDs, func(typ string) string { return arenaSel("type", typ) }, truth, begin, until)
+	checkOTLPTop(t, cli, base, arenaSel(), stored, truth, mean, begin, until)
+	// The Go heap and the stacks are read too.
+	heap := runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339Nano), "-to", until.Format(time.RFC3339Nano), "-n", "3",
+		selector(app, "memory", "heap"))
+	if !bytes.Contains(heap, []byte("FUNCTION")) || !bytes.Contains(heap, []byte("MemProfileRate")) {
+		t.Errorf("top of the Go heap profiles:\n%s", heap)
+	}
+	var byFunc struct{ Total topRow }
+	out := runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339Nano), "-to", until.Format(time.RFC3339Nano),
+		"-by", "func", "-json", arenaSel())
+	if err := json.Unmarshal(out, &byFunc); err != nil {
+		t.Fatalf("top -by func -json: %v: %s", err, out)
+	}
+	var samples int64
+	for _, st := range stored {
+		samples += st["alloc_samples"]
+	}
+	if byFunc.Total.Samples != samples {
+		t.Errorf("top -by func: %d sample events, the server's series %d", byFunc.Total.Samples, samples)
+	}
+}
+
+// checkOTLPTop runs arenaprof top -pyroscope over the arena profiles sel
+// selects and checks, per type, that it read the server's sums (stored,
+// by type and sample type) and that its interval is the one from those
+// sums (so the truth inside it is the event checkArenaTypes checked, at no
+// added risk of a false failure) and holds the true bytes.
+func checkOTLPTop(t *testing.T, cli, base, sel string, stored map[string]map[string]int64, truth map[string]int64, mean int64, begin, until time.Time) {
+	t.Helper()
+	rows := topRows(t, cli, base, sel, e2eConfidence, begin, until)
+	if len(rows) != len(truth) {
+		t.Errorf("top -pyroscope: rows %v, want the types %v", mapKeys(rows), mapKeys(truth))
+	}
+	for _, typ := range mapKeys(truth) {
+		r, st := rows[typ], stored[typ]
+		iv, err := profiler.ComputeInterval(st["alloc_samples"], st["alloc_tail"], mean, e2eConfidence, profiler.WindowBoth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Samples != st["alloc_samples"] || r.Bytes != st["alloc_space"] {
+			t.Errorf("%s: top -pyroscope read %d sample events and %d bytes, the server stores %d and %d", typ, r.Samples, r.Bytes, st["alloc_samples"], st["alloc_space"])
+		}
+		if math.Abs(r.Lo-iv.Lo) > 1e-6*iv.Hi || math.Abs(r.Hi-iv.Hi) > 1e-6*iv.Hi {
+			t.Errorf("%s: top -pyroscope interval [%.0f, %.0f], from the server's sums [%.0f, %.0f]", typ, r.Lo, r.Hi, iv.Lo, iv.Hi)
+		}
+		if tr := float64(truth[typ]); tr < r.Lo || tr > r.Hi {
+			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] of top -pyroscope", typ, truth[typ], r.Lo, r.Hi)
+		}
+		t.Logf("%s: top -pyroscope: true %d, estimate %d, interval (%.7f) [%.0f, %.0f], %d samples", typ, truth[typ], r.Bytes, e2eConfidence, r.Lo, r.Hi, r.Samples)
+	}
+	t.Logf("arenaprof top -pyroscope URL '%s':\n%s", sel,
+		runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339), "-to", until.Format(time.RFC3339), "-confidence", "0.999999", sel))
 }
 
 // startCollector starts an OpenTelemetry Collector on a free 127.0.0.1

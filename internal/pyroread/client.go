@@ -3,8 +3,8 @@
 // the server's sums over every pod and the whole time range, so that
 // package report gives the fleet's estimates exact intervals and diffs.
 //
-// The querier is a Connect service: SelectSeries is called with the
-// Connect JSON codec, SelectMergeProfile with the protobuf codec (its
+// The querier is a Connect service: LabelValues and SelectSeries are
+// called with the Connect JSON codec, SelectMergeProfile with the protobuf codec (its
 // answer is a pprof profile, read with report.ParseWith's bounds). The
 // server's Go API module is not used: the two requests are encoded here.
 package pyroread
@@ -279,6 +279,31 @@ func parseSeries(data []byte, after int64) ([]series, error) {
 		out = append(out, series{m, sum})
 	}
 	return out, nil
+}
+
+// labelValues returns the values of a label among the series sel matches
+// over [start, end]: LabelValues.
+func (c *Client) labelValues(ctx context.Context, name string, sel Selector, start, end time.Time) ([]string, error) {
+	req, err := json.Marshal(map[string]any{
+		"name":     name,
+		"matchers": []string{sel.String()},
+		"start":    start.UnixMilli(),
+		"end":      end.UnixMilli(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := c.call(ctx, "LabelValues", "application/json", req, max(c.limits.MaxMemory/4, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Names []string `json:"names"`
+	}
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return nil, fmt.Errorf("LabelValues: malformed answer: %v", err)
+	}
+	return resp.Names, nil
 }
 
 // maxExact is the largest integer a float64 holds exactly: sums of counts

@@ -92,14 +92,14 @@ func TestClientBounds(t *testing.T) {
 	sel, _ := ParseSelector(`{service_name="shop"}`)
 	ctx := context.Background()
 	end := time.Now()
-	_, err = c.selectSeries(ctx, allocTypes[0].id, sel, end.Add(-time.Hour), end, nil)
+	_, err = c.selectSeries(ctx, typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a 2 MiB answer within a 1 MiB bound: %v", err)
 	}
 	if !strings.HasPrefix(gotAuth, "Basic ") || gotTenant != "team" {
 		t.Errorf("Authorization %q, X-Scope-OrgID %q", gotAuth, gotTenant)
 	}
-	_, err = c.selectMergeProfile(ctx, allocTypes[0].id, sel, end.Add(-48*time.Hour), end)
+	_, err = c.selectMergeProfile(ctx, typeID("memory", allocTypes[0].suffix), sel, end.Add(-48*time.Hour), end)
 	if err == nil || !strings.Contains(err.Error(), "max_query_length") || strings.Contains(err.Error(), "s3cr3t") {
 		t.Errorf("server error: %v", err)
 	}

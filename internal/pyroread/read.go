@@ -38,18 +38,90 @@ type Query struct {
 // added up: the sums are additive over time.
 const MaxRange = 24 * time.Hour
 
-// allocTypes are the profile types read, with their position among the
-// arenaprof sample types. In-use values are levels, not amounts, and do
-// not add up over uploads: they are not read.
-var allocTypes = []struct {
-	id  string
-	idx int
-}{
-	{"memory:alloc_objects:count:space:bytes", pprofmt.IndexAllocObjects},
-	{"memory:alloc_space:bytes:space:bytes", pprofmt.IndexAllocSpace},
-	{"memory:alloc_samples:count:space:bytes", pprofmt.IndexAllocSamples},
-	{"memory:alloc_tail:bytes:space:bytes", pprofmt.IndexAllocTail},
+// allocTypes are the sample types read, as the end of their profile type
+// IDs (after the name), with their position among the arenaprof sample
+// types. In-use values are levels, not amounts, and do not add up over
+// uploads: they are not read.
+var allocTypes = []allocType{
+	{"alloc_objects:count:space:bytes", pprofmt.IndexAllocObjects},
+	{"alloc_space:bytes:space:bytes", pprofmt.IndexAllocSpace},
+	{"alloc_samples:count:space:bytes", pprofmt.IndexAllocSamples},
+	{"alloc_tail:bytes:space:bytes", pprofmt.IndexAllocTail},
 }
+
+// allocType is a sample type read: the end of its profile type IDs and
+// its position among the arenaprof sample types.
+type allocType struct {
+	suffix string
+	idx    int
+}
+
+// typeNames are the names under which Pyroscope v1.19.3 stores the agent's
+// memory profiles, the first part of their profile type IDs: "memory" for
+// pprof uploads (named as pyroscope-go's), "space" for OTLP profiles
+// (named after their period type). One stored profile has one name, so
+// the sums under both names add up without counting a profile twice.
+var typeNames = []string{"memory", "space"}
+
+// typeID is the profile type ID of an alloc type under a name.
+func typeID(name, suffix string) string { return name + ":" + suffix }
+
+// namesWithData returns the names among typeNames under which the server
+// lists any alloc type, in typeNames' order.
+func namesWithData(ids []string) []string {
+	var out []string
+	for _, n := range typeNames {
+		for _, t := range allocTypes {
+			if slices.Contains(ids, typeID(n, t.suffix)) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// typeRead is one query of a read: an alloc type under one name over one
+// piece of the range.
+type typeRead struct {
+	id       string
+	idx      int
+	from, to time.Time
+}
+
+// typeReads lists the queries of a read: one per name, alloc type and
+// piece, in that order.
+func typeReads(names []string, chunks [][2]time.Time) []typeRead {
+	var out []typeRead
+	for _, n := range names {
+		for _, t := range allocTypes {
+			for _, ch := range chunks {
+				out = append(out, typeRead{typeID(n, t.suffix), t.idx, ch[0], ch[1]})
+			}
+		}
+	}
+	return out
+}
+
+// storedNames returns the names (of typeNames) under which the server
+// holds alloc types of the series sel matches over the pieces: the values
+// of its __profile_type__ label (LabelValues, one call per piece).
+func (c *Client) storedNames(ctx context.Context, sel Selector, chunks [][2]time.Time) ([]string, error) {
+	vals := make([][]string, len(chunks))
+	err := c.each(ctx, len(chunks), func(ctx context.Context, i int) error {
+		var err error
+		vals[i], err = c.labelValues(ctx, profileTypeLabel, sel, chunks[i][0], chunks[i][1])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return namesWithData(slices.Concat(vals...)), nil
+}
+
+// profileTypeLabel is the server's label holding a series' profile type
+// ID.
+const profileTypeLabel = "__profile_type__"
 
 // modelLabels are the series labels the arena and Go heap models need.
 var modelLabels = []string{pprofmt.LabelMemory, pprofmt.LabelMean, pprofmt.LabelHeapRate, pprofmt.LabelBytes}
@@ -66,6 +138,12 @@ var ErrNoData = errors.New("no arena or Go heap uploads match")
 // uploads carry. Arena series need sampling_mean, Go heap series
 // memprofilerate and bytes: uploads without them (from before those labels
 // were sent) are refused, naming the series.
+//
+// The server stores pprof uploads under the profile types "memory:..."
+// and OTLP profiles under "space:..." (typeNames); Read asks it which of
+// the two hold the selected series in the range and adds up the sums of
+// those that do, so an application pushing either way, or moving from
+// one to the other within the range, is read whole.
 //
 // With q.Stacks, each stack profile's total is checked against the
 // series' sum: a server that truncates SelectMergeProfile (its
@@ -154,6 +232,14 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	}
 	// SelectSeries asks for one millisecond more than its piece.
 	chunks := splitRange(q.From, q.To, c.pieceLength()-time.Millisecond)
+	names, err := c.storedNames(ctx, sel, chunks)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w %s between %s and %s", ErrNoData, sel, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	reads := typeReads(names, chunks)
 
 	type set struct {
 		labels map[string]string
@@ -161,20 +247,19 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	}
 	sets := map[string]*set{}
 	var order []string
-	// One query per type and piece, side by side; their answers are
-	// added up in order.
-	answers := make([][]series, len(allocTypes)*len(chunks))
-	err := c.each(ctx, len(answers), func(ctx context.Context, i int) error {
-		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
+	// One query per name, type and piece, side by side; their answers
+	// are added up in order.
+	answers := make([][]series, len(reads))
+	err = c.each(ctx, len(answers), func(ctx context.Context, i int) error {
 		var err error
-		answers[i], err = c.selectSeries(ctx, t.id, sel, ch[0], ch[1], keep)
+		answers[i], err = c.selectSeries(ctx, reads[i].id, sel, reads[i].from, reads[i].to, keep)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	for i, ss := range answers {
-		t := allocTypes[i/len(chunks)]
+		t := reads[i]
 		for _, s := range ss {
 			k := labelsKey(s.labels, keep)
 			st := sets[k]
@@ -217,7 +302,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 			p.Sample = append(p.Sample, smp)
 			continue
 		}
-		stacks, err := c.readStacks(ctx, sel, st.labels, keep, chunks, st.values)
+		stacks, err := c.readStacks(ctx, sel, st.labels, keep, reads, st.values)
 		if err != nil {
 			return nil, err
 		}
@@ -316,51 +401,50 @@ func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.
 }
 
 // readStacks returns the samples, one per stack, of one series
-// combination: each alloc type's merged profile over every chunk, added up
-// by stack, checked against the series' sums.
-func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, chunks [][2]time.Time, want [pprofmt.NumSampleTypes]int64) ([]*profile.Sample, error) {
+// combination: each alloc type's merged profiles over every name and
+// piece, added up by stack, checked against the series' sums.
+func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, reads []typeRead, want [pprofmt.NumSampleTypes]int64) ([]*profile.Sample, error) {
 	one := slices.Clone(sel)
 	for _, k := range keep {
 		one = append(one, Matcher{k, "=", labels[k]})
 	}
 	byStack := map[string]*profile.Sample{}
 	var order []string
-	merged := make([]*profile.Profile, len(allocTypes)*len(chunks))
+	merged := make([]*profile.Profile, len(reads))
 	err := c.each(ctx, len(merged), func(ctx context.Context, i int) error {
-		t, ch := allocTypes[i/len(chunks)], chunks[i%len(chunks)]
 		var err error
-		merged[i], err = c.selectMergeProfile(ctx, t.id, one, ch[0], ch[1])
+		merged[i], err = c.selectMergeProfile(ctx, reads[i].id, one, reads[i].from, reads[i].to)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	for ti, t := range allocTypes {
-		var total int64
-		for ci := range chunks {
-			mp := merged[ti*len(chunks)+ci]
-			merged[ti*len(chunks)+ci] = nil
-			if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
-				return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
-			}
-			for _, s := range mp.Sample {
-				s.Location = dropTypeFrames(s.Location)
-				if len(s.Value) != 1 || s.Value[0] < 0 {
-					return nil, fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
-				}
-				k := stackKey(s)
-				d := byStack[k]
-				if d == nil {
-					d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumSampleTypes)}
-					byStack[k] = d
-					order = append(order, k)
-				}
-				d.Value[t.idx] += s.Value[0]
-				total += s.Value[0]
-			}
+	var total [pprofmt.NumSampleTypes]int64
+	for i, t := range reads {
+		mp := merged[i]
+		merged[i] = nil
+		if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
+			return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
 		}
-		if total != want[t.idx] {
-			return nil, fmt.Errorf("the stacks of %s under %s sum to %d, the series to %d: the server truncated its answer (max_flamegraph_nodes enforced on SelectMergeProfile?) or changed between the queries; read with -by type, or again", t.id, one, total, want[t.idx])
+		for _, s := range mp.Sample {
+			s.Location = dropTypeFrames(s.Location)
+			if len(s.Value) != 1 || s.Value[0] < 0 {
+				return nil, fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
+			}
+			k := stackKey(s)
+			d := byStack[k]
+			if d == nil {
+				d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumSampleTypes)}
+				byStack[k] = d
+				order = append(order, k)
+			}
+			d.Value[t.idx] += s.Value[0]
+			total[t.idx] += s.Value[0]
+		}
+	}
+	for _, t := range allocTypes {
+		if total[t.idx] != want[t.idx] {
+			return nil, fmt.Errorf("the stacks of %s under %s sum to %d, the series to %d: the server truncated its answer (max_flamegraph_nodes enforced on SelectMergeProfile?) or changed between the queries; read with -by type, or again", t.suffix, one, total[t.idx], want[t.idx])
 		}
 	}
 	out := make([]*profile.Sample, 0, len(order))
