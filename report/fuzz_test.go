@@ -83,7 +83,15 @@ func FuzzEstimate(f *testing.F) {
 		if p == nil {
 			t.Fatal("nil profile without an error")
 		}
-		if limit := 2*uint64(est) + 4*uint64(len(data)) + 64<<10; !raceEnabled && got > limit {
+		// The counter is the process's: a background goroutine left by an
+		// earlier test (a collected arena's cleanup, a profiler's peak
+		// snapshot) can allocate during the parse, so an excess is
+		// measured again and the least of five parses is judged.
+		limit := 2*uint64(est) + 4*uint64(len(data)) + 64<<10
+		for i := 0; i < 4 && got > limit; i++ {
+			got = min(got, allocDuring(func() { ParseWith(bytes.NewReader(data), ParseOptions{MaxMemory: 256 << 20}) }))
+		}
+		if !raceEnabled && got > limit {
 			t.Fatalf("Parse allocated %d bytes, estimate %d", got, est)
 		}
 	})
