@@ -146,6 +146,30 @@ func (c *Client) each(ctx context.Context, n int, fn func(ctx context.Context, i
 // call posts body to the querier method and returns the answer's body,
 // read within max bytes.
 func (c *Client) call(ctx context.Context, method, contentType string, body []byte, max int64) ([]byte, error) {
+	// Queries are reads: an answer of 5xx or 429 (a querier stream the
+	// server cancelled under load, an overloaded scheduler) is asked again,
+	// after 0.25, 0.5 and 1 s.
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		data, err := c.callOnce(ctx, method, contentType, body, max)
+		var se *ServerError
+		if err == nil || attempt == maxAttempts || !errors.As(err, &se) || !(se.Code >= 500 || se.Code == http.StatusTooManyRequests) {
+			return data, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// maxAttempts bounds the requests of one query: the first and three more.
+const maxAttempts = 4
+
+// callOnce sends one request of call.
+func (c *Client) callOnce(ctx context.Context, method, contentType string, body []byte, max int64) ([]byte, error) {
 	endpoint := c.base + "/querier.v1.QuerierService/" + method
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -182,7 +206,7 @@ func (c *Client) call(ctx context.Context, method, contentType string, body []by
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		return nil, &ServerError{Method: method, Status: resp.Status, Message: msg}
+		return nil, &ServerError{Method: method, Status: resp.Status, Code: resp.StatusCode, Message: msg}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
@@ -197,6 +221,7 @@ func (c *Client) call(ctx context.Context, method, contentType string, body []by
 // ServerError is a query the server answered with an error.
 type ServerError struct {
 	Method, Status, Message string
+	Code                    int // the HTTP status code
 }
 
 // Error names the method, the status and the server's message.

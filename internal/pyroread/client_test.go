@@ -163,3 +163,48 @@ func FuzzQueryLengthLimit(f *testing.F) {
 		}
 	})
 }
+
+// TestClientRetries: a query answered 5xx or 429 is asked again, up to
+// four times in all; a 4xx other than 429 is not.
+func TestClientRetries(t *testing.T) {
+	tests := []struct {
+		name      string
+		failures  int // answers of status before the good one
+		status    int
+		wantErr   bool
+		wantCalls int
+	}{
+		{"500 twice, then good", 2, http.StatusInternalServerError, false, 3},
+		{"429 once, then good", 1, http.StatusTooManyRequests, false, 2},
+		{"503 always", 10, http.StatusServiceUnavailable, true, maxAttempts},
+		{"400 not retried", 10, http.StatusBadRequest, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				if calls <= tt.failures {
+					w.WriteHeader(tt.status)
+					w.Write([]byte(`{"code":"canceled","message":"canceled: stream error: stream ID 39; CANCEL"}`))
+					return
+				}
+				w.Write([]byte(`{"series":[{"labels":[],"points":[{"value":7,"timestamp":"9999999999999"}]}]}`))
+			}))
+			defer srv.Close()
+			c, err := NewClient(Config{URL: srv.URL, Limits: report.ParseOptions{MaxBytes: 1 << 20, MaxMemory: 4 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, _ := ParseSelector(`{service_name="shop"}`)
+			end := time.Now()
+			got, err := c.selectSeries(context.Background(), typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil)
+			if (err != nil) != tt.wantErr || calls != tt.wantCalls {
+				t.Fatalf("err %v after %d calls; want error %v after %d", err, calls, tt.wantErr, tt.wantCalls)
+			}
+			if err == nil && (len(got) != 1 || got[0].sum != 7) {
+				t.Errorf("series %+v, want one of sum 7", got)
+			}
+		})
+	}
+}
