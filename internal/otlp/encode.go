@@ -30,6 +30,7 @@
 package otlp
 
 import (
+	"encoding/binary"
 	"reflect"
 	"slices"
 	"strconv"
@@ -157,11 +158,11 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 			}
 			v := uint64(s.Value[t])
 			body = appendTag(body, 2, wireLen)
-			body = appendVarint(body, uint64(len(common[i])+1+1+varintSize(v)))
+			body = binary.AppendUvarint(body, uint64(len(common[i])+1+1+varintSize(v)))
 			body = append(body, common[i]...)
 			body = appendTag(body, 2, wireLen)
-			body = appendVarint(body, uint64(varintSize(v)))
-			body = appendVarint(body, v)
+			body = binary.AppendUvarint(body, uint64(varintSize(v)))
+			body = binary.AppendUvarint(body, v)
 		}
 		body = appendFixed64(body, 3, uint64(p.TimeNanos))
 		body = appendUint(body, 4, uint64(p.DurationNanos))
@@ -181,7 +182,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	dict = appendBytes(dict, 4, nil) // link_table[0]
 	for _, s := range e.table {
 		dict = appendTag(dict, 5, wireLen)
-		dict = appendVarint(dict, uint64(len(s)))
+		dict = binary.AppendUvarint(dict, uint64(len(s)))
 		dict = append(dict, s...)
 	}
 	dict = append(dict, e.attrTable.buf...)
@@ -205,12 +206,12 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	var rpHead []byte
 	rpHead = appendBytes(rpHead, 1, res)
 	rpHead = appendTag(rpHead, 2, wireLen)
-	rpHead = appendVarint(rpHead, uint64(spLen))
+	rpHead = binary.AppendUvarint(rpHead, uint64(spLen))
 	rpLen := len(rpHead) + spLen
 
 	dst = slices.Grow(dst, rpLen+len(dict)+16)
 	dst = appendTag(dst, 1, wireLen)
-	dst = appendVarint(dst, uint64(rpLen))
+	dst = binary.AppendUvarint(dst, uint64(rpLen))
 	dst = append(dst, rpHead...)
 	dst = append(dst, scopeHead...)
 	dst = append(dst, profs...)
@@ -221,7 +222,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 func keyValue(b []byte, kv KeyValue) []byte {
 	var v []byte
 	v = appendTag(v, 1, wireLen) // AnyValue.string_value, even when empty
-	v = appendVarint(v, uint64(len(kv.Value)))
+	v = binary.AppendUvarint(v, uint64(len(kv.Value)))
 	v = append(v, kv.Value...)
 	b = appendString(b, 1, kv.Key)
 	return appendBytes(b, 2, v)
@@ -342,7 +343,7 @@ func (e *encoder) stack(locs []*profile.Location) int32 {
 	}
 	key := e.scratch[:0]
 	for _, x := range e.idx {
-		key = appendVarint(key, uint64(x))
+		key = binary.AppendUvarint(key, uint64(x))
 	}
 	e.scratch = key
 	if i, ok := e.stacks[string(key)]; ok {
@@ -361,10 +362,10 @@ func (e *encoder) attr(a attr) int32 {
 	var v []byte
 	if a.isNum {
 		v = appendTag(v, 3, wireVarint) // AnyValue.int_value, even when 0
-		v = appendVarint(v, uint64(a.num))
+		v = binary.AppendUvarint(v, uint64(a.num))
 	} else {
 		v = appendTag(v, 1, wireLen)
-		v = appendVarint(v, uint64(len(a.str)))
+		v = binary.AppendUvarint(v, uint64(len(a.str)))
 		v = append(v, a.str...)
 	}
 	i := e.addAttr(a.key, a.unit, v)
@@ -378,7 +379,7 @@ func (e *encoder) arrayAttr(key, unit string, xs []int64) int32 {
 	for _, x := range xs {
 		var v []byte
 		v = appendTag(v, 3, wireVarint)
-		v = appendVarint(v, uint64(x))
+		v = binary.AppendUvarint(v, uint64(x))
 		arr = appendBytes(arr, 1, v)
 	}
 	return e.addAttr(key, unit, appendBytes(nil, 5, arr))

@@ -11,16 +11,8 @@ const (
 	wireLen    = 2
 )
 
-func appendVarint(b []byte, x uint64) []byte {
-	for x >= 0x80 {
-		b = append(b, byte(x)|0x80)
-		x >>= 7
-	}
-	return append(b, byte(x))
-}
-
 func appendTag(b []byte, field, wire int) []byte {
-	return appendVarint(b, uint64(field)<<3|uint64(wire))
+	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
 }
 
 // appendUint appends a varint field, nothing if x is 0. Negative int32 and
@@ -29,7 +21,7 @@ func appendUint(b []byte, field int, x uint64) []byte {
 	if x == 0 {
 		return b
 	}
-	return appendVarint(appendTag(b, field, wireVarint), x)
+	return binary.AppendUvarint(appendTag(b, field, wireVarint), x)
 }
 
 func appendFixed64(b []byte, field int, x uint64) []byte {
@@ -44,7 +36,7 @@ func appendFixed64(b []byte, field int, x uint64) []byte {
 // of a repeated field.
 func appendBytes(b []byte, field int, v []byte) []byte {
 	b = appendTag(b, field, wireLen)
-	b = appendVarint(b, uint64(len(v)))
+	b = binary.AppendUvarint(b, uint64(len(v)))
 	return append(b, v...)
 }
 
@@ -53,7 +45,7 @@ func appendString(b []byte, field int, s string) []byte {
 		return b
 	}
 	b = appendTag(b, field, wireLen)
-	b = appendVarint(b, uint64(len(s)))
+	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
 
@@ -68,9 +60,9 @@ func appendPacked[T int32 | int64](b []byte, field int, xs []T) []byte {
 		n += varintSize(uint64(int64(x)))
 	}
 	b = appendTag(b, field, wireLen)
-	b = appendVarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(n))
 	for _, x := range xs {
-		b = appendVarint(b, uint64(int64(x)))
+		b = binary.AppendUvarint(b, uint64(int64(x)))
 	}
 	return b
 }

@@ -12,6 +12,7 @@ package pyroread
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -357,21 +358,13 @@ func (c *Client) selectMergeProfile(ctx context.Context, typeID string, sel Sele
 
 // appendVarint appends a protobuf varint field.
 func appendVarint(b []byte, field int, v uint64) []byte {
-	b = appendUvarint(b, uint64(field)<<3)
-	return appendUvarint(b, v)
+	b = binary.AppendUvarint(b, uint64(field)<<3)
+	return binary.AppendUvarint(b, v)
 }
 
 // appendString appends a protobuf length-delimited field.
 func appendString(b []byte, field int, s string) []byte {
-	b = appendUvarint(b, uint64(field)<<3|2)
-	b = appendUvarint(b, uint64(len(s)))
+	b = binary.AppendUvarint(b, uint64(field)<<3|2)
+	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
-}
-
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
