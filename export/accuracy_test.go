@@ -17,7 +17,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -137,7 +137,7 @@ func TestAccuracyArena(t *testing.T) {
 		}
 		truthObj := float64(cnt)
 		truth := truthObj * float64(g.size)
-		iv, err := profiler.ComputeInterval(g.s, g.u, mean, conf, w)
+		iv, err := estimate.SingleMeanInterval(g.s, g.u, mean, conf, w)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
@@ -87,7 +88,7 @@ func TestBuildFormat(t *testing.T) {
 	if !slices.Equal(types, want) || q.DefaultSampleType != "alloc_space" {
 		t.Errorf("sample types %v default %q", types, q.DefaultSampleType)
 	}
-	if !slices.Contains(q.Comments, "arenaprof window=end") || report.WindowOf(q) != profiler.WindowEnd {
+	if !slices.Contains(q.Comments, "arenaprof window=end") || report.WindowOf(q) != estimate.WindowEnd {
 		t.Errorf("comments %q", q.Comments)
 	}
 	if q.TimeNanos != p.StartTime().UnixNano() || q.DurationNanos <= 0 {
@@ -221,28 +222,28 @@ func TestWrite(t *testing.T) {
 func TestWindowMarking(t *testing.T) {
 	for _, tc := range []struct {
 		comments []string
-		want     profiler.Window
+		want     estimate.Window
 	}{
-		{nil, profiler.WindowBoth},
-		{[]string{"other"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=aligned"}, profiler.WindowAligned},
-		{[]string{"arenaprof window=start"}, profiler.WindowStart},
-		{[]string{"arenaprof window=end"}, profiler.WindowEnd},
-		{[]string{"arenaprof window=both"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=start", "x", "arenaprof window=end"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=aligned", "arenaprof window=end"}, profiler.WindowEnd},
-		{[]string{"arenaprof window=bogus", "arenaprof window=aligned"}, profiler.WindowBoth},
-		{nil, profiler.WindowBoth},
-		{[]string{"something else"}, profiler.WindowBoth},
-		{[]string{"arenaprof window="}, profiler.WindowBoth},
-		{[]string{"arenaprof window=END"}, profiler.WindowBoth},
-		{[]string{"arenaprof window=start", "arenaprof window=end"}, profiler.WindowBoth},
+		{nil, estimate.WindowBoth},
+		{[]string{"other"}, estimate.WindowBoth},
+		{[]string{"arenaprof window=aligned"}, estimate.WindowAligned},
+		{[]string{"arenaprof window=start"}, estimate.WindowStart},
+		{[]string{"arenaprof window=end"}, estimate.WindowEnd},
+		{[]string{"arenaprof window=both"}, estimate.WindowBoth},
+		{[]string{"arenaprof window=start", "x", "arenaprof window=end"}, estimate.WindowBoth},
+		{[]string{"arenaprof window=aligned", "arenaprof window=end"}, estimate.WindowEnd},
+		{[]string{"arenaprof window=bogus", "arenaprof window=aligned"}, estimate.WindowBoth},
+		{nil, estimate.WindowBoth},
+		{[]string{"something else"}, estimate.WindowBoth},
+		{[]string{"arenaprof window="}, estimate.WindowBoth},
+		{[]string{"arenaprof window=END"}, estimate.WindowBoth},
+		{[]string{"arenaprof window=start", "arenaprof window=end"}, estimate.WindowBoth},
 	} {
 		if got := report.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.comments, got, tc.want)
 		}
 	}
-	for _, w := range []profiler.Window{profiler.WindowAligned, profiler.WindowStart, profiler.WindowEnd, profiler.WindowBoth} {
+	for _, w := range []estimate.Window{estimate.WindowAligned, estimate.WindowStart, estimate.WindowEnd, estimate.WindowBoth} {
 		if got := report.WindowOf(&profile.Profile{Comments: []string{pprofmt.WindowComment(w)}}); got != w {
 			t.Errorf("round trip of %v: %v", w, got)
 		}

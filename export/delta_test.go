@@ -7,6 +7,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -43,14 +44,14 @@ func TestDeltaSecondHalf(t *testing.T) {
 	delta := roundTrip(t, must(export.Build(must(profiler.Delta(s1, s2)))))
 	full := roundTrip(t, must(export.Build(s2)))
 	first := roundTrip(t, must(export.Build(must(profiler.Delta(nil, s1)))))
-	if w := report.WindowOf(delta); w != profiler.WindowBoth {
+	if w := report.WindowOf(delta); w != estimate.WindowBoth {
 		t.Errorf("delta window %v", w)
 	}
 	if delta.TimeNanos != s1.End.UnixNano() || delta.DurationNanos != int64(s2.End.Sub(s1.End)) {
 		t.Errorf("delta time %d+%d", delta.TimeNanos, delta.DurationNanos)
 	}
 	dv, fv, v1 := sumValues(delta), sumValues(full), sumValues(first)
-	iv, err := profiler.ComputeInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, report.WindowOf(delta))
+	iv, err := estimate.SingleMeanInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, report.WindowOf(delta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestDeltaSecondHalf(t *testing.T) {
 	if d := mv[export.IndexAllocSpace] - fv[export.IndexAllocSpace]; d < -1 || d > 1 {
 		t.Errorf("merged alloc_space %d, full %d", mv[export.IndexAllocSpace], fv[export.IndexAllocSpace])
 	}
-	if w := report.WindowOf(merged); w != profiler.WindowBoth {
+	if w := report.WindowOf(merged); w != estimate.WindowBoth {
 		t.Errorf("merged window %v", w)
 	}
 	if _, err := report.Merge(); err == nil {
@@ -98,7 +99,7 @@ func TestDeltas(t *testing.T) {
 	a := newTestArena(t, 8, hooks.Labels{})
 	var prev *profiler.Snapshot // nil: the first window starts when p started
 	var got [][]int64
-	var windows []profiler.Window
+	var windows []estimate.Window
 	for _, n := range []int{5, 3, 0} {
 		allocSmall(a, n)
 		cur := p.Snapshot()
@@ -124,7 +125,7 @@ func TestDeltas(t *testing.T) {
 			}
 		}
 	}
-	if windows[0] != profiler.WindowEnd || windows[1] != profiler.WindowBoth || windows[2] != profiler.WindowBoth {
+	if windows[0] != estimate.WindowEnd || windows[1] != estimate.WindowBoth || windows[2] != estimate.WindowBoth {
 		t.Errorf("windows %v", windows)
 	}
 }

@@ -39,8 +39,8 @@
 // alloc_samples/count (raw number of sample events) and alloc_tail/bytes
 // (raw sum of size-offset over them); the default is alloc_space. There is
 // one sample per allocation site (stack, type, arena labels, object size,
-// mean). Byte values are unbiased estimates (sums of
-// [profiler.WeightedBytes] per event, rounded once per sample), objects are
+// mean). Byte values are unbiased estimates (sums of each event's weight
+// size/(1-(1-1/mean)^size), rounded once per sample), objects are
 // bytes divided by the object size, and in-use values count the sampled
 // objects of arenas not yet reset or freed.
 //
@@ -57,8 +57,8 @@
 //
 // Each profile carries one comment "arenaprof window=W", W one of aligned,
 // start, end or both, telling interval computation whether the window's
-// start and end fall on sample events (see report.WindowOf and
-// [profiler.Window]). A profile since the profiler started is "end"; a
+// start and end fall on sample events (reference 000, "Compensating for
+// bytes allocated ... in between events"). A profile since the profiler started is "end"; a
 // delta is "both". A profile without a marking is read as "both", and
 // report.Merge marks the union of its parts. TimeNanos is the window's start and
 // DurationNanos its length.

@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -62,14 +63,14 @@ func built(t *testing.T) *profile.Profile {
 	stack := pcs[:runtime.Callers(1, pcs)]
 	for i, l := range []hooks.Labels{{}, hooks.NewLabels("handler", "/a", "type", "clash")} {
 		for size := int64(8); size <= 64; size += 8 {
-			w, _ := profiler.WeightedBytes(size, 4096)
+			w, _ := estimate.WeightedBytes(size, 4096)
 			recs = append(recs, profiler.Record{Stack: stack[i:], TypeName: "main.t", Labels: l, Size: size, MeanBytes: 4096,
 				AllocSamples: 2, AllocTail: size, AllocBytes: 2 * w, AllocObjects: 2 * w / float64(size), InuseSamples: 1, InuseBytes: w, InuseObjects: w / float64(size)})
 		}
 	}
 	recs = append(recs, profiler.Record{TypeName: profiler.CatchAllType, MeanBytes: 4096, Overflow: true, AllocSamples: 1, AllocBytes: 4096, AllocObjects: 10})
 	now := time.Unix(1700000000, 0)
-	s := &profiler.Snapshot{Start: now, End: now.Add(time.Minute), MeanBytes: 4096, Window: profiler.WindowBoth, Records: recs,
+	s := &profiler.Snapshot{Start: now, End: now.Add(time.Minute), MeanBytes: 4096, Window: estimate.WindowBoth, Records: recs,
 		Stats: profiler.Stats{OverflowEvents: 1, CatchAllEvents: 1, Dropped: 2, MaxBuckets: 16}}
 	p, err := Build(s)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -44,7 +44,7 @@ func TestHandlerFullProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || report.WindowOf(q) != profiler.WindowEnd {
+	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || report.WindowOf(q) != estimate.WindowEnd {
 		t.Errorf("values %v window %v", v, report.WindowOf(q))
 	}
 }
@@ -150,7 +150,7 @@ func TestHandlerSeconds(t *testing.T) {
 	// The window's start is not synchronised with the request's arrival,
 	// but 300ms is far more than the handler needs to take its first
 	// snapshot.
-	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || report.WindowOf(r.prof) != profiler.WindowBoth {
+	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || report.WindowOf(r.prof) != estimate.WindowBoth {
 		t.Errorf("values %v window %v", v, report.WindowOf(r.prof))
 	}
 	if r.prof.DurationNanos < int64(time.Second) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -14,7 +15,7 @@ import (
 // the events lost or dropped past the bounds.
 func TestBuildComments(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	s := &profiler.Snapshot{Start: now, End: now.Add(time.Minute), MeanBytes: 4096, Window: profiler.WindowBoth,
+	s := &profiler.Snapshot{Start: now, End: now.Add(time.Minute), MeanBytes: 4096, Window: estimate.WindowBoth,
 		Means: []int64{4096, 102400}, InUseMeans: []int64{512, 4096, 102400},
 		Stats: profiler.Stats{Lost: 3, Dropped: 5}}
 	p, err := Build(s)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
@@ -91,7 +92,7 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 		})
 	}
 	now := time.Now()
-	snap := &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: 512, Window: profiler.WindowEnd, Records: recs}
+	snap := &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: 512, Window: estimate.WindowEnd, Records: recs}
 	var buf bytes.Buffer
 	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"github.com/arenaprof/arenaprof/internal/estimate"
+
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -139,7 +141,7 @@ type collectorBucket struct {
 	mean      int64
 	overflow  bool
 	catchAll  bool    // a catch-all bucket: its sums are guarded by catchMu
-	weight    float64 // WeightedBytes(size, mean), cached; 0 for overflow
+	weight    float64 // estimate.WeightedBytes(size, mean), cached; 0 for overflow
 	allocN    int64
 	allocTail int64
 	allocB    float64
@@ -279,7 +281,7 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	wB := b.weight
 	wObj := 0.0
 	if b.overflow {
-		w, err := WeightedBytes(e.Size, e.MeanBytes)
+		w, err := estimate.WeightedBytes(e.Size, e.MeanBytes)
 		if err != nil {
 			sh.mu.Unlock()
 			p.dropped.Add(1)
@@ -325,7 +327,7 @@ func (p *Profiler) sampled(e *hooks.Event) {
 // no valid weight (hooks validates events, so this does not happen for
 // events that came through hooks.Emit). sh.mu is held.
 func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *collectorBucket {
-	w, err := WeightedBytes(e.Size, e.MeanBytes)
+	w, err := estimate.WeightedBytes(e.Size, e.MeanBytes)
 	if err != nil {
 		return nil
 	}
@@ -512,7 +514,7 @@ func (p *Profiler) Stats() Stats {
 // Record is the aggregate of one allocation site in a [Snapshot].
 //
 // Byte values are unbiased estimates: sums over the site's events of
-// WeightedBytes(size, mean). Object values are those divided by the size.
+// estimate.WeightedBytes(size, mean). Object values are those divided by the size.
 type Record struct {
 	// Stack is the allocating stack, leaf first, as the allocator captured
 	// it (return program counters, see [hooks.Event]). Nil for an overflow
@@ -543,9 +545,9 @@ type Snapshot struct {
 	End       time.Time // when the snapshot was taken
 	MeanBytes int64     // the sampling mean in force at End (0 if sampling was off)
 	// Window tells whether the window starts and ends on a sample event:
-	// WindowEnd for a cumulative snapshot (every arena's stream starts
-	// fresh, the end falls between events), WindowBoth for a delta.
-	Window Window
+	// estimate.WindowEnd for a cumulative snapshot (every arena's stream starts
+	// fresh, the end falls between events), estimate.WindowBoth for a delta.
+	Window estimate.Window
 	// Means lists, in increasing order, every sampling mean in force
 	// during the window, whether or not it produced events: each mean
 	// configured with hooks.SetMeanBytes at some point in the window, and
@@ -669,7 +671,7 @@ func (p *Profiler) Snapshot() *Snapshot {
 		Start:           p.start,
 		End:             end,
 		MeanBytes:       mean,
-		Window:          WindowEnd,
+		Window:          estimate.WindowEnd,
 		Means:           means,
 		InUseMeans:      means,
 		MeansIncomplete: !complete,
@@ -836,7 +838,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 		Start:     prev.End,
 		End:       cur.End,
 		MeanBytes: cur.MeanBytes,
-		Window:    WindowBoth,
+		Window:    estimate.WindowBoth,
 		// The means in force after prev's records were read, as cur saw them.
 		Means:           windowMeans(cur.meanLast, prev.epoch, out),
 		InUseMeans:      cur.InUseMeans,

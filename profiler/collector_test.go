@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"github.com/arenaprof/arenaprof/internal/estimate"
+
 	"errors"
 	"maps"
 	"strconv"
@@ -86,7 +88,7 @@ func TestCollectorAggregatesAndInuse(t *testing.T) {
 			t.Errorf("%s: labels %v", r.TypeName, r.Labels)
 		}
 	}
-	if s.Window != WindowEnd || !s.Cumulative() || s.MeanBytes != 1 {
+	if s.Window != estimate.WindowEnd || !s.Cumulative() || s.MeanBytes != 1 {
 		t.Errorf("window %v cumulative %v mean %d", s.Window, s.Cumulative(), s.MeanBytes)
 	}
 
@@ -195,7 +197,7 @@ func TestCollectorDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Window != WindowBoth || d.Cumulative() || !d.Start.Equal(s1.End) || !d.End.Equal(s2.End) {
+	if d.Window != estimate.WindowBoth || d.Cumulative() || !d.Start.Equal(s1.End) || !d.End.Equal(s2.End) {
 		t.Errorf("delta header %+v", d)
 	}
 	// Site B allocated nothing in the window and has nothing live: gone.
@@ -294,7 +296,7 @@ func TestCollectorEstimateWithinInterval(t *testing.T) {
 	collectorSiteB(a, 3000)  // 288000 bytes
 	want := map[string]float64{"main.small": 320000, "main.big": 288000}
 	for _, r := range p.Snapshot().Records {
-		iv, err := ComputeInterval(r.AllocSamples, r.AllocTail, r.MeanBytes, 1-1e-6, WindowEnd)
+		iv, err := estimate.SingleMeanInterval(r.AllocSamples, r.AllocTail, r.MeanBytes, 1-1e-6, estimate.WindowEnd)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // DiffOptions configure [Diff].
@@ -253,7 +253,7 @@ func (r *ratioSide) add(s *profile.Sample, c contribution) error {
 		}
 		return nil
 	}
-	w, err := profiler.WeightedBytes(size, c.mean)
+	w, err := estimate.WeightedBytes(size, c.mean)
 	if err != nil {
 		return fmt.Errorf("report: a sample has an unusable size or mean: %v", err)
 	}

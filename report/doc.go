@@ -31,7 +31,7 @@
 // # Intervals
 //
 // A group's interval comes from its raw sums (alloc_samples and alloc_tail
-// per sampling_mean) with profiler.GroupInterval, at the window the profile
+// per sampling_mean), exact per mean and combined over means, at the window the profile
 // is marked with ([WindowOf]). The profile lists every sampling mean in
 // force during its window (comments "arenaprof means=..." and, for in-use
 // values, "arenaprof inuse_means=..."); a group gets, for each listed mean

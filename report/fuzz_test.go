@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // FuzzWindowOf checks that reading a window marking never fails and falls
@@ -20,16 +20,16 @@ func FuzzWindowOf(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		comments := strings.Split(s, "|")
 		w := pprofmt.WindowOf(&profile.Profile{Comments: comments})
-		if w > profiler.WindowBoth {
+		if w > estimate.WindowBoth {
 			t.Fatalf("window %d", w)
 		}
 		marked := false
 		for _, c := range comments {
 			if name, ok := strings.CutPrefix(c, pprofmt.WindowCommentPrefix); ok {
 				marked = true
-				x, err := profiler.ParseWindow(name)
+				x, err := estimate.ParseWindow(name)
 				if err != nil || x.String() != name {
-					if w != profiler.WindowBoth {
+					if w != estimate.WindowBoth {
 						t.Fatalf("bad marking %q gave %v", c, w)
 					}
 				} else if w&x != x {
@@ -37,7 +37,7 @@ func FuzzWindowOf(f *testing.F) {
 				}
 			}
 		}
-		if !marked && w != profiler.WindowBoth {
+		if !marked && w != estimate.WindowBoth {
 			t.Fatalf("no marking gave %v", w)
 		}
 	})

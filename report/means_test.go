@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // TestTableMeansAllowance checks that every row gets the zero-event
@@ -37,7 +37,7 @@ func TestTableMeansAllowance(t *testing.T) {
 			t.Errorf("%s: Lo grew from %.0f to %.0f", row.Key, b.Lo, row.Lo)
 		}
 	}
-	zero, err := profiler.GroupInterval([]profiler.Stratum{{MeanBytes: 1 << 20}}, 0.95, profiler.WindowEnd)
+	zero, err := estimate.GroupInterval([]estimate.MeanSums{{MeanBytes: 1 << 20}}, 0.95, estimate.WindowEnd)
 	if err != nil {
 		t.Fatal(err)
 	}

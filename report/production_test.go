@@ -12,6 +12,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -353,7 +354,7 @@ func TestMeanChangeUnbiased(t *testing.T) {
 	const runs = 2000
 	var est, sum, sum2 float64
 	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
-		w, _ := profiler.WeightedBytes(e.Size, e.MeanBytes)
+		w, _ := estimate.WeightedBytes(e.Size, e.MeanBytes)
 		est += w
 	}))
 	defer unregister()

@@ -8,6 +8,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -69,7 +70,7 @@ func TestTableCoversTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Window != profiler.WindowEnd || len(r.Rows) != 2 {
+		if r.Window != estimate.WindowEnd || len(r.Rows) != 2 {
 			t.Fatalf("-by %s: window %v, rows %+v", by, r.Window, r.Rows)
 		}
 		for _, row := range r.Rows {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
@@ -66,7 +67,7 @@ type TableResult struct {
 	Confidence float64
 	// Window is the profile's window marking (see [WindowOf]); it does not
 	// apply to a Go heap profile.
-	Window profiler.Window
+	Window estimate.Window
 	// GoHeap is set for a heap or allocs profile of the Go runtime, and
 	// HeapRate is the runtime.MemProfileRate of its samples (or of the Go
 	// heap samples of a combined memory profile; 0 if there are none).
@@ -184,7 +185,7 @@ func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
 		}
 		return nil
 	}
-	w, err := profiler.WeightedBytes(size, mean)
+	w, err := estimate.WeightedBytes(size, mean)
 	if err != nil {
 		return fmt.Errorf("report: a sample has an unusable size or mean: %v", err)
 	}
@@ -204,7 +205,7 @@ func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
 //
 // Intervals come from each group's raw sums (alloc_samples, alloc_tail),
 // split by sampling_mean (a sample without one counts under the profile's
-// Period), with [profiler.GroupInterval] at the profile's window marking
+// Period), with [estimate.GroupInterval] at the profile's window marking
 // ([WindowOf]). For in-use rows the event count is recovered exactly from
 // the in-use bytes and the object size (the exporter sums one weight per
 // event and rounds once), and the unrecorded tail is bounded by
@@ -549,7 +550,7 @@ func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, ta
 		countHi = max(1, int64((float64(inuseBytes)+0.5)/float64(mean)))
 		return 1, countHi, 1, inuseBytes, nil
 	}
-	w, werr := profiler.WeightedBytes(size, mean)
+	w, werr := estimate.WeightedBytes(size, mean)
 	if werr != nil {
 		return 0, 0, 0, 0, fmt.Errorf("report: a sample has an unusable size or mean: %v", werr)
 	}
@@ -570,7 +571,7 @@ func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, ta
 
 // interval fills row.Lo and row.Hi from the strata. For alloc the tail is
 // exact; for inuse Lo uses the smallest possible tail and Hi the largest.
-func (g *group) interval(conf float64, w profiler.Window, period int64) error {
+func (g *group) interval(conf float64, w estimate.Window, period int64) error {
 	hasHeap := g.heap.rate != 0
 	if !hasHeap {
 		return g.arenaInterval(conf, w, period)
@@ -598,7 +599,7 @@ func (g *group) interval(conf float64, w profiler.Window, period int64) error {
 	return nil
 }
 
-func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) error {
+func (g *group) arenaInterval(conf float64, w estimate.Window, period int64) error {
 	if len(g.strata) == 0 {
 		if period < 1 || period > profiler.MaxMeanBytes {
 			g.row.Lo, g.row.Hi = 0, 0
@@ -611,18 +612,18 @@ func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) err
 		means = append(means, m)
 	}
 	sort.Slice(means, func(i, j int) bool { return means[i] < means[j] })
-	lo := make([]profiler.Stratum, len(means))
-	hi := make([]profiler.Stratum, len(means))
+	lo := make([]estimate.MeanSums, len(means))
+	hi := make([]estimate.MeanSums, len(means))
 	for i, m := range means {
 		st := g.strata[m]
-		lo[i] = profiler.Stratum{Samples: st.samples, Tail: st.tailLo, MeanBytes: m}
-		hi[i] = profiler.Stratum{Samples: st.samplesHi, Tail: st.tailHi, MeanBytes: m}
+		lo[i] = estimate.MeanSums{Samples: st.samples, Tail: st.tailLo, MeanBytes: m}
+		hi[i] = estimate.MeanSums{Samples: st.samplesHi, Tail: st.tailHi, MeanBytes: m}
 	}
 	// A row with events is shown because it has them: its lower bound is
-	// conditional on that (profiler.GroupIntervalShown).
-	interval := profiler.GroupInterval
+	// conditional on that (estimate.SampledGroupInterval).
+	interval := estimate.GroupInterval
 	if g.row.Samples > 0 {
-		interval = profiler.GroupIntervalShown
+		interval = estimate.SampledGroupInterval
 	}
 	in, err := interval(lo, conf, w)
 	if err != nil {
@@ -630,7 +631,7 @@ func (g *group) arenaInterval(conf float64, w profiler.Window, period int64) err
 	}
 	g.row.Lo, g.row.Hi = in.Lo, in.Hi
 	if g.row.TailMax != g.row.Tail || g.row.SamplesMax != g.row.Samples {
-		in, err = profiler.GroupInterval(hi, conf, w)
+		in, err = estimate.GroupInterval(hi, conf, w)
 		if err != nil {
 			return fmt.Errorf("report: interval of group %q: %v", g.row.Key, err)
 		}

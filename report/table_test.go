@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // tblBucket is one sample of the hand-built table fixture.
@@ -52,11 +52,11 @@ func tblFixture(t testing.TB) *profile.Profile {
 		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
 		Period:     102400,
 		SampleType: rev,
-		Comments:   []string{pprofmt.WindowComment(profiler.WindowEnd)},
+		Comments:   []string{pprofmt.WindowComment(estimate.WindowEnd)},
 	}
 	locs := map[string]*profile.Location{}
 	for _, b := range tblBuckets {
-		w, err := profiler.WeightedBytes(b.size, b.mean)
+		w, err := estimate.WeightedBytes(b.size, b.mean)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestTableGrouping(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.by, err)
 		}
-		if r.Groups != len(tt.keys) || len(r.Rows) != len(tt.keys) || r.Confidence != 0.95 || r.Window != profiler.WindowEnd {
+		if r.Groups != len(tt.keys) || len(r.Rows) != len(tt.keys) || r.Confidence != 0.95 || r.Window != estimate.WindowEnd {
 			t.Fatalf("%s inuse=%v: %+v", tt.by, tt.inuse, r)
 		}
 		var sumBytes, sumSamples int64
@@ -294,7 +294,7 @@ func TestInuseRawSums(t *testing.T) {
 	counts := []int64{0, 1, 2, 3, 17, 1000, 123457}
 	for _, size := range sizes {
 		for _, mean := range means {
-			w, err := profiler.WeightedBytes(size, mean)
+			w, err := estimate.WeightedBytes(size, mean)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // WindowOf returns the window marking of an arenaprof profile: the union of
@@ -17,10 +17,10 @@ import (
 //
 // How the marking is used: the interval of a group of samples is computed
 // from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
-// [profiler.GroupInterval] at this window. A window whose start is not on a
+// [estimate.GroupInterval] at this window. A window whose start is not on a
 // sample event lowers the lower bound as if one event fewer had been seen;
 // one whose end is not on an event raises the upper bound as if one more had.
-func WindowOf(p *profile.Profile) profiler.Window { return pprofmt.WindowOf(p) }
+func WindowOf(p *profile.Profile) estimate.Window { return pprofmt.WindowOf(p) }
 
 // Merge merges compatible profiles with [profile.Merge]: values add up, and
 // the window marking becomes the union of the parts' markings (a part
@@ -29,7 +29,7 @@ func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("report: no profiles to merge")
 	}
-	var w profiler.Window
+	var w estimate.Window
 	for _, p := range ps {
 		if p == nil {
 			return nil, errors.New("report: nil profile")

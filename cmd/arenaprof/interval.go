@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -61,11 +62,11 @@ func runInterval(args []string, stdout, stderr io.Writer) int {
 	case !set["tail"]:
 		return fail("-tail is required")
 	}
-	w, err := profiler.ParseWindow(*window)
+	w, err := estimate.ParseWindow(*window)
 	if err != nil {
 		return fail("bad -window %q: want aligned, start, end or both", *window)
 	}
-	iv, err := profiler.ComputeInterval(*samples, *tail, *mean, *conf, w)
+	iv, err := estimate.SingleMeanInterval(*samples, *tail, *mean, *conf, w)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -74,7 +75,7 @@ func runInterval(args []string, stdout, stderr io.Writer) int {
 		if err := enc.Encode(intervalJSON{
 			Samples: iv.Samples, Tail: iv.Tail, Mean: iv.MeanBytes, Confidence: iv.Confidence,
 			Window: iv.Window.String(), Estimate: iv.Estimate,
-			FailuresLo: iv.FailuresLo, FailuresHi: iv.FailuresHi, Lo: iv.Lo, Hi: iv.Hi,
+			FailuresLo: iv.UnsampledLo, FailuresHi: iv.UnsampledHi, Lo: iv.Lo, Hi: iv.Hi,
 		}); err != nil {
 			fmt.Fprintf(stderr, "arenaprof interval: %v\n", err)
 			return 1
@@ -85,6 +86,6 @@ func runInterval(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "samples     %d (tail %d bytes, mean %d bytes, window %s)\n", iv.Samples, iv.Tail, iv.MeanBytes, iv.Window)
 	fmt.Fprintf(stdout, "estimate    %s bytes\n", num(iv.Estimate))
 	fmt.Fprintf(stdout, "%-11s [%s, %s] bytes\n", strconv.FormatFloat(100*iv.Confidence, 'g', -1, 64)+"%", num(iv.Lo), num(iv.Hi))
-	fmt.Fprintf(stdout, "failures    [%d, %d]\n", iv.FailuresLo, iv.FailuresHi)
+	fmt.Fprintf(stdout, "failures    [%d, %d]\n", iv.UnsampledLo, iv.UnsampledHi)
 	return 0
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -96,7 +97,7 @@ func buildFixture(t testing.TB) *profile.Profile {
 		return l
 	}
 	for _, b := range fixtureBuckets {
-		w, err := profiler.WeightedBytes(b.size, b.mean)
+		w, err := estimate.WeightedBytes(b.size, b.mean)
 		if err != nil {
 			t.Fatal(err)
 		}

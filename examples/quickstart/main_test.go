@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -51,7 +52,7 @@ func TestQuickstart(t *testing.T) {
 	for _, st := range export.SampleTypes() {
 		want = append(want, st.Type+"/"+st.Unit)
 	}
-	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || report.WindowOf(prof) != profiler.WindowEnd {
+	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || report.WindowOf(prof) != estimate.WindowEnd {
 		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, report.WindowOf(prof))
 	}
 
@@ -92,7 +93,7 @@ func TestQuickstart(t *testing.T) {
 	// Every row of every grouping covers the truth at strictConfidence,
 	// and every true group the profile missed is below the upper bound of
 	// zero events.
-	zero, err := profiler.ComputeInterval(0, 0, profiler.DefaultMeanBytes, strictConfidence, profiler.WindowEnd)
+	zero, err := estimate.SingleMeanInterval(0, 0, profiler.DefaultMeanBytes, strictConfidence, estimate.WindowEnd)
 	if err != nil {
 		t.Fatal(err)
 	}

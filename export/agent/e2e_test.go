@@ -32,6 +32,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -253,7 +254,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 		t.Errorf("averaged inuse_space of %s: server %.1f, pushed %.1f over %d uploads", liveT, got, wantAvg, len(rows))
 	}
 	s, u := stored[liveT]["alloc_samples"], stored[liveT]["alloc_tail"]
-	iv, err := profiler.ComputeInterval(s, u, uploadedMean(t, rec), e2eConfidence, profiler.WindowBoth)
+	iv, err := estimate.SingleMeanInterval(s, u, uploadedMean(t, rec), e2eConfidence, estimate.WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func checkArenaTypes(ctx context.Context, t *testing.T, base string, rec *record
 			})
 		}
 		s, u := stored[typ]["alloc_samples"], stored[typ]["alloc_tail"]
-		iv, err := profiler.ComputeInterval(s, u, mean, e2eConfidence, profiler.WindowBoth)
+		iv, err := estimate.SingleMeanInterval(s, u, mean, e2eConfidence, estimate.WindowBoth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +520,7 @@ func testPullEndToEnd(t *testing.T, base string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iv, err := profiler.ComputeInterval(s, u, hooks.MeanBytes(), e2eConfidence, profiler.WindowBoth)
+	iv, err := estimate.SingleMeanInterval(s, u, hooks.MeanBytes(), e2eConfidence, estimate.WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}

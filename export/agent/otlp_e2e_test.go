@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -165,7 +166,7 @@ func checkOTLPTop(t *testing.T, cli, base, sel string, stored map[string]map[str
 	}
 	for _, typ := range mapKeys(truth) {
 		r, st := rows[typ], stored[typ]
-		iv, err := profiler.ComputeInterval(st["alloc_samples"], st["alloc_tail"], mean, e2eConfidence, profiler.WindowBoth)
+		iv, err := estimate.SingleMeanInterval(st["alloc_samples"], st["alloc_tail"], mean, e2eConfidence, estimate.WindowBoth)
 		if err != nil {
 			t.Fatal(err)
 		}

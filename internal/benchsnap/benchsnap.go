@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -55,7 +56,7 @@ func Snapshot(nstacks int, depth int) *profiler.Snapshot {
 	for i, st := range stacks {
 		labels := labelSets[i%2]
 		for size := int64(8); size <= 800; size += 8 {
-			w, _ := profiler.WeightedBytes(size, profiler.DefaultMeanBytes)
+			w, _ := estimate.WeightedBytes(size, profiler.DefaultMeanBytes)
 			recs = append(recs, profiler.Record{
 				Stack: st, TypeName: "main.user", Labels: labels, Size: size, MeanBytes: profiler.DefaultMeanBytes,
 				AllocSamples: 3, AllocTail: 3 * size, AllocBytes: 3 * w, AllocObjects: 3 * w / float64(size),
@@ -65,5 +66,5 @@ func Snapshot(nstacks int, depth int) *profiler.Snapshot {
 	}
 	now := time.Now()
 	return &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: profiler.DefaultMeanBytes,
-		Window: profiler.WindowEnd, Records: recs}
+		Window: estimate.WindowEnd, Records: recs}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -64,8 +65,8 @@ func SampleTypes() []*profile.ValueType {
 
 // WindowComment returns the profile comment that marks window w:
 // "arenaprof window=W".
-func WindowComment(w profiler.Window) string {
-	return WindowCommentPrefix + (w & profiler.WindowBoth).String()
+func WindowComment(w estimate.Window) string {
+	return WindowCommentPrefix + (w & estimate.WindowBoth).String()
 }
 
 // WindowOf returns the window marking of a profile: the union of the flags
@@ -75,26 +76,26 @@ func WindowComment(w profiler.Window) string {
 //
 // How the marking is used: the interval of a group of samples is computed
 // from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
-// profiler.GroupInterval at this window. A window whose start is not on a
+// estimate.GroupInterval at this window. A window whose start is not on a
 // sample event lowers the lower bound as if one event fewer had been seen;
 // one whose end is not on an event raises the upper bound as if one more had.
-func WindowOf(p *profile.Profile) profiler.Window {
+func WindowOf(p *profile.Profile) estimate.Window {
 	found := false
-	var w profiler.Window
+	var w estimate.Window
 	for _, c := range p.Comments {
 		name, ok := strings.CutPrefix(c, WindowCommentPrefix)
 		if !ok {
 			continue
 		}
-		x, err := profiler.ParseWindow(name)
+		x, err := estimate.ParseWindow(name)
 		if err != nil || x.String() != name { // only the exact spellings
-			return profiler.WindowBoth
+			return estimate.WindowBoth
 		}
 		w |= x
 		found = true
 	}
 	if !found {
-		return profiler.WindowBoth
+		return estimate.WindowBoth
 	}
 	return w
 }

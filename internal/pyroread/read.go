@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -321,7 +322,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	} else {
 		p.Period = 1
 	}
-	p.Comments = append(p.Comments, pprofmt.WindowComment(profiler.WindowBoth))
+	p.Comments = append(p.Comments, pprofmt.WindowComment(estimate.WindowBoth))
 	renumber(p)
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("rebuilding the profile: %v", err)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/workload"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // randomStream returns a fixed, non-periodic stream of objects of three
@@ -94,7 +94,7 @@ func TestUnbiased(t *testing.T) {
 // having about 250 samples or more).
 func TestStrideBias(t *testing.T) {
 	w := workload.Periodic()
-	cfg := config{runs: 1, seed: 1, mean: 102400, stride: 102400, confidence: 0.95, window: profiler.WindowEnd}
+	cfg := config{runs: 1, seed: 1, mean: 102400, stride: 102400, confidence: 0.95, window: estimate.WindowEnd}
 	res, err := runOnce(cfg, w, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func FuzzParseWindow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		w, err := parseWindow(s)
-		if err == nil && w > profiler.WindowBoth {
+		if err == nil && w > estimate.WindowBoth {
 			t.Fatalf("parseWindow(%q) = %d", s, w)
 		}
 	})

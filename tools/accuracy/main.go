@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/workload"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -94,9 +95,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 // parseWindow reads the -window flag: the exact spellings of
-// profiler.Window's names.
-func parseWindow(s string) (profiler.Window, error) {
-	w, err := profiler.ParseWindow(s)
+// estimate.Window's names.
+func parseWindow(s string) (estimate.Window, error) {
+	w, err := estimate.ParseWindow(s)
 	if err != nil || w.String() != s {
 		return 0, fmt.Errorf("-window must be aligned, start, end or both, got %q", s)
 	}

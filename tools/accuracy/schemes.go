@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/sampling"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // Scheme names, in the order of every table and JSON object.
@@ -28,7 +28,7 @@ type randomized struct {
 	g       *sampling.GapSampler
 	mean    int64
 	gap     int64
-	est     []float64 // sum of profiler.WeightedBytes per event
+	est     []float64 // sum of estimate.WeightedBytes per event
 	samples []int64   // s per type
 	tail    []int64   // u per type: sum of size-offset
 }
@@ -49,7 +49,7 @@ func (r *randomized) observe(t int, size int64) error {
 		r.gap -= size
 		return nil
 	}
-	w, err := profiler.WeightedBytes(size, r.mean)
+	w, err := estimate.WeightedBytes(size, r.mean)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/workload"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // config is what one study compares.
@@ -18,7 +18,7 @@ type config struct {
 	mean       int64 // arenaprof's mean and Go's rate, bytes
 	stride     int64 // AllocationTick's stride, bytes
 	confidence float64
-	window     profiler.Window
+	window     estimate.Window
 	workers    int
 }
 
@@ -64,7 +64,7 @@ func runOnce(cfg config, w *workload.Workload, seed uint64) (runResult, error) {
 		hi:      make([]float64, nt),
 	}
 	for t := range nt {
-		iv, err := profiler.ComputeInterval(ap.samples[t], ap.tail[t], cfg.mean, cfg.confidence, cfg.window)
+		iv, err := estimate.SingleMeanInterval(ap.samples[t], ap.tail[t], cfg.mean, cfg.confidence, cfg.window)
 		if err != nil {
 			res.ivErr = err
 			break

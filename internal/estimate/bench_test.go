@@ -1,22 +1,24 @@
-package profiler
+package estimate
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/hooks"
 )
 
 var benchSink int64
 
-func BenchmarkComputeInterval(b *testing.B) {
+func BenchmarkSingleMeanInterval(b *testing.B) {
 	for _, s := range []int64{1, 100, 10_000, 1_000_000} {
 		b.Run(fmt.Sprintf("s=%d", s), func(b *testing.B) {
 			u := s * 5000
 			for b.Loop() {
-				iv, err := ComputeInterval(s, u, DefaultMeanBytes, 0.95, WindowBoth)
+				iv, err := SingleMeanInterval(s, u, hooks.DefaultMeanBytes, 0.95, WindowBoth)
 				if err != nil {
 					b.Fatal(err)
 				}
-				benchSink += iv.FailuresHi
+				benchSink += iv.UnsampledHi
 			}
 		})
 	}

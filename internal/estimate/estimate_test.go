@@ -1,4 +1,4 @@
-package profiler
+package estimate
 
 import (
 	"math"
@@ -37,13 +37,13 @@ func TestWeightedBytesReference(t *testing.T) {
 		m := int64(1) << e
 		means = append(means, m, m+1, m*3/2+1)
 	}
-	means = append(means, 102400, 1000003, MaxMeanBytes)
+	means = append(means, 102400, 1000003, maxMeanBytes)
 	sizes := []int64{1, 2, 3, 7, 8, 64, 1000, 4096, 102399, 102400, 1 << 20, 1<<30 + 17, 1 << 40, 1 << 45}
 	if testing.Short() {
 		sizes = []int64{1, 2, 7, 4096, 102400, 1<<30 + 17, 1 << 40}
 	}
 	for _, m := range means {
-		if m > MaxMeanBytes {
+		if m > maxMeanBytes {
 			continue
 		}
 		for _, n := range sizes {
@@ -77,7 +77,7 @@ func TestWeightedBytesReference(t *testing.T) {
 	}
 }
 
-func TestFailedTrialsEstimate(t *testing.T) {
+func TestBytesFromSums(t *testing.T) {
 	for _, c := range []struct {
 		s, u, mean int64
 		want       float64
@@ -87,9 +87,9 @@ func TestFailedTrialsEstimate(t *testing.T) {
 		{3, 3, 1, 3},
 		{1, 5, 2, 6},
 	} {
-		got, err := FailedTrialsEstimate(c.s, c.u, c.mean)
+		got, err := BytesFromSums(c.s, c.u, c.mean)
 		if err != nil || got != c.want {
-			t.Errorf("FailedTrialsEstimate(%d, %d, %d) = %v, %v; want %v", c.s, c.u, c.mean, got, err, c.want)
+			t.Errorf("BytesFromSums(%d, %d, %d) = %v, %v; want %v", c.s, c.u, c.mean, got, err, c.want)
 		}
 	}
 }
@@ -103,14 +103,14 @@ func TestEstimateErrors(t *testing.T) {
 		{"negative size", func() error { _, err := WeightedBytes(-1, 100); return err }(), "size"},
 		{"zero size", func() error { _, err := WeightedBytes(0, 100); return err }(), "size"},
 		{"zero mean", func() error { _, err := WeightedBytes(1, 0); return err }(), "mean"},
-		{"huge mean", func() error { _, err := WeightedObjects(1, MaxMeanBytes+1); return err }(), "mean"},
-		{"u < s", func() error { _, err := FailedTrialsEstimate(3, 2, 100); return err }(), "tail"},
-		{"negative s", func() error { _, err := FailedTrialsEstimate(-1, 2, 100); return err }(), "negative"},
-		{"bad mean", func() error { _, err := FailedTrialsEstimate(1, 2, -5); return err }(), "mean"},
+		{"huge mean", func() error { _, err := WeightedObjects(1, maxMeanBytes+1); return err }(), "mean"},
+		{"u < s", func() error { _, err := BytesFromSums(3, 2, 100); return err }(), "tail"},
+		{"negative s", func() error { _, err := BytesFromSums(-1, 2, 100); return err }(), "negative"},
+		{"bad mean", func() error { _, err := BytesFromSums(1, 2, -5); return err }(), "mean"},
 		{"offset past the end", CheckEvent(10, 10, 100), "offset"},
 		{"negative offset", CheckEvent(10, -1, 100), "offset"},
-		{"tally bad event", func() error { var tl Tally; return tl.Add(10, 11, 100) }(), "offset"},
-		{"empty tally", func() error { var tl Tally; _, err := tl.Interval(0.95, WindowBoth); return err }(), "strata"},
+		{"tally bad event", func() error { var tl EventSums; return tl.Add(10, 11, 100) }(), "offset"},
+		{"empty tally", func() error { var tl EventSums; _, err := tl.Interval(0.95, WindowBoth); return err }(), "strata"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, c.err, c.want)
@@ -118,13 +118,13 @@ func TestEstimateErrors(t *testing.T) {
 	}
 }
 
-func TestTally(t *testing.T) {
-	var tl Tally
+func TestEventSums(t *testing.T) {
+	var tl EventSums
 	events := []struct{ size, offset, mean int64 }{
 		{1, 0, 102400}, {4096, 100, 102400}, {1 << 20, 5, 4096}, {8, 7, 4096}, {100, 0, 1},
 	}
 	var wantBytes, wantObjects, wantFT float64
-	strata := map[int64]Stratum{}
+	strata := map[int64]MeanSums{}
 	for _, e := range events {
 		if err := tl.Add(e.size, e.offset, e.mean); err != nil {
 			t.Fatal(err)
@@ -139,16 +139,16 @@ func TestTally(t *testing.T) {
 		strata[e.mean] = st
 	}
 	for _, st := range strata {
-		v, _ := FailedTrialsEstimate(st.Samples, st.Tail, st.MeanBytes)
+		v, _ := BytesFromSums(st.Samples, st.Tail, st.MeanBytes)
 		wantFT += v
 	}
 	if tl.WeightedBytes() != wantBytes || math.Abs(tl.WeightedObjects()-wantObjects) > 1e-9*wantObjects {
 		t.Errorf("tally %v bytes %v objects, want %v, %v", tl.WeightedBytes(), tl.WeightedObjects(), wantBytes, wantObjects)
 	}
-	if tl.FailedTrialsEstimate() != wantFT || tl.Samples() != int64(len(events)) {
-		t.Errorf("failed-trials %v samples %d, want %v, %d", tl.FailedTrialsEstimate(), tl.Samples(), wantFT, len(events))
+	if tl.BytesFromSums() != wantFT || tl.Samples() != int64(len(events)) {
+		t.Errorf("failed-trials %v samples %d, want %v, %d", tl.BytesFromSums(), tl.Samples(), wantFT, len(events))
 	}
-	got := tl.Strata()
+	got := tl.ByMean()
 	if len(got) != 3 || got[0].MeanBytes != 1 || got[1].MeanBytes != 4096 || got[2].MeanBytes != 102400 {
 		t.Fatalf("strata %+v", got)
 	}
@@ -165,7 +165,7 @@ func TestTally(t *testing.T) {
 		t.Errorf("interval %+v", iv)
 	}
 	tl.Reset()
-	if tl.WeightedBytes() != 0 || tl.Samples() != 0 || len(tl.Strata()) != 0 {
+	if tl.WeightedBytes() != 0 || tl.Samples() != 0 || len(tl.ByMean()) != 0 {
 		t.Errorf("after Reset: %+v", tl)
 	}
 }

@@ -1,9 +1,14 @@
-package profiler
+package estimate
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/arenaprof/arenaprof/hooks"
 )
+
+// maxMeanBytes is the largest mean accepted (2^40).
+const maxMeanBytes = hooks.MaxMeanBytes
 
 // WeightedBytes returns the unbiased weight of one sampled object of size
 // bytes drawn under mean: size/(1-q^size) with q = 1-1/mean, the bytes it
@@ -41,18 +46,22 @@ func WeightedObjects(size, mean int64) (float64, error) {
 	return weightedBytes(size, mean) / float64(size), nil
 }
 
-// FailedTrialsEstimate returns the failed-trials estimate s*q/p + u of the
-// bytes covered by s sample events with tail sum u drawn under mean
-// (q/p = mean-1). It is unbiased and is the center of the negative-binomial
-// interval of [ComputeInterval].
+// BytesFromSums returns the estimate s*(mean-1) + u of the bytes covered
+// by s sample events whose tails sum to u, drawn under mean: each event
+// stands for the mean-1 bytes whose trials failed before it, on average,
+// plus its own tail (q/p = mean-1 with p = 1/mean, q = 1-p). It is unbiased
+// and is the center of the negative-binomial interval of
+// [SingleMeanInterval]. It differs from the sum of [WeightedBytes] over the
+// same events by sampling noise only: both are unbiased, from different
+// parts of each event.
 //
 // It is an error if s < 0, u < s, or the mean is outside [1, 2^40].
-func FailedTrialsEstimate(s, u, mean int64) (float64, error) {
+func BytesFromSums(s, u, mean int64) (float64, error) {
 	if s < 0 {
-		return 0, fmt.Errorf("profiler: number of samples %d is negative", s)
+		return 0, fmt.Errorf("estimate: number of samples %d is negative", s)
 	}
 	if u < s {
-		return 0, fmt.Errorf("profiler: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)
+		return 0, fmt.Errorf("estimate: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)
 	}
 	if err := checkMean(mean); err != nil {
 		return 0, err
@@ -67,27 +76,27 @@ func CheckEvent(size, offset, mean int64) error {
 		return err
 	}
 	if offset < 0 || offset >= size {
-		return fmt.Errorf("profiler: offset %d is outside the object of %d bytes", offset, size)
+		return fmt.Errorf("estimate: offset %d is outside the object of %d bytes", offset, size)
 	}
 	return nil
 }
 
-// Tally accumulates sample events, each with its own mean, and yields the
-// weighted estimates and the per-mean raw sums. Because every event carries
+// EventSums accumulates sample events, each with its own mean, and yields the
+// weighted estimates and the per-mean raw sums ([MeanSums]). Because every event carries
 // the mean it was drawn under, a mean changed at run time biases nothing:
 // each weight is unbiased for its own object.
 //
-// The zero value is an empty tally. A Tally is not safe for concurrent use.
-type Tally struct {
+// The zero value holds no events. An EventSums is not safe for concurrent use.
+type EventSums struct {
 	bytes   float64
 	objects float64
-	strata  []Stratum // one per mean, in order of first appearance
+	strata  []MeanSums // one per mean, in order of first appearance
 }
 
 // Add records one event: an object of size bytes, sampled at offset (the
 // 0-based offset of the successful trial), under mean. Invalid events are
-// rejected with an error and leave the tally unchanged.
-func (t *Tally) Add(size, offset, mean int64) error {
+// rejected with an error and leave the sums unchanged.
+func (t *EventSums) Add(size, offset, mean int64) error {
 	if err := CheckEvent(size, offset, mean); err != nil {
 		return err
 	}
@@ -96,11 +105,11 @@ func (t *Tally) Add(size, offset, mean int64) error {
 		i++
 	}
 	if i == len(t.strata) {
-		t.strata = append(t.strata, Stratum{MeanBytes: mean})
+		t.strata = append(t.strata, MeanSums{MeanBytes: mean})
 	}
 	st := &t.strata[i]
 	if st.Samples == math.MaxInt64 || st.Tail > math.MaxInt64-(size-offset) {
-		return fmt.Errorf("profiler: tally overflows")
+		return fmt.Errorf("estimate: event sums overflow")
 	}
 	w := weightedBytes(size, mean)
 	t.bytes += w
@@ -112,14 +121,14 @@ func (t *Tally) Add(size, offset, mean int64) error {
 
 // WeightedBytes returns the sum of the events' weights: the unbiased
 // (weighted-samples) estimate of the bytes allocated.
-func (t *Tally) WeightedBytes() float64 { return t.bytes }
+func (t *EventSums) WeightedBytes() float64 { return t.bytes }
 
 // WeightedObjects returns the unbiased estimate of the number of objects
 // allocated.
-func (t *Tally) WeightedObjects() float64 { return t.objects }
+func (t *EventSums) WeightedObjects() float64 { return t.objects }
 
 // Samples returns the number of events added.
-func (t *Tally) Samples() int64 {
+func (t *EventSums) Samples() int64 {
 	var n int64
 	for _, st := range t.strata {
 		n += st.Samples
@@ -127,10 +136,10 @@ func (t *Tally) Samples() int64 {
 	return n
 }
 
-// Strata returns a copy of the per-mean raw sums, ordered by mean, for
+// ByMean returns a copy of the per-mean raw sums, ordered by mean, for
 // [GroupInterval].
-func (t *Tally) Strata() []Stratum {
-	out := append([]Stratum(nil), t.strata...)
+func (t *EventSums) ByMean() []MeanSums {
+	out := append([]MeanSums(nil), t.strata...)
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && out[j].MeanBytes < out[j-1].MeanBytes; j-- {
 			out[j], out[j-1] = out[j-1], out[j]
@@ -139,37 +148,37 @@ func (t *Tally) Strata() []Stratum {
 	return out
 }
 
-// FailedTrialsEstimate returns the sum over means of the failed-trials
-// estimates s*q/p + u.
-func (t *Tally) FailedTrialsEstimate() float64 {
+// BytesFromSums returns the sum over means of [BytesFromSums] of each
+// mean's sums.
+func (t *EventSums) BytesFromSums() float64 {
 	var e float64
 	for _, st := range t.strata {
-		v, _ := FailedTrialsEstimate(st.Samples, st.Tail, st.MeanBytes)
+		v, _ := BytesFromSums(st.Samples, st.Tail, st.MeanBytes)
 		e += v
 	}
 	return e
 }
 
 // Interval returns the confidence interval for the tallied events (see
-// [GroupInterval]). An empty tally has no mean to compute a bound with and
+// [GroupInterval]). Empty sums have has no mean to compute a bound with and
 // gives an error.
-func (t *Tally) Interval(confidence float64, w Window) (Interval, error) {
+func (t *EventSums) Interval(confidence float64, w Window) (Interval, error) {
 	return GroupInterval(t.strata, confidence, w)
 }
 
-// Reset empties the tally.
-func (t *Tally) Reset() { *t = Tally{strata: t.strata[:0]} }
+// Reset empties the sums.
+func (t *EventSums) Reset() { *t = EventSums{strata: t.strata[:0]} }
 
 func checkSizeMean(size, mean int64) error {
 	if size <= 0 {
-		return fmt.Errorf("profiler: object size %d is not positive", size)
+		return fmt.Errorf("estimate: object size %d is not positive", size)
 	}
 	return checkMean(mean)
 }
 
 func checkMean(mean int64) error {
-	if mean < 1 || mean > MaxMeanBytes {
-		return fmt.Errorf("profiler: mean %d bytes is outside [1, %d]", mean, int64(MaxMeanBytes))
+	if mean < 1 || mean > maxMeanBytes {
+		return fmt.Errorf("estimate: mean %d bytes is outside [1, %d]", mean, int64(maxMeanBytes))
 	}
 	return nil
 }

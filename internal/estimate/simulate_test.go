@@ -1,4 +1,4 @@
-package profiler
+package estimate
 
 import (
 	"math"
@@ -56,7 +56,7 @@ func simRun(r *rand.Rand, sizes []int64, mean int64) simResult {
 			res.u += n - off
 		}
 	}
-	res.failed, _ = FailedTrialsEstimate(res.s, res.u, mean)
+	res.failed, _ = BytesFromSums(res.s, res.u, mean)
 	return res
 }
 
@@ -93,7 +93,7 @@ func TestSimulationUnbiasedAndCoverage(t *testing.T) {
 				w   Window
 				cnt *int
 			}{{WindowEnd, &covered}, {WindowBoth, &coveredBoth}, {WindowAligned, &coveredAligned}} {
-				iv, err := ComputeInterval(res.s, res.u, mean, 0.95, c.w)
+				iv, err := SingleMeanInterval(res.s, res.u, mean, 0.95, c.w)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -157,7 +157,7 @@ func TestSimulationBytewise(t *testing.T) {
 	var sumW, sumW2, sumF, sumF2 float64
 	covered := 0
 	for i := 0; i < runs; i++ {
-		var tl Tally
+		var tl EventSums
 		for _, n := range sizes {
 			for off := int64(0); off < n; off++ {
 				if r.Uint64N(mean) == 0 {
@@ -168,12 +168,12 @@ func TestSimulationBytewise(t *testing.T) {
 				}
 			}
 		}
-		w, f := tl.WeightedBytes(), tl.FailedTrialsEstimate()
+		w, f := tl.WeightedBytes(), tl.BytesFromSums()
 		sumW += w
 		sumW2 += w * w
 		sumF += f
 		sumF2 += f * f
-		iv, err := GroupInterval(append(tl.Strata(), Stratum{MeanBytes: mean}), 0.95, WindowEnd)
+		iv, err := GroupInterval(append(tl.ByMean(), MeanSums{MeanBytes: mean}), 0.95, WindowEnd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestSimulationMeanChange(t *testing.T) {
 	var sumW, sumW2 float64
 	covered := 0
 	for i := 0; i < runs; i++ {
-		var tl Tally
+		var tl EventSums
 		for j, n := range sizes {
 			mean := means[0]
 			if j >= half {
@@ -228,7 +228,7 @@ func TestSimulationMeanChange(t *testing.T) {
 				}
 			}
 		}
-		st := append(tl.Strata(), Stratum{MeanBytes: means[0]}, Stratum{MeanBytes: means[1]})
+		st := append(tl.ByMean(), MeanSums{MeanBytes: means[0]}, MeanSums{MeanBytes: means[1]})
 		iv, err := GroupInterval(st, 0.95, WindowEnd)
 		if err != nil {
 			t.Fatal(err)
@@ -289,7 +289,7 @@ func TestGroupIntervalCoverageStrata(t *testing.T) {
 			lowMiss, highMiss := 0, 0
 			var width float64
 			for range runs {
-				st := make([]Stratum, len(c.parts))
+				st := make([]MeanSums, len(c.parts))
 				for i, p := range c.parts {
 					st[i].MeanBytes = p.mean
 					lq := math.Log1p(-1 / float64(p.mean))
@@ -322,15 +322,15 @@ func TestGroupIntervalCoverageStrata(t *testing.T) {
 	}
 }
 
-// TestGroupIntervalShownCoverage simulates groups with few or no expected
+// TestSampledGroupIntervalCoverage simulates groups with few or no expected
 // events (truth from a hundredth of the mean to a few means) and checks
-// the 95% coverage of GroupIntervalShown over the runs in which the group
+// the 95% coverage of SampledGroupInterval over the runs in which the group
 // has at least one event, the rows a table shows. The covered count is
 // Binomial(shown, c), c >= 0.95 for a sound interval; 0.95 - 6 sigma fails
 // falsely with probability below 1e-9 per case. It also logs the coverage
 // of the unconditional GroupInterval over the same rows, which is below
 // nominal for the smallest groups.
-func TestGroupIntervalShownCoverage(t *testing.T) {
+func TestSampledGroupIntervalCoverage(t *testing.T) {
 	const mean = 102400
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {
@@ -359,8 +359,8 @@ func TestGroupIntervalShownCoverage(t *testing.T) {
 				continue
 			}
 			shown++
-			st := []Stratum{{Samples: res.s, Tail: res.u, MeanBytes: mean}}
-			in, err := GroupIntervalShown(st, 0.95, WindowEnd)
+			st := []MeanSums{{Samples: res.s, Tail: res.u, MeanBytes: mean}}
+			in, err := SampledGroupInterval(st, 0.95, WindowEnd)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,14 +1,14 @@
-package profiler
+package estimate
 
 import (
 	"math"
 	"testing"
 )
 
-// FuzzComputeInterval: an error, or finite bounds with u <= Lo <= Hi, and
+// FuzzSingleMeanInterval: an error, or finite bounds with u <= Lo <= Hi, and
 // Lo <= Estimate <= Hi when s > 0 and the confidence is at least 1/2 (a
 // narrower interval sits around the median, which is below the mean).
-func FuzzComputeInterval(f *testing.F) {
+func FuzzSingleMeanInterval(f *testing.F) {
 	f.Add(int64(8), int64(10908), int64(102400), 0.95, uint8(0))
 	f.Add(int64(0), int64(0), int64(102400), 0.95, uint8(3))
 	f.Add(int64(1), int64(1), int64(1), 0.5, uint8(1))
@@ -18,7 +18,7 @@ func FuzzComputeInterval(f *testing.F) {
 		if s > 1e8 {
 			s %= 1e8
 		}
-		iv, err := ComputeInterval(s, u, mean, conf, Window(w))
+		iv, err := SingleMeanInterval(s, u, mean, conf, Window(w))
 		if err != nil {
 			return
 		}
@@ -27,7 +27,7 @@ func FuzzComputeInterval(f *testing.F) {
 				t.Fatalf("%+v", iv)
 			}
 		}
-		if !(float64(u) <= iv.Lo && iv.Lo <= iv.Hi) || iv.FailuresLo < 0 || iv.FailuresHi < iv.FailuresLo {
+		if !(float64(u) <= iv.Lo && iv.Lo <= iv.Hi) || iv.UnsampledLo < 0 || iv.UnsampledHi < iv.UnsampledLo {
 			t.Fatalf("bad interval %+v", iv)
 		}
 		if s > 0 && conf >= 0.5 && !(iv.Lo <= iv.Estimate && iv.Estimate <= iv.Hi) {

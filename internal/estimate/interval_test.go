@@ -1,4 +1,4 @@
-package profiler
+package estimate
 
 import (
 	"math"
@@ -46,18 +46,18 @@ func tableRow(s int64) (lo, hi int64, ok bool) {
 	return 0, 0, false
 }
 
-func TestComputeIntervalTable(t *testing.T) {
+func TestSingleMeanIntervalTable(t *testing.T) {
 	const mean = 102400
 	for _, row := range quantileTable {
 		u := row.s * 1000
-		iv, err := ComputeInterval(row.s, u, mean, 0.95, WindowAligned)
+		iv, err := SingleMeanInterval(row.s, u, mean, 0.95, WindowAligned)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The lower bound is the table's (largest k with CDF < 0.025); the
 		// upper rounds outward to the smallest k with CDF >= 0.975.
-		if iv.FailuresLo != row.lo || iv.FailuresHi != row.hi+1 {
-			t.Errorf("s=%d: failures [%d, %d], table [%d, %d]+1", row.s, iv.FailuresLo, iv.FailuresHi, row.lo, row.hi)
+		if iv.UnsampledLo != row.lo || iv.UnsampledHi != row.hi+1 {
+			t.Errorf("s=%d: failures [%d, %d], table [%d, %d]+1", row.s, iv.UnsampledLo, iv.UnsampledHi, row.lo, row.hi)
 		}
 		if iv.Lo != float64(row.lo+u) || iv.Hi != float64(row.hi+1+u) {
 			t.Errorf("s=%d: bytes [%v, %v]", row.s, iv.Lo, iv.Hi)
@@ -68,7 +68,7 @@ func TestComputeIntervalTable(t *testing.T) {
 	}
 }
 
-func TestComputeIntervalWindow(t *testing.T) {
+func TestSingleMeanIntervalWindow(t *testing.T) {
 	const mean = 102400
 	for s := int64(2); s <= 9; s++ {
 		lo, hi, _ := tableRow(s)
@@ -83,12 +83,12 @@ func TestComputeIntervalWindow(t *testing.T) {
 			{WindowEnd, lo, hiNext + 1},
 			{WindowBoth, loPrev, hiNext + 1},
 		} {
-			iv, err := ComputeInterval(s, s, mean, 0.95, c.w)
+			iv, err := SingleMeanInterval(s, s, mean, 0.95, c.w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if iv.FailuresLo != c.wantLo || iv.FailuresHi != c.wantHi || iv.Window != c.w {
-				t.Errorf("s=%d window=%v: [%d, %d], want [%d, %d]", s, c.w, iv.FailuresLo, iv.FailuresHi, c.wantLo, c.wantHi)
+			if iv.UnsampledLo != c.wantLo || iv.UnsampledHi != c.wantHi || iv.Window != c.w {
+				t.Errorf("s=%d window=%v: [%d, %d], want [%d, %d]", s, c.w, iv.UnsampledLo, iv.UnsampledHi, c.wantLo, c.wantHi)
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func TestComputeIntervalWindow(t *testing.T) {
 		{1, 300, WindowStart, 300, 300 + 377739},
 		{1, 300, WindowBoth, 300, 300 + 570532},
 	} {
-		iv, err := ComputeInterval(c.s, c.u, mean, 0.95, c.w)
+		iv, err := SingleMeanInterval(c.s, c.u, mean, 0.95, c.w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,18 +114,18 @@ func TestComputeIntervalWindow(t *testing.T) {
 		}
 	}
 	// Mean 1 samples every byte: the interval is [u, u].
-	iv, err := ComputeInterval(5, 40, 1, 0.99, WindowBoth)
+	iv, err := SingleMeanInterval(5, 40, 1, 0.99, WindowBoth)
 	if err != nil || iv.Lo != 40 || iv.Hi != 40 || iv.Estimate != 40 {
 		t.Errorf("mean 1: %+v, %v", iv, err)
 	}
 }
 
-func TestComputeIntervalProperties(t *testing.T) {
-	for _, mean := range []int64{2, 64, 4096, 102400, 1 << 30, MaxMeanBytes} {
+func TestSingleMeanIntervalProperties(t *testing.T) {
+	for _, mean := range []int64{2, 64, 4096, 102400, 1 << 30, maxMeanBytes} {
 		for _, s := range []int64{0, 1, 2, 17, 1000, 123456} {
 			prevLo, prevHi := math.Inf(1), math.Inf(-1)
 			for _, conf := range []float64{0.5, 0.8, 0.95, 0.99, 0.999999} {
-				iv, err := ComputeInterval(s, s+s*(mean/3), mean, conf, WindowBoth)
+				iv, err := SingleMeanInterval(s, s+s*(mean/3), mean, conf, WindowBoth)
 				if err != nil {
 					if strings.Contains(err.Error(), "2^53") {
 						continue
@@ -149,54 +149,54 @@ func TestComputeIntervalProperties(t *testing.T) {
 }
 
 func TestGroupInterval(t *testing.T) {
-	// One mean (possibly split over several strata) is ComputeInterval.
-	one, err := GroupInterval([]Stratum{{3, 300, 4096}, {5, 500, 4096}}, 0.95, WindowEnd)
+	// One mean (possibly split over several strata) is SingleMeanInterval.
+	one, err := GroupInterval([]MeanSums{{3, 300, 4096}, {5, 500, 4096}}, 0.95, WindowEnd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := ComputeInterval(8, 800, 4096, 0.95, WindowEnd)
+	want, _ := SingleMeanInterval(8, 800, 4096, 0.95, WindowEnd)
 	if one != want {
 		t.Errorf("single mean: %+v, want %+v", one, want)
 	}
 	// Two means: each side of each at the Šidák tail 1-sqrt(1-0.025),
 	// summed; never wider than the Bonferroni split (each at 0.975).
-	strata := []Stratum{{10, 1000, 102400}, {40, 4000, 4096}}
+	strata := []MeanSums{{10, 1000, 102400}, {40, 4000, 4096}}
 	g, err := GroupInterval(strata, 0.95, WindowBoth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tail := 1 - math.Sqrt(1-0.025)
-	a, _ := ComputeInterval(10, 1000, 102400, 1-2*tail, WindowBoth)
-	b, _ := ComputeInterval(40, 4000, 4096, 1-2*tail, WindowBoth)
+	a, _ := SingleMeanInterval(10, 1000, 102400, 1-2*tail, WindowBoth)
+	b, _ := SingleMeanInterval(40, 4000, 4096, 1-2*tail, WindowBoth)
 	if g.Lo != a.Lo+b.Lo || g.Hi != a.Hi+b.Hi || g.Estimate != a.Estimate+b.Estimate ||
-		g.Samples != 50 || g.Tail != 5000 || g.MeanBytes != 0 || g.FailuresLo != a.FailuresLo+b.FailuresLo {
+		g.Samples != 50 || g.Tail != 5000 || g.MeanBytes != 0 || g.UnsampledLo != a.UnsampledLo+b.UnsampledLo {
 		t.Errorf("two means: %+v; parts %+v %+v", g, a, b)
 	}
-	ba, _ := ComputeInterval(10, 1000, 102400, 0.975, WindowBoth)
-	bb, _ := ComputeInterval(40, 4000, 4096, 0.975, WindowBoth)
+	ba, _ := SingleMeanInterval(10, 1000, 102400, 0.975, WindowBoth)
+	bb, _ := SingleMeanInterval(40, 4000, 4096, 0.975, WindowBoth)
 	if g.Lo < ba.Lo+bb.Lo || g.Hi > ba.Hi+bb.Hi || g.Hi-g.Lo >= ba.Hi+bb.Hi-ba.Lo-bb.Lo {
 		t.Errorf("two means: [%.0f, %.0f] not tighter than Bonferroni's [%.0f, %.0f]", g.Lo, g.Hi, ba.Lo+bb.Lo, ba.Hi+bb.Hi)
 	}
 	// A mean without events adds its allowance to the upper bound only.
-	z, err := GroupInterval([]Stratum{{40, 4000, 4096}, {0, 0, 102400}}, 0.95, WindowEnd)
+	z, err := GroupInterval([]MeanSums{{40, 4000, 4096}, {0, 0, 102400}}, 0.95, WindowEnd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	alone, _ := ComputeInterval(40, 4000, 4096, 0.95, WindowEnd)
+	alone, _ := SingleMeanInterval(40, 4000, 4096, 0.95, WindowEnd)
 	if z.Lo > alone.Lo || z.Hi < alone.Hi+3*102400 {
 		t.Errorf("event-free mean: [%.0f, %.0f], alone [%.0f, %.0f]: no allowance", z.Lo, z.Hi, alone.Lo, alone.Hi)
 	}
 	for _, c := range []struct {
-		strata []Stratum
+		strata []MeanSums
 		conf   float64
 		want   string
 	}{
 		{nil, 0.95, "no strata"},
-		{[]Stratum{{1, 0, 100}}, 0.95, "tail"},
-		{[]Stratum{{1, 1, 0}}, 0.95, "mean"},
-		{[]Stratum{{1, 1, 100}}, 1, "confidence"},
-		{[]Stratum{{1, 1, 100}}, math.NaN(), "confidence"},
-		{[]Stratum{{-1, 1, 100}}, 0.9, "negative"},
+		{[]MeanSums{{1, 0, 100}}, 0.95, "tail"},
+		{[]MeanSums{{1, 1, 0}}, 0.95, "mean"},
+		{[]MeanSums{{1, 1, 100}}, 1, "confidence"},
+		{[]MeanSums{{1, 1, 100}}, math.NaN(), "confidence"},
+		{[]MeanSums{{-1, 1, 100}}, 0.9, "negative"},
 	} {
 		if _, err := GroupInterval(c.strata, c.conf, WindowBoth); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("GroupInterval(%+v, %v): error %v, want %q", c.strata, c.conf, err, c.want)
@@ -204,7 +204,7 @@ func TestGroupInterval(t *testing.T) {
 	}
 }
 
-func TestComputeIntervalErrors(t *testing.T) {
+func TestSingleMeanIntervalErrors(t *testing.T) {
 	for _, c := range []struct {
 		s, u, mean int64
 		conf       float64
@@ -214,7 +214,7 @@ func TestComputeIntervalErrors(t *testing.T) {
 		{-1, 0, 100, 0.95, WindowBoth, "negative"},
 		{5, 4, 100, 0.95, WindowBoth, "tail sum"},
 		{1, 1, 0, 0.95, WindowBoth, "mean"},
-		{1, 1, MaxMeanBytes + 1, 0.95, WindowBoth, "mean"},
+		{1, 1, maxMeanBytes + 1, 0.95, WindowBoth, "mean"},
 		{1, 1, 100, 0, WindowBoth, "confidence"},
 		{1, 1, 100, 1, WindowBoth, "confidence"},
 		{1, 1, 100, -0.5, WindowBoth, "confidence"},
@@ -225,9 +225,9 @@ func TestComputeIntervalErrors(t *testing.T) {
 		{1 << 41, 1 << 41, 100, 0.95, WindowBoth, "samples"},
 		{10_000_000, 10_000_000, 1 << 30, 0.95, WindowBoth, "2^53"},
 	} {
-		_, err := ComputeInterval(c.s, c.u, c.mean, c.conf, c.w)
+		_, err := SingleMeanInterval(c.s, c.u, c.mean, c.conf, c.w)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ComputeInterval(%d, %d, %d, %v, %v): error %v, want one mentioning %q", c.s, c.u, c.mean, c.conf, c.w, err, c.want)
+			t.Errorf("SingleMeanInterval(%d, %d, %d, %v, %v): error %v, want one mentioning %q", c.s, c.u, c.mean, c.conf, c.w, err, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package profiler
+package estimate
 
 import (
 	"fmt"
@@ -61,51 +61,66 @@ func ParseWindow(s string) (Window, error) {
 	case "both":
 		return WindowBoth, nil
 	}
-	return 0, fmt.Errorf("profiler: unknown window %q (want aligned, start, end or both)", s)
+	return 0, fmt.Errorf("estimate: unknown window %q (want aligned, start, end or both)", s)
 }
 
-// Stratum is the raw sums of the events of one group drawn under one mean.
-type Stratum struct {
-	Samples   int64 // s: number of sample events
-	Tail      int64 // u: sum of size-offset over those events
-	MeanBytes int64 // the mean they were drawn under
+// MeanSums is the raw sums of the events of one group drawn under one
+// mean (a stratum: intervals are computed per mean and combined).
+type MeanSums struct {
+	// Samples (s) is the number of sample events.
+	Samples int64
+	// Tail (u) is the sum of the events' tails. An event's tail is
+	// size - offset: the bytes from its sampled byte to the end of its
+	// object, which got no trials (the u of reference 000). The profile
+	// carries it as the sample type alloc_tail/bytes.
+	Tail int64
+	// MeanBytes is the mean the events were drawn under.
+	MeanBytes int64
 }
 
 // Interval is a confidence interval for the bytes allocated by a group.
+//
+// The bytes a group allocated are the bytes whose trials failed (they were
+// not sampled) plus the tails of its events (u); the count of failed trials
+// before the s-th success is negative-binomial, so it gets exact bounds.
 type Interval struct {
 	Samples    int64
 	Tail       int64
 	MeanBytes  int64 // 0 if the group mixes means
 	Confidence float64
 	Window     Window
-	Estimate   float64 // failed-trials estimate s*q/p + u, in bytes
-	FailuresLo int64   // k_lo: negative-binomial lower quantile of failed trials
-	FailuresHi int64   // k_hi: upper quantile
-	Lo, Hi     float64 // bytes: [k_lo + u, k_hi + u]
+	// Estimate is [BytesFromSums]: s*(mean-1) + u, summed over means.
+	Estimate float64
+	// UnsampledLo and UnsampledHi bound the bytes whose trials failed
+	// (k, the negative-binomial count of failures before the s-th
+	// success): the lower and upper quantile.
+	UnsampledLo int64
+	UnsampledHi int64
+	Lo, Hi      float64 // bytes: [UnsampledLo + u, UnsampledHi + u]
 }
 
-// ComputeInterval returns the interval for s events with tail sum u drawn
+// SingleMeanInterval returns the interval for s events with tail sum u drawn
 // under one mean, at the given confidence, with the window correction.
 //
-// With alpha = 1-confidence, the number of failed trials is bounded by
+// With alpha = 1-confidence, the number of failed trials (unsampled bytes) is bounded by
 // negative-binomial quantiles taken so that each side misses with
 // probability at most alpha/2, rounding outward:
 //
-//   - FailuresLo is the largest k with CDF(k; s', p) < alpha/2 (exactly the
+//   - UnsampledLo is the largest k with CDF(k; s', p) < alpha/2 (exactly the
 //     lower column of reference 000's table), s' = s-1 if the window's start
 //     is not on an event, else s; 0 when s' = 0.
-//   - FailuresHi is the smallest k with CDF(k; s”, p) >= 1-alpha/2 (the
+//   - UnsampledHi is the smallest k with CDF(k; s”, p) >= 1-alpha/2 (the
 //     upper column of the table plus one), s” = s+1 if the window's end is
 //     not on an event, else s. With s” = 0 (no events and an aligned end)
 //     it is 0: the interval is [u, u] = [0, 0].
 //
-// Then Lo = FailuresLo + u and Hi = FailuresHi + u. So s = 0 gives Lo = 0
+// Then Lo = UnsampledLo + u and Hi = UnsampledHi + u. So s = 0 gives Lo = 0
 // and, for an unaligned end, a finite upper bound (about 3.7*mean at 95%).
 // With mean 1 every byte is sampled and the interval is [u, u].
 //
 // It is an error if s < 0 or s > 2^40, u < s, mean is outside [1, 2^40],
 // confidence is not in (0, 1-1e-9], or the window is unknown.
-func ComputeInterval(s, u, mean int64, confidence float64, w Window) (Interval, error) {
+func SingleMeanInterval(s, u, mean int64, confidence float64, w Window) (Interval, error) {
 	if err := checkStratum(s, u, mean); err != nil {
 		return Interval{}, err
 	}
@@ -113,31 +128,31 @@ func ComputeInterval(s, u, mean int64, confidence float64, w Window) (Interval, 
 		return Interval{}, err
 	}
 	if w > WindowBoth {
-		return Interval{}, fmt.Errorf("profiler: unknown window %d", uint8(w))
+		return Interval{}, fmt.Errorf("estimate: unknown window %d", uint8(w))
 	}
 	alpha := 1 - confidence
 	lo, hi, err := intervalFailures(s, mean, alpha/2, w, false)
 	if err != nil {
 		return Interval{}, err
 	}
-	est, _ := FailedTrialsEstimate(s, u, mean)
+	est, _ := BytesFromSums(s, u, mean)
 	return Interval{
-		Samples:    s,
-		Tail:       u,
-		MeanBytes:  mean,
-		Confidence: confidence,
-		Window:     w,
-		Estimate:   est,
-		FailuresLo: lo,
-		FailuresHi: hi,
-		Lo:         float64(lo) + float64(u),
-		Hi:         float64(hi) + float64(u),
+		Samples:     s,
+		Tail:        u,
+		MeanBytes:   mean,
+		Confidence:  confidence,
+		Window:      w,
+		Estimate:    est,
+		UnsampledLo: lo,
+		UnsampledHi: hi,
+		Lo:          float64(lo) + float64(u),
+		Hi:          float64(hi) + float64(u),
 	}, nil
 }
 
 // intervalFailures returns the failed-trial bounds for s events under mean
 // when each side may miss with probability tail; shown makes the lower
-// bound conditional on at least one event (see [GroupIntervalShown]).
+// bound conditional on at least one event (see [SampledGroupInterval]).
 func intervalFailures(s, mean int64, tail float64, w Window, shown bool) (lo, hi int64, err error) {
 	if mean == 1 {
 		return 0, 0, nil
@@ -162,13 +177,13 @@ func intervalFailures(s, mean int64, tail float64, w Window, shown bool) (lo, hi
 		hi++ // smallest k with P(X > k) <= tail
 	}
 	if hi > negbin.MaxK {
-		return 0, 0, fmt.Errorf("profiler: the upper bound for %d samples at mean %d is above 2^53 bytes", s, mean)
+		return 0, 0, fmt.Errorf("estimate: the upper bound for %d samples at mean %d is above 2^53 bytes", s, mean)
 	}
 	return lo, hi, nil
 }
 
 // GroupInterval returns a sound interval for a group whose events were
-// drawn under several means (one Stratum per mean; strata with the same
+// drawn under several means (one MeanSums per mean; sums with the same
 // mean are merged first). A mean that was in force but under which the
 // group drew no event is a stratum with Samples = 0: it adds nothing to the
 // lower bound and, unless the window ends on an event, an allowance to the
@@ -198,14 +213,14 @@ func intervalFailures(s, mean int64, tail float64, w Window, shown bool) (lo, hi
 // p-values) are tighter when several means carry comparable uncertainty
 // and wider when one dominates; see ACCURACY.md.
 //
-// With a single mean the result equals [ComputeInterval]. Estimate is the
-// sum of the per-mean failed-trials estimates; MeanBytes is 0 when the means
+// With a single mean the result equals [SingleMeanInterval]. Estimate is the
+// sum of the per-mean [BytesFromSums]; MeanBytes is 0 when the means
 // differ. It is an error if strata is empty or any stratum is invalid.
-func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, error) {
+func GroupInterval(strata []MeanSums, confidence float64, w Window) (Interval, error) {
 	return groupInterval(strata, confidence, w, false)
 }
 
-// GroupIntervalShown is [GroupInterval] for a group known to have at least
+// SampledGroupInterval is [GroupInterval] for a group known to have at least
 // one event, as every row of a table is: a row is shown only then, and an
 // interval that holds with probability C over all draws holds less often
 // over those that show the row (a type of a few bytes that happened to be
@@ -215,19 +230,19 @@ func GroupInterval(strata []Stratum, confidence float64, w Window) (Interval, er
 // event the lower bound is the tail alone, u (the sampled objects hold at
 // least that); with many the conditioning changes nothing. The upper
 // bound is GroupInterval's (conditioning would only lower it).
-func GroupIntervalShown(strata []Stratum, confidence float64, w Window) (Interval, error) {
+func SampledGroupInterval(strata []MeanSums, confidence float64, w Window) (Interval, error) {
 	return groupInterval(strata, confidence, w, true)
 }
 
-func groupInterval(strata []Stratum, confidence float64, w Window, shown bool) (Interval, error) {
+func groupInterval(strata []MeanSums, confidence float64, w Window, shown bool) (Interval, error) {
 	if len(strata) == 0 {
-		return Interval{}, fmt.Errorf("profiler: no strata")
+		return Interval{}, fmt.Errorf("estimate: no strata")
 	}
 	if err := checkConfidence(confidence); err != nil {
 		return Interval{}, err
 	}
 	if w > WindowBoth {
-		return Interval{}, fmt.Errorf("profiler: unknown window %d", uint8(w))
+		return Interval{}, fmt.Errorf("estimate: unknown window %d", uint8(w))
 	}
 	merged, err := mergeStrata(strata)
 	if err != nil {
@@ -235,7 +250,7 @@ func groupInterval(strata []Stratum, confidence float64, w Window, shown bool) (
 	}
 	if len(merged) == 1 && !shown {
 		m := merged[0]
-		return ComputeInterval(m.Samples, m.Tail, m.MeanBytes, confidence, w)
+		return SingleMeanInterval(m.Samples, m.Tail, m.MeanBytes, confidence, w)
 	}
 	tail := sidakTail((1-confidence)/2, len(merged))
 	out := Interval{Confidence: confidence, Window: w}
@@ -245,12 +260,12 @@ func groupInterval(strata []Stratum, confidence float64, w Window, shown bool) (
 		if err != nil {
 			return Interval{}, err
 		}
-		est, _ := FailedTrialsEstimate(m.Samples, m.Tail, m.MeanBytes)
+		est, _ := BytesFromSums(m.Samples, m.Tail, m.MeanBytes)
 		out.Samples += m.Samples
 		out.Tail += m.Tail
 		out.Estimate += est
-		out.FailuresLo += klo
-		out.FailuresHi += khi
+		out.UnsampledLo += klo
+		out.UnsampledHi += khi
 		lo += float64(klo) + float64(m.Tail)
 		hi += float64(khi) + float64(m.Tail)
 	}
@@ -306,8 +321,8 @@ func sidakTail(tail float64, j int) float64 {
 
 // mergeStrata checks the strata and sums those with the same mean, sorted
 // by mean.
-func mergeStrata(strata []Stratum) ([]Stratum, error) {
-	byMean := make(map[int64]Stratum, len(strata))
+func mergeStrata(strata []MeanSums) ([]MeanSums, error) {
+	byMean := make(map[int64]MeanSums, len(strata))
 	for i, st := range strata {
 		if err := checkStratum(st.Samples, st.Tail, st.MeanBytes); err != nil {
 			return nil, fmt.Errorf("stratum %d: %w", i, err)
@@ -315,16 +330,16 @@ func mergeStrata(strata []Stratum) ([]Stratum, error) {
 		m := byMean[st.MeanBytes]
 		m.MeanBytes = st.MeanBytes
 		if m.Samples > math.MaxInt64-st.Samples || m.Tail > math.MaxInt64-st.Tail {
-			return nil, fmt.Errorf("profiler: sums of the strata with mean %d overflow", st.MeanBytes)
+			return nil, fmt.Errorf("estimate: sums of the strata with mean %d overflow", st.MeanBytes)
 		}
 		m.Samples += st.Samples
 		m.Tail += st.Tail
 		if m.Samples > negbin.MaxSamples {
-			return nil, fmt.Errorf("profiler: %d samples with mean %d is above %d", m.Samples, st.MeanBytes, int64(negbin.MaxSamples))
+			return nil, fmt.Errorf("estimate: %d samples with mean %d is above %d", m.Samples, st.MeanBytes, int64(negbin.MaxSamples))
 		}
 		byMean[st.MeanBytes] = m
 	}
-	out := make([]Stratum, 0, len(byMean))
+	out := make([]MeanSums, 0, len(byMean))
 	for _, m := range byMean {
 		out = append(out, m)
 	}
@@ -334,13 +349,13 @@ func mergeStrata(strata []Stratum) ([]Stratum, error) {
 
 func checkStratum(s, u, mean int64) error {
 	if s < 0 {
-		return fmt.Errorf("profiler: number of samples %d is negative", s)
+		return fmt.Errorf("estimate: number of samples %d is negative", s)
 	}
 	if s > negbin.MaxSamples {
-		return fmt.Errorf("profiler: number of samples %d is above %d", s, int64(negbin.MaxSamples))
+		return fmt.Errorf("estimate: number of samples %d is above %d", s, int64(negbin.MaxSamples))
 	}
 	if u < s {
-		return fmt.Errorf("profiler: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)
+		return fmt.Errorf("estimate: tail sum %d is smaller than the number of samples %d (each event contributes at least 1 byte)", u, s)
 	}
 	return checkMean(mean)
 }
@@ -351,10 +366,10 @@ const maxConfidence = 1 - 1e-9
 
 func checkConfidence(c float64) error {
 	if !(c > 0 && c < 1) {
-		return fmt.Errorf("profiler: confidence %v is not in (0, 1)", c)
+		return fmt.Errorf("estimate: confidence %v is not in (0, 1)", c)
 	}
 	if c > maxConfidence {
-		return fmt.Errorf("profiler: confidence %v is above %v, beyond the precision of the computation", c, maxConfidence)
+		return fmt.Errorf("estimate: confidence %v is above %v, beyond the precision of the computation", c, maxConfidence)
 	}
 	return nil
 }
