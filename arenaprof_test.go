@@ -64,7 +64,7 @@ func TestStartServesAndWrites(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	prof, err := report.Parse(bytes.NewReader(body), 0)
+	prof, err := report.Parse(bytes.NewReader(body), report.ParseOptions{})
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestStartServesAndWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := report.Parse(bytes.NewReader(data), 0)
+		p, err := report.Parse(bytes.NewReader(data), report.ParseOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -1,6 +1,8 @@
 package export_test
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"io"
 	"math"
 	"os"
@@ -18,7 +20,6 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/report"
 )
 
 type accPtr struct {
@@ -99,7 +100,7 @@ func TestAccuracyArena(t *testing.T) {
 	accuracyWorkload(a, n)
 
 	prof := roundTrip(t, must(export.Build(p.Snapshot())))
-	w := report.WindowOf(prof)
+	w := pprofmt.WindowOf(prof)
 	counts := map[string]int{"[16]uint8": 8 * n, "[128]uint8": 2 * n, "[1000]uint8": n / 2, "[4096]uint8": n / 4,
 		reflect.TypeFor[accPtr]().String(): 2 * n, "[]int32": n}
 	if len(counts) != 6 || len(lines) != 6 {

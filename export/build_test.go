@@ -16,7 +16,6 @@ import (
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
-	"github.com/arenaprof/arenaprof/report"
 )
 
 const pkgPath = "github.com/arenaprof/arenaprof/export_test."
@@ -88,7 +87,7 @@ func TestBuildFormat(t *testing.T) {
 	if !slices.Equal(types, want) || q.DefaultSampleType != "alloc_space" {
 		t.Errorf("sample types %v default %q", types, q.DefaultSampleType)
 	}
-	if !slices.Contains(q.Comments, "arenaprof window=end") || report.WindowOf(q) != estimate.WindowEnd {
+	if !slices.Contains(q.Comments, "arenaprof window=end") || pprofmt.WindowOf(q) != estimate.WindowEnd {
 		t.Errorf("comments %q", q.Comments)
 	}
 	if q.TimeNanos != p.StartTime().UnixNano() || q.DurationNanos <= 0 {
@@ -239,12 +238,12 @@ func TestWindowMarking(t *testing.T) {
 		{[]string{"arenaprof window=END"}, estimate.WindowBoth},
 		{[]string{"arenaprof window=start", "arenaprof window=end"}, estimate.WindowBoth},
 	} {
-		if got := report.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
+		if got := pprofmt.WindowOf(&profile.Profile{Comments: tc.comments}); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.comments, got, tc.want)
 		}
 	}
 	for _, w := range []estimate.Window{estimate.WindowAligned, estimate.WindowStart, estimate.WindowEnd, estimate.WindowBoth} {
-		if got := report.WindowOf(&profile.Profile{Comments: []string{pprofmt.WindowComment(w)}}); got != w {
+		if got := pprofmt.WindowOf(&profile.Profile{Comments: []string{pprofmt.WindowComment(w)}}); got != w {
 			t.Errorf("round trip of %v: %v", w, got)
 		}
 	}

@@ -1,6 +1,8 @@
 package export_test
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -44,14 +46,14 @@ func TestDeltaSecondHalf(t *testing.T) {
 	delta := roundTrip(t, must(export.Build(must(profiler.Delta(s1, s2)))))
 	full := roundTrip(t, must(export.Build(s2)))
 	first := roundTrip(t, must(export.Build(must(profiler.Delta(nil, s1)))))
-	if w := report.WindowOf(delta); w != estimate.WindowBoth {
+	if w := pprofmt.WindowOf(delta); w != estimate.WindowBoth {
 		t.Errorf("delta window %v", w)
 	}
 	if delta.TimeNanos != s1.End.UnixNano() || delta.DurationNanos != int64(s2.End.Sub(s1.End)) {
 		t.Errorf("delta time %d+%d", delta.TimeNanos, delta.DurationNanos)
 	}
 	dv, fv, v1 := sumValues(delta), sumValues(full), sumValues(first)
-	iv, err := estimate.SingleMeanInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, report.WindowOf(delta))
+	iv, err := estimate.SingleMeanInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, pprofmt.WindowOf(delta))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestDeltaSecondHalf(t *testing.T) {
 	if d := mv[export.IndexAllocSpace] - fv[export.IndexAllocSpace]; d < -1 || d > 1 {
 		t.Errorf("merged alloc_space %d, full %d", mv[export.IndexAllocSpace], fv[export.IndexAllocSpace])
 	}
-	if w := report.WindowOf(merged); w != estimate.WindowBoth {
+	if w := pprofmt.WindowOf(merged); w != estimate.WindowBoth {
 		t.Errorf("merged window %v", w)
 	}
 	if _, err := report.Merge(); err == nil {
@@ -110,7 +112,7 @@ func TestDeltas(t *testing.T) {
 		prev = cur
 		prof := roundTrip(t, must(export.Build(d)))
 		got = append(got, sumValues(prof))
-		windows = append(windows, report.WindowOf(prof))
+		windows = append(windows, pprofmt.WindowOf(prof))
 	}
 	want := [][]int64{
 		{5, 80, 5, 80, 5, 80},

@@ -1,6 +1,8 @@
 package export_test
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"context"
 	"io"
 	"net/http"
@@ -17,7 +19,6 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/report"
 )
 
 func TestHandlerFullProfile(t *testing.T) {
@@ -44,8 +45,8 @@ func TestHandlerFullProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || report.WindowOf(q) != estimate.WindowEnd {
-		t.Errorf("values %v window %v", v, report.WindowOf(q))
+	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || pprofmt.WindowOf(q) != estimate.WindowEnd {
+		t.Errorf("values %v window %v", v, pprofmt.WindowOf(q))
 	}
 }
 
@@ -150,8 +151,8 @@ func TestHandlerSeconds(t *testing.T) {
 	// The window's start is not synchronised with the request's arrival,
 	// but 300ms is far more than the handler needs to take its first
 	// snapshot.
-	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || report.WindowOf(r.prof) != estimate.WindowBoth {
-		t.Errorf("values %v window %v", v, report.WindowOf(r.prof))
+	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || pprofmt.WindowOf(r.prof) != estimate.WindowBoth {
+		t.Errorf("values %v window %v", v, pprofmt.WindowOf(r.prof))
 	}
 	if r.prof.DurationNanos < int64(time.Second) {
 		t.Errorf("duration %d", r.prof.DurationNanos)

@@ -55,7 +55,7 @@ func TestBuildMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := bytes.Clone(buf.Bytes())
-	back, err := report.Parse(&buf, 0)
+	back, err := report.Parse(&buf, report.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestBuildMemory(t *testing.T) {
 		t.Fatalf("memory labels: %v", mem)
 	}
 
-	res, err := report.Table(back, report.TableOptions{By: report.GroupBy{Kind: report.GroupByFunc}, Confidence: 1 - 1e-6})
+	res, err := report.Table(back, report.TableOptions{By: report.GroupBy("func"), Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}

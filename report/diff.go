@@ -3,15 +3,11 @@ package report
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -73,7 +69,7 @@ type DiffResult struct {
 // opts.Confidence.
 //
 // Method: the exact conditional test for two counts, generalized to
-// weighted sums (see ratio.go): each sampled object is drawn independently
+// weighted sums: each sampled object is drawn independently
 // of every other, with a probability fixed by its size and the sampling
 // mean (or MemProfileRate) it was drawn under, so the events of a group are
 // a weighted sum of binomial counts. With one weight per side (one mean,
@@ -99,26 +95,19 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if opts.N < 0 {
 		return nil, errors.New("report: Diff N must not be negative")
 	}
-	if kb, kn := isGoHeap(base), isGoHeap(next); kb != kn {
+	if kb, kn := pprofmt.IsGoHeap(base), pprofmt.IsGoHeap(next); kb != kn {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
 	}
 	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf}
-	bt, err := Table(base, topts)
+	bg, err := table(base, topts)
 	if err != nil {
 		return nil, err
 	}
-	nt, err := Table(next, topts)
+	ng, err := table(next, topts)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := ratioGroups(base, bt.By, opts.InUse)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := ratioGroups(next, nt.By, opts.InUse)
-	if err != nil {
-		return nil, err
-	}
+	bt, nt := bg.res, ng.res
 	byKey := map[string]*DiffRow{}
 	var keys []string
 	row := func(r TableRow) *DiffRow {
@@ -139,13 +128,13 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, Groups: len(keys)}
 	for _, k := range keys {
 		d := byKey[k]
-		if err := diffFill(d, bs.groups[k], ns.groups[k], conf); err != nil {
+		if err := diffFill(d, bg.groups[k], ng.groups[k], conf); err != nil {
 			return nil, err
 		}
 		res.Rows = append(res.Rows, *d)
 	}
 	res.Total = DiffRow{Key: "total", Display: "total", Base: bt.Total, New: nt.Total}
-	if err := diffFill(&res.Total, &bs.total, &ns.total, conf); err != nil {
+	if err := diffFill(&res.Total, bg.total, ng.total, conf); err != nil {
 		return nil, err
 	}
 	sort.Slice(res.Rows, func(i, j int) bool {
@@ -161,107 +150,6 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	return res, nil
 }
 
-// ratioSide is one group of one profile for the ratio test: its weighted
-// sums at the smallest and at the largest possible event counts.
-type ratioSide struct {
-	lo, hi ratioSums
-	arena  bool // the group has arena events
-}
-
-// ratioProfile is every group of one profile, and the total.
-type ratioProfile struct {
-	groups map[string]*ratioSide
-	total  ratioSide
-}
-
-// ratioGroups walks the samples of p once and returns each group's
-// weighted sums (see ratio.go), grouped as Table groups them.
-func ratioGroups(p *profile.Profile, by GroupBy, inuse bool) (*ratioProfile, error) {
-	res := &ratioProfile{groups: map[string]*ratioSide{}}
-	var idx [pprofmt.NumSampleTypes]int
-	if !isGoHeap(p) {
-		var err error
-		if idx, err = sampleIndexes(p); err != nil {
-			return nil, err
-		}
-	}
-	err := walkContributions(p, idx, inuse, func(s *profile.Sample, c contribution) error {
-		key, _ := by.key(s)
-		g := res.groups[key]
-		if g == nil {
-			g = &ratioSide{}
-			res.groups[key] = g
-		}
-		for _, side := range []*ratioSide{g, &res.total} {
-			if err := side.add(s, c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	means, err := meansInForce(p, inuse)
-	if err != nil {
-		return nil, err
-	}
-	// Bytes may have been allocated under a mean in force without drawing
-	// an event: the extra event of the test's upper side is taken at a
-	// weight of at least that mean.
-	var allow float64
-	for _, m := range means {
-		if m > 1 {
-			allow = max(allow, float64(m))
-		}
-	}
-	for _, g := range append(slices.Collect(maps.Values(res.groups)), &res.total) {
-		if g.arena && allow > 0 {
-			g.lo.wmax = max(g.lo.wmax, allow)
-			g.hi.wmax = max(g.hi.wmax, allow)
-		}
-	}
-	return res, nil
-}
-
-// add adds one sample's contribution. A sample with bytes but no event
-// count (only a hand-edited or inconsistent profile has one) counts as one
-// event of unknown size, the most uncertain reading.
-func (r *ratioSide) add(s *profile.Sample, c contribution) error {
-	if c.heap {
-		if c.samples <= 0 || c.size <= 0 {
-			if c.bytes > 0 {
-				r.lo.addMixed(1, float64(c.rate), float64(c.bytes))
-				r.hi.addMixed(1, float64(c.rate), float64(c.bytes))
-			}
-			return nil
-		}
-		w := float64(c.size) // MemProfileRate 1 records every allocation
-		if c.rate > 1 {
-			w = goheap.Weight(c.size, c.rate)
-		}
-		r.lo.add(float64(c.samples), w, float64(c.size))
-		r.hi.add(float64(c.samplesHi), w, float64(c.size))
-		return nil
-	}
-	r.arena = true
-	size, ok := firstNumLabel(s, pprofmt.LabelBytes)
-	if !ok || size <= 0 || c.samples <= 0 {
-		if c.bytes > 0 {
-			r.lo.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
-			r.hi.addMixed(float64(c.samples), float64(c.mean), float64(c.bytes))
-		}
-		return nil
-	}
-	w, err := estimate.WeightedBytes(size, c.mean)
-	if err != nil {
-		return fmt.Errorf("report: a sample has an unusable size or mean: %v", err)
-	}
-	r.lo.add(float64(c.samples), w, float64(size))
-	r.hi.add(float64(c.samplesHi), w, float64(size))
-	return nil
-}
-
 func diffAbs(x int64) uint64 {
 	if x < 0 {
 		return uint64(-(x + 1)) + 1
@@ -270,13 +158,25 @@ func diffAbs(x int64) uint64 {
 }
 
 // diffFill computes the ratio, its interval and the difference of a row
-// from the two sides' weighted sums.
-func diffFill(d *DiffRow, base, next *ratioSide, conf float64) error {
+// from the two sides' weighted sums (see ratio.go). A group with arena
+// samples may have allocated bytes under a mean in force without drawing
+// an event: the extra event of the test's upper side is taken at a weight
+// of at least that mean.
+func diffFill(d *DiffRow, base, next *group, conf float64) error {
 	d.Delta = diffSub(d.New.Bytes, d.Base.Bytes)
 	if d.Base.Samples == 0 || d.New.Samples == 0 || d.Base.Bytes <= 0 || d.New.Bytes <= 0 || base == nil || next == nil {
 		return nil
 	}
-	lo, hi, err := ratioInterval(base.lo, base.hi, next.lo, next.hi, conf)
+	side := func(g *group) (lo, hi ratioSums) {
+		lo, hi = g.ratio.lo, g.ratio.hi
+		if a := g.sums.ratioAllowance(); a > 0 {
+			lo.wmax, hi.wmax = max(lo.wmax, a), max(hi.wmax, a)
+		}
+		return lo, hi
+	}
+	blo, bhi := side(base)
+	nlo, nhi := side(next)
+	lo, hi, err := ratioInterval(blo, bhi, nlo, nhi, conf)
 	if err != nil {
 		return fmt.Errorf("%w for group %q", err, d.Key)
 	}

@@ -134,8 +134,8 @@ func TestDiffSim(t *testing.T) {
 	if *diffSimRuns > 0 {
 		runs = *diffSimRuns
 	}
-	byType := report.GroupBy{Kind: report.GroupByType}
-	byFunc := report.GroupBy{Kind: report.GroupByFunc}
+	byType := report.GroupBy("type")
+	byFunc := report.GroupBy("func")
 	arenaPair := func(meanB, meanN int64, b, n [3]int) func(*testing.T, *rand.Rand, uint64) (*profile.Profile, *profile.Profile) {
 		return func(t *testing.T, _ *rand.Rand, seed uint64) (*profile.Profile, *profile.Profile) {
 			return diffProfile(t, meanB, 2*seed+1, b[0], b[1], b[2]), diffProfile(t, meanN, 2*seed+2, n[0], n[1], n[2])

@@ -1,9 +1,9 @@
 // Package report is the read side of arenaprof: it reads pprof profiles
-// written by package export (files, handler responses, merged or delta
-// profiles), groups their samples by Go type, leaf function, stack or label,
-// and gives each group an estimate with an exact confidence interval
-// computed from the profile's raw sums. It also compares two profiles group
-// by group.
+// (files, handler responses, merged or delta profiles, and the Go
+// runtime's heap and allocs profiles), groups their samples by Go type,
+// leaf function, stack, object size or label, and gives each group an
+// estimate of its bytes with a confidence interval computed from the
+// profile's raw sums. It also compares two profiles group by group.
 //
 // Usage:
 //
@@ -12,35 +12,60 @@
 //		return err
 //	}
 //	defer f.Close()
-//	prof, err := report.Parse(f, 0) // 0: the default bounds (see ParseWith)
+//	prof, err := report.Parse(f, report.ParseOptions{}) // the default bounds
 //	if err != nil {
 //		return err
 //	}
-//	by, _ := report.ParseGroupBy("type")
-//	t, err := report.Table(prof, report.TableOptions{By: by, Confidence: 0.95})
+//	t, err := report.Table(prof, report.TableOptions{By: "type", Confidence: 0.95})
 //	if err != nil {
 //		return err
 //	}
 //	for _, row := range t.Rows {
-//		fmt.Printf("%s: %.0f bytes in [%.0f, %.0f]\n", row.Key, float64(row.Bytes), row.Lo, row.Hi)
+//		fmt.Printf("%s: %d bytes, truly in [%.0f, %.0f]\n", row.Key, row.Bytes, row.Lo, row.Hi)
 //	}
 //
-// The statistics ([Table], [Diff]) are apart from the formatting
-// ([FormatTable]), which lays a table out for a terminal.
+// What it reads:
+//
+//   - [Parse] reads a profile within bounds on its size and on the memory
+//     decoding takes, so a hostile file cannot exhaust memory.
+//   - [Table] groups one profile ([GroupBy] names the groupings) and
+//     bounds every group's true bytes; [Diff] compares two profiles group
+//     by group, with an interval on each ratio.
+//   - [Merge] adds profiles up (several pods, several windows).
+//   - [Holdings] and [DiffHoldings] read the live-arenas profile
+//     (export.BuildArenas): arenas held, bytes reserved and used per
+//     allocation site. It holds exact counts, not samples: no intervals.
+//
+// When it reads a profile, Table (and Diff) picks the model its samples
+// follow, once: arenaprof's per-byte sampling, the Go runtime's heap
+// sampling, or both side by side in a combined memory profile
+// (export.BuildMemory). A profile of anything else (CPU, goroutines) or a
+// live-arenas profile gets an error that says so.
+//
+// Words used below: a sample event is one sampled object; its tail is
+// size - offset, the bytes from its sampled byte to the end of the
+// object. Profiles carry per sample the count of events (alloc_samples)
+// and the sum of their tails (alloc_tail); both add up under merging and
+// subtraction, which is why any group of samples gets an exact interval.
 //
 // # Intervals
 //
 // A group's interval comes from its raw sums (alloc_samples and alloc_tail
-// per sampling_mean), exact per mean and combined over means, at the window the profile
-// is marked with ([WindowOf]). The profile lists every sampling mean in
+// per sampling_mean), exact per mean and combined over means, at the
+// window the profile is marked with: the comment "arenaprof window=W", W one of aligned,
+// start, end or both ([TableResult].Window), telling whether the
+// window's start and end fall on sample events (a start between events
+// lowers the lower bound as if one event fewer had been seen, an end
+// between events raises the upper bound as if one more had; a profile
+// without the comment is read as "both"). The profile lists every sampling mean in
 // force during its window (comments "arenaprof means=..." and, for in-use
 // values, "arenaprof inuse_means=..."); a group gets, for each listed mean
-// under which it drew no event, a stratum without events, whose upper
-// bound allows for bytes allocated under that mean unseen. A group with no
+// under which it drew no event, zero events under that mean, whose upper
+// bound allows for bytes allocated under it unseen. A group with no
 // sample at all has no row: [TableResult].UnseenHi bounds it. In-use
-// intervals are conservative: the
-// profile does not record the tail of in-use events, so the interval covers
-// every tail those events could have had.
+// intervals are conservative: the profile does not record the tail of
+// in-use events, so the interval covers every tail those events could
+// have had.
 //
 // # The Go heap
 //

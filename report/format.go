@@ -57,9 +57,9 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	case r.GoHeap:
 		fmt.Fprintf(&b, "%s by %s, %s intervals, Go heap profile (MemProfileRate %d)\n", what, r.By, confPct, r.HeapRate)
 	case r.HeapRate > 0:
-		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s, Go heap samples at MemProfileRate %d\n", what, r.By, confPct, r.Window.String(), r.HeapRate)
+		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s, Go heap samples at MemProfileRate %d\n", what, r.By, confPct, r.Window, r.HeapRate)
 	default:
-		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window.String())
+		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window)
 	}
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
@@ -71,9 +71,9 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	}
 	b.WriteString("\n")
 
-	keyHead := map[GroupKind]string{GroupByType: "TYPE", GroupByFunc: "FUNCTION", GroupByStack: "STACK (LEAF FIRST)", GroupBySize: "OBJECT SIZE", "": "TYPE"}[r.By.Kind]
-	if r.By.Kind == GroupByLabel {
-		keyHead = "LABEL " + r.By.Label
+	keyHead := map[groupKind]string{groupByType: "TYPE", groupByFunc: "FUNCTION", groupByStack: "STACK (LEAF FIRST)", groupBySize: "OBJECT SIZE", "": "TYPE"}[r.By.kind()]
+	if r.By.kind() == groupByLabel {
+		keyHead = "LABEL " + r.By.label()
 	}
 	const intervalCol = 3
 	head := []string{keyHead, "SAMPLES", "BYTES", confPct + " INTERVAL"}
@@ -132,7 +132,7 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	if !opts.FullKeys {
 		widths[0] = min(widths[0], max(width-rest, 12))
 	}
-	fromLeft := r.By.Kind == GroupByType || r.By.Kind == "" // type names end in the informative part
+	fromLeft := r.By.kind() == groupByType || r.By.kind() == "" // type names end in the informative part
 	writeRow := func(row []string, key string) {
 		b.WriteString(padRight(key, widths[0]))
 		for i := 1; i < len(row); i++ {

@@ -76,7 +76,7 @@ func FuzzEstimate(f *testing.F) {
 		}
 		var p *profile.Profile
 		var err error
-		got := allocDuring(func() { p, err = ParseWith(bytes.NewReader(data), ParseOptions{MaxMemory: 256 << 20}) })
+		got := allocDuring(func() { p, err = Parse(bytes.NewReader(data), ParseOptions{MaxMemory: 256 << 20}) })
 		if err != nil {
 			return
 		}
@@ -89,7 +89,7 @@ func FuzzEstimate(f *testing.F) {
 		// measured again and the least of five parses is judged.
 		limit := 2*uint64(est) + 4*uint64(len(data)) + 64<<10
 		for i := 0; i < 4 && got > limit; i++ {
-			got = min(got, allocDuring(func() { ParseWith(bytes.NewReader(data), ParseOptions{MaxMemory: 256 << 20}) }))
+			got = min(got, allocDuring(func() { Parse(bytes.NewReader(data), ParseOptions{MaxMemory: 256 << 20}) }))
 		}
 		if !raceEnabled && got > limit {
 			t.Fatalf("Parse allocated %d bytes, estimate %d", got, est)

@@ -12,90 +12,108 @@ import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// GroupKind is what [Table] groups samples by.
-type GroupKind string
+// GroupBy says how [Table] and [Diff] group samples, spelled as the
+// arenaprof command's -by flag:
+//
+//   - "type": the Go type (the "type" label); "" means "type" too
+//   - "func": the leaf function, the caller of arena.New
+//   - "stack": the whole stack, leaf first; a key joins the frames' full
+//     function names with " < "
+//   - "size": the object size class (the "bytes" label) in powers of two
+//     of the size as the arena takes it (rounded up to 8): "1-8 B",
+//     "9-16 B", "17-32 B", and so on; samples without a size (past the
+//     profiler's bucket bound, which mix sizes) form the group
+//     "(mixed sizes)"
+//   - "label=KEY": the value of the string label KEY, such as an arena
+//     label from a context's pprof labels ("label=endpoint")
+//
+// Samples that lack the attribute (no such label, no stack) form the
+// group "(none)". A Go heap profile has no types; a live-arenas profile
+// ([Holdings]) has neither types nor sizes.
+type GroupBy string
 
-// The kinds of grouping of [Table].
+// groupKind is the attribute a GroupBy groups by.
+type groupKind string
+
+// The kinds of grouping.
 const (
-	GroupByType  GroupKind = "type"  // the Go type (the "type" label)
-	GroupByFunc  GroupKind = "func"  // the leaf function: the caller of arena.New
-	GroupByStack GroupKind = "stack" // the whole stack, leaf first
-	GroupByLabel GroupKind = "label" // the value of one string label
-	GroupBySize  GroupKind = "size"  // the object size class (the "bytes" label)
+	groupByType  groupKind = "type"
+	groupByFunc  groupKind = "func"
+	groupByStack groupKind = "stack"
+	groupByLabel groupKind = "label"
+	groupBySize  groupKind = "size"
 )
 
-// GroupBy says how [Table] groups samples: by Go type, leaf function, whole
-// stack, object size class, or the value of one string label (an arena
-// label such as a pprof label "endpoint" given to arena.Pool.Get).
-//
-// Size classes are powers of two of the object size as the arena takes it
-// (rounded up to 8): "1-8 B", "9-16 B", "17-32 B", and so on. Samples
-// without a size (those past the profiler's bucket bound, which mix sizes)
-// form the group [MixedSizesKey].
-//
-// The zero GroupBy groups by type.
-type GroupBy struct {
-	Kind  GroupKind
-	Label string // the label key when Kind is GroupByLabel
-}
+// Keys of groups that are not a value of the attribute.
+const (
+	noneKey       = "(none)"        // samples that lack the attribute
+	mixedSizesKey = "(mixed sizes)" // samples that mix object sizes
+	stackSep      = " < "           // joins the frames of a stack key, leaf first
+)
 
-// NoneKey is the key of the group of samples that lack the grouping
-// attribute (no such label, no stack).
-const NoneKey = "(none)"
-
-// MixedSizesKey is the size class of samples that mix object sizes.
-const MixedSizesKey = "(mixed sizes)"
-
-// StackSep joins the frames of a stack key, leaf first.
-const StackSep = " < "
-
-// ParseGroupBy parses a grouping as the CLI's -by flag spells it: type,
-// func, stack, size or label=KEY.
-func ParseGroupBy(s string) (GroupBy, error) {
-	switch GroupKind(s) {
-	case GroupByType, GroupByFunc, GroupByStack, GroupBySize:
-		return GroupBy{Kind: GroupKind(s)}, nil
-	}
-	if k, ok := strings.CutPrefix(s, "label="); ok {
-		if k == "" {
-			return GroupBy{}, errors.New("report: grouping label= needs a label key, e.g. label=handler")
-		}
-		return GroupBy{Kind: GroupByLabel, Label: k}, nil
-	}
-	return GroupBy{}, fmt.Errorf("report: unknown grouping %q; use type, func, stack, size or label=KEY", s)
-}
-
-// String returns g as [ParseGroupBy] reads it.
-func (g GroupBy) String() string {
-	switch g.Kind {
+// kind returns what g groups by; "" for a GroupBy that is not one of the
+// spellings above (see check).
+func (g GroupBy) kind() groupKind {
+	switch k := groupKind(g); k {
 	case "":
-		return string(GroupByType)
-	case GroupByLabel:
-		return "label=" + g.Label
+		return groupByType
+	case groupByType, groupByFunc, groupByStack, groupBySize:
+		return k
 	}
-	return string(g.Kind)
+	if strings.HasPrefix(string(g), "label=") {
+		return groupByLabel
+	}
+	return ""
+}
+
+// label returns the label key of a "label=KEY" grouping.
+func (g GroupBy) label() string {
+	k, _ := strings.CutPrefix(string(g), "label=")
+	return k
+}
+
+// check returns an error for a GroupBy that is not one of the spellings
+// above.
+func (g GroupBy) check() error {
+	switch g.kind() {
+	case "":
+		return fmt.Errorf("report: unknown grouping %q; use type, func, stack, size or label=KEY", string(g))
+	case groupByLabel:
+		if g.label() == "" {
+			return errors.New("report: grouping label= needs a label key, e.g. label=handler")
+		}
+	}
+	return nil
+}
+
+// normal returns g with "" spelled "type".
+func (g GroupBy) normal() GroupBy {
+	if g == "" {
+		return GroupBy(groupByType)
+	}
+	return g
 }
 
 // key returns the group key of a sample (full, as in TableRow.Key) and, for
 // functions and stacks, its shorter form for a table (function names without
 // their import path; "" means the same as the key).
 func (g GroupBy) key(s *profile.Sample) (key, display string) {
-	switch g.Kind {
-	case GroupByType, "":
+	switch g.kind() {
+	case groupByType:
 		return firstLabel(s, pprofmt.LabelType), ""
-	case GroupByLabel:
-		return firstLabel(s, g.Label), ""
-	case GroupBySize:
+	case groupByLabel:
+		return firstLabel(s, g.label()), ""
+	case groupBySize:
 		size, ok := firstNumLabel(s, pprofmt.LabelBytes)
 		if !ok {
-			return MixedSizesKey, ""
+			return mixedSizesKey, ""
 		}
-		return SizeClass(size), ""
-	case GroupByFunc:
+		return sizeClass(size), ""
+	case groupByFunc:
 		for _, loc := range s.Location {
 			for _, ln := range loc.Line {
 				if ln.Function != nil && ln.Function.Name != "" {
-					return ln.Function.Name, ShortFuncName(ln.Function.Name)
+					return ln.Function.Name, shortFuncName(ln.Function.Name)
 				}
 			}
 			break // the leaf location has no symbolized function
@@ -103,7 +121,7 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		if len(s.Location) > 0 && s.Location[0].Address != 0 {
 			return fmt.Sprintf("0x%x", s.Location[0].Address), ""
 		}
-		return NoneKey, ""
+		return noneKey, ""
 	default: // stack
 		var full, short []string
 		for _, loc := range s.Location {
@@ -111,7 +129,7 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 			for _, ln := range loc.Line {
 				if ln.Function != nil && ln.Function.Name != "" {
 					full = append(full, ln.Function.Name)
-					short = append(short, ShortFuncName(ln.Function.Name))
+					short = append(short, shortFuncName(ln.Function.Name))
 					n++
 				}
 			}
@@ -121,15 +139,15 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 			}
 		}
 		if len(full) == 0 {
-			return NoneKey, ""
+			return noneKey, ""
 		}
-		return strings.Join(full, StackSep), strings.Join(short, StackSep)
+		return strings.Join(full, stackSep), strings.Join(short, stackSep)
 	}
 }
 
-// SizeClass returns the power-of-two size class of an object of size bytes,
+// sizeClass returns the power-of-two size class of an object of size bytes,
 // as -by size groups it: "1-8 B", "9-16 B", "17-32 B", ...
-func SizeClass(size int64) string {
+func sizeClass(size int64) string {
 	if size <= 8 {
 		return "1-8 B"
 	}
@@ -141,9 +159,9 @@ func SizeClass(size int64) string {
 	return strconv.FormatInt(hi/2+1, 10) + "-" + strconv.FormatInt(hi, 10) + " B"
 }
 
-// ShortFuncName drops the import path of a function name, keeping the last
+// shortFuncName drops the import path of a function name, keeping the last
 // package name: "github.com/a/b/pkg.(*T).M" -> "pkg.(*T).M".
-func ShortFuncName(name string) string {
+func shortFuncName(name string) string {
 	// The import path ends at the last slash before the first '.' that
 	// follows it; generic brackets may hold slashes, so look before '['.
 	head := name
@@ -160,7 +178,7 @@ func firstLabel(s *profile.Sample, key string) string {
 	if v := s.Label[key]; len(v) > 0 {
 		return v[0]
 	}
-	return NoneKey
+	return noneKey
 }
 
 func firstNumLabel(s *profile.Sample, key string) (int64, bool) {

@@ -16,8 +16,8 @@ func TestSizeClass(t *testing.T) {
 		{24, "17-32 B"}, {4096, "2049-4096 B"}, {4097, "4097-8192 B"}, {1 << 40, "549755813889-1099511627776 B"},
 		{1<<62 + 1, "4611686018427387905-9223372036854775807 B"},
 	} {
-		if got := SizeClass(tc.size); got != tc.want {
-			t.Errorf("SizeClass(%d) = %q, want %q", tc.size, got, tc.want)
+		if got := sizeClass(tc.size); got != tc.want {
+			t.Errorf("sizeClass(%d) = %q, want %q", tc.size, got, tc.want)
 		}
 	}
 }
@@ -31,7 +31,7 @@ func FuzzSizeClass(f *testing.F) {
 		if size < 1 {
 			return
 		}
-		c := SizeClass(size)
+		c := sizeClass(size)
 		lo, hi, ok := strings.Cut(strings.TrimSuffix(c, " B"), "-")
 		l, err1 := strconv.ParseInt(lo, 10, 64)
 		h, err2 := strconv.ParseInt(hi, 10, 64)
@@ -43,7 +43,7 @@ func FuzzSizeClass(f *testing.F) {
 
 func TestTableBySizeAndLabels(t *testing.T) {
 	p := tblFixture(t)
-	res, err := Table(p, TableOptions{By: GroupBy{Kind: GroupBySize}})
+	res, err := Table(p, TableOptions{By: GroupBy("size")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,18 +66,18 @@ func TestTableBySizeAndLabels(t *testing.T) {
 		{"bytes", "numeric label"},
 		{"sampling_mean", "numeric label"},
 	} {
-		_, err := Table(p, TableOptions{By: GroupBy{Kind: GroupByLabel, Label: tc.label}})
+		_, err := Table(p, TableOptions{By: GroupBy("label=" + tc.label)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("label %q: error %v, want %q", tc.label, err, tc.want)
 		}
 	}
-	if _, err := Table(p, TableOptions{By: GroupBy{Kind: GroupByLabel, Label: "handler"}}); err != nil {
+	if _, err := Table(p, TableOptions{By: GroupBy("label=" + "handler")}); err != nil {
 		t.Errorf("a label some samples carry: %v", err)
 	}
 }
 
 func TestFormatFullKeys(t *testing.T) {
-	res, err := Table(tblFixture(t), TableOptions{By: GroupBy{Kind: GroupByStack}})
+	res, err := Table(tblFixture(t), TableOptions{By: GroupBy("stack")})
 	if err != nil {
 		t.Fatal(err)
 	}

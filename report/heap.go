@@ -48,9 +48,13 @@ type heapSums struct {
 	rate           int64           // runtime.MemProfileRate; 0 if the group has none
 }
 
-// add adds a sample of raw count in [c, cHi] objects of size bytes drawn
-// at rate.
-func (h *heapSums) add(c, cHi, size, rate int64, err *error) {
+func (h *heapSums) add(c contribution, err *error) {
+	h.addCount(c.samples, c.samplesHi, c.size, c.rate, err)
+}
+
+// addCount adds a sample of raw count in [c, cHi] objects of size bytes
+// drawn at rate.
+func (h *heapSums) addCount(c, cHi, size, rate int64, err *error) {
 	if h.rate != 0 && h.rate != rate {
 		if *err == nil {
 			*err = fmt.Errorf("report: Go heap samples drawn at different MemProfileRates (%d and %d) cannot be grouped", h.rate, rate)
@@ -86,34 +90,38 @@ func (h *heapSums) strata(hi bool) []goheap.Stratum {
 
 // interval returns the bounds on the group's true bytes at confidence conf
 // (see the model above).
-func (h *heapSums) interval(conf float64) (lo, hi float64, err error) {
+func (h *heapSums) interval(row *TableRow, conf float64) (lo, hi float64, err error) {
 	lo, hi, err = goheap.Interval(h.strata(false), h.rate, conf)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !maps.Equal(h.count, h.countHi) {
+	if err == nil && !maps.Equal(h.count, h.countHi) {
 		_, hi, err = goheap.Interval(h.strata(true), h.rate, conf)
-		if err != nil {
-			return 0, 0, err
-		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("report: interval of group %q: %v", row.Key, err)
 	}
 	return lo, max(lo, hi), nil
 }
 
-// isGoHeap reports whether p is a heap or allocs profile as runtime/pprof
-// writes it: the four alloc/inuse sample types and no arenaprof raw sums.
-func isGoHeap(p *profile.Profile) bool {
-	want := map[string]string{"alloc_objects": "count", "alloc_space": "bytes", "inuse_objects": "count", "inuse_space": "bytes"}
-	if len(p.SampleType) != len(want) {
-		return false
-	}
-	for _, st := range p.SampleType {
-		if want[st.Type] != st.Unit {
-			return false
-		}
-	}
-	return true
+// ratioAllowance is 0: the extra event of the ratio test is at the
+// group's largest weight, which covers sizes never sampled.
+func (h *heapSums) ratioAllowance() float64 { return 0 }
+
+func (h *heapSums) memProfileRate() int64 { return h.rate }
+
+// heapModel reads the samples of a Go heap profile, or the Go heap samples
+// of a combined memory profile.
+type heapModel struct {
+	idx   [4]int // value positions of alloc_objects, alloc_space, inuse_objects, inuse_space
+	rate  int64  // the profile's MemProfileRate (its Period); 0 in a combined profile
+	inuse bool
+	// rawAlloc is the value position of the raw alloc count the exporter
+	// records in a combined profile; -1 for a runtime profile, whose raw
+	// counts are recovered from its scaled values.
+	rawAlloc int
 }
+
+func (m *heapModel) newSums() sums { return &heapSums{} }
+
+func (m *heapModel) unseenHi(float64) (float64, error) { return 0, nil }
 
 // heapIndexes returns the value positions of alloc_objects, alloc_space,
 // inuse_objects and inuse_space.
@@ -139,4 +147,57 @@ func heapIndexes(p *profile.Profile) [4]int {
 func isHeapSample(s *profile.Sample) bool {
 	v := s.Label[pprofmt.LabelMemory]
 	return len(v) > 0 && v[0] == pprofmt.MemoryHeap
+}
+
+// read reads a Go heap sample: of a runtime heap profile (the raw count
+// is recovered from the scaled values) or of a combined memory profile
+// (the raw alloc count the exporter recorded).
+func (m *heapModel) read(s *profile.Sample) (c contribution, skip bool, err error) {
+	hidx, inuse := m.idx, m.inuse
+	c.heap = true
+	c.rate = m.rate
+	if l := s.NumLabel[pprofmt.LabelHeapRate]; len(l) > 0 {
+		c.rate = l[0]
+	}
+	if c.rate <= 0 {
+		return c, false, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", c.rate)
+	}
+	c.size, _ = firstNumLabel(s, pprofmt.LabelBytes)
+	ao, ab := s.Value[hidx[0]], s.Value[hidx[1]]
+	io, ib := s.Value[hidx[2]], s.Value[hidx[3]]
+	if inuse {
+		c.objects, c.bytes = io, ib
+		c.samples, c.samplesHi, err = goheap.RawCount(io, ib, c.size, c.rate)
+	} else {
+		c.objects, c.bytes = ao, ab
+		if m.rawAlloc >= 0 {
+			c.samples = s.Value[m.rawAlloc]
+			c.samplesHi = c.samples
+		} else {
+			c.samples, c.samplesHi, err = goheap.RawCount(ao, ab, c.size, c.rate)
+		}
+	}
+	if err != nil {
+		return c, false, fmt.Errorf("report: %w", err)
+	}
+	if c.size <= 0 && c.samples > 0 {
+		c.size = max(1, int64(math.Round(float64(ab)/float64(max(ao, 1)))))
+	}
+	if c.bytes == 0 && c.objects == 0 && c.samples == 0 {
+		return c, true, nil
+	}
+	// The ratio test: a sample with bytes but no count or size counts as
+	// one event of unknown size, the most uncertain reading.
+	if c.samples <= 0 || c.size <= 0 {
+		if c.bytes > 0 {
+			c.ratio = ratioTerms{ok: true, mixed: true, cLo: 1, cHi: 1, w: float64(c.rate), size: float64(c.bytes)}
+		}
+		return c, false, nil
+	}
+	w := float64(c.size) // MemProfileRate 1 records every allocation
+	if c.rate > 1 {
+		w = goheap.Weight(c.size, c.rate)
+	}
+	c.ratio = ratioTerms{ok: true, cLo: float64(c.samples), cHi: float64(c.samplesHi), w: w, size: float64(c.size)}
+	return c, false, nil
 }

@@ -19,13 +19,10 @@ import (
 // The live-arenas profile (export.BuildArenas) holds exact counts and
 // bytes, not samples: its rows carry no interval.
 
-// DefaultOldAge is the age from which [Holdings] flags the arenas of a
+// defaultOldAge is the age from which [Holdings] flags the arenas of a
 // group as old: an arena held that long without Reset or Free is a
 // possible leak.
-const DefaultOldAge = 10 * time.Minute
-
-// IsHoldings reports whether p is a live-arenas profile.
-func IsHoldings(p *profile.Profile) bool { return pprofmt.IsHoldings(p) }
+const defaultOldAge = 10 * time.Minute
 
 // HoldingsRow is one group of a live-arenas profile.
 type HoldingsRow struct {
@@ -58,10 +55,9 @@ type HoldingsOptions struct {
 	By GroupBy
 	// N bounds the rows returned (0: all); the total covers every group.
 	N int
-	// OldAge is the age from which arenas count as old (default
-	// DefaultOldAge); it must be a bucket boundary of the age label (1s,
-	// 10s, 1m, 10m or 1h) to be exact, else the next boundary above is
-	// used.
+	// OldAge is the age from which arenas count as old (0: ten minutes);
+	// it must be a bucket boundary of the age label (1s, 10s, 1m, 10m or
+	// 1h) to be exact, else the next boundary above is used.
 	OldAge time.Duration
 }
 
@@ -70,17 +66,20 @@ type HoldingsOptions struct {
 // are old. The idle arenas of each pool are a group of their own whatever
 // the grouping, keyed "(idle arenas of pool N)".
 func Holdings(p *profile.Profile, o HoldingsOptions) (*HoldingsResult, error) {
-	if !IsHoldings(p) {
+	if p == nil || !pprofmt.IsHoldings(p) {
 		return nil, errors.New("report: not a live-arenas profile (sample types arenas, reserved_space, used_space)")
 	}
-	if o.By.Kind == "" {
-		o.By.Kind = GroupByFunc
+	if o.By == "" {
+		o.By = GroupBy(groupByFunc)
 	}
-	if o.By.Kind == GroupByType || o.By.Kind == GroupBySize {
-		return nil, fmt.Errorf("report: a live-arenas profile has no %s; group by func, stack or label=KEY", o.By.Kind)
+	if err := o.By.check(); err != nil {
+		return nil, err
+	}
+	if k := o.By.kind(); k == groupByType || k == groupBySize {
+		return nil, fmt.Errorf("report: a live-arenas profile has no %s; group by func, stack or label=KEY", k)
 	}
 	if o.OldAge <= 0 {
-		o.OldAge = DefaultOldAge
+		o.OldAge = defaultOldAge
 	}
 	res := &HoldingsResult{By: o.By, OldAge: o.OldAge}
 	rows := map[string]*HoldingsRow{}
@@ -144,9 +143,9 @@ func FormatHoldings(w io.Writer, r *HoldingsResult, opts FormatOptions) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	keyHead := map[GroupKind]string{GroupByFunc: "FUNCTION", GroupByStack: "STACK (LEAF FIRST)"}[r.By.Kind]
-	if r.By.Kind == GroupByLabel {
-		keyHead = "LABEL " + r.By.Label
+	keyHead := map[groupKind]string{groupByFunc: "FUNCTION", groupByStack: "STACK (LEAF FIRST)"}[r.By.kind()]
+	if r.By.kind() == groupByLabel {
+		keyHead = "LABEL " + r.By.label()
 	}
 	fmt.Fprintf(tw, "RESERVED\tSHARE\tUSED\tARENAS\tOLD\t\n")
 	line := func(row HoldingsRow) {
@@ -196,10 +195,11 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// HoldingsDiffRow is one group of two live-arenas profiles.
+// HoldingsDiffRow is one group of two live-arenas profiles: its arenas and
+// reserved and used bytes in the base (older) and the new profile.
 type HoldingsDiffRow struct {
-	Key          string `json:"key"`
-	Display      string `json:"display,omitempty"`
+	Key          string `json:"key"`               // the group key, whole
+	Display      string `json:"display,omitempty"` // a shorter key for a table ("" means Key)
 	BaseArenas   int64  `json:"base_arenas"`
 	NewArenas    int64  `json:"new_arenas"`
 	BaseReserved int64  `json:"base_reserved"`

@@ -44,17 +44,17 @@ func TestHoldings(t *testing.T) {
 		first string
 		rows  []HoldingsRow
 	}{
-		{GroupBy{}, 0, "", []HoldingsRow{
+		{"", 0, "", []HoldingsRow{
 			{Key: "(idle arenas of pool 1)", Arenas: 4, Reserved: 4 << 20, Idle: true},
 			{Key: "main.busy", Display: "main.busy", Arenas: 3, Reserved: 3 << 20, Used: 3 << 20},
 			{Key: "main.leaky", Display: "main.leaky", Arenas: 3, Reserved: 3 << 20, Used: 100, Old: 2},
 		}},
-		{GroupBy{}, time.Minute, "", []HoldingsRow{
+		{"", time.Minute, "", []HoldingsRow{
 			{Key: "(idle arenas of pool 1)", Arenas: 4, Reserved: 4 << 20, Idle: true},
 			{Key: "main.busy", Display: "main.busy", Arenas: 3, Reserved: 3 << 20, Used: 3 << 20},
 			{Key: "main.leaky", Display: "main.leaky", Arenas: 3, Reserved: 3 << 20, Used: 100, Old: 3},
 		}},
-		{GroupBy{Kind: GroupByLabel, Label: "endpoint"}, 0, "", []HoldingsRow{
+		{GroupBy("label=" + "endpoint"), 0, "", []HoldingsRow{
 			{Key: "(idle arenas of pool 1)", Arenas: 4, Reserved: 4 << 20, Idle: true},
 			{Key: "(none)", Arenas: 3, Reserved: 3 << 20, Used: 100, Old: 2},
 			{Key: "/x", Arenas: 3, Reserved: 3 << 20, Used: 3 << 20},
@@ -76,8 +76,8 @@ func TestHoldings(t *testing.T) {
 			t.Errorf("total %+v", res.Total)
 		}
 	}
-	for _, by := range []GroupKind{GroupByType, GroupBySize} {
-		if _, err := Holdings(p, HoldingsOptions{By: GroupBy{Kind: by}}); err == nil {
+	for _, by := range []GroupBy{"type", "size"} {
+		if _, err := Holdings(p, HoldingsOptions{By: by}); err == nil {
 			t.Errorf("-by %s accepted", by)
 		}
 	}
@@ -97,11 +97,11 @@ func FuzzHoldings(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParseWith(bytes.NewReader(data), ParseOptions{MaxMemory: 64 << 20})
-		if err != nil || !IsHoldings(p) {
+		p, err := Parse(bytes.NewReader(data), ParseOptions{MaxMemory: 64 << 20})
+		if err != nil || !pprofmt.IsHoldings(p) {
 			return
 		}
-		for _, by := range []GroupBy{{Kind: GroupByFunc}, {Kind: GroupByStack}, {Kind: GroupByLabel, Label: "age"}} {
+		for _, by := range []GroupBy{"func", "stack", "label=age"} {
 			res, err := Holdings(p, HoldingsOptions{By: by})
 			if err != nil {
 				continue // a malformed sample

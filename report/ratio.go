@@ -141,3 +141,26 @@ func ratioLower(den, num ratioSums, a float64) (float64, error) {
 	}
 	return x, nil
 }
+
+// ratioTerms is one sample's part of its group's ratio sums: cLo (at the
+// smallest event count) or cHi (at the largest) events of weight w of
+// objects of size bytes; or, when mixed, an aggregate of cLo = cHi events
+// of unknown sizes under mean w whose weights sum to size bytes (see
+// addMixed). A zero ratioTerms adds nothing.
+type ratioTerms struct {
+	ok, mixed         bool
+	cLo, cHi, w, size float64
+}
+
+// addTerms adds t at its smallest (hi false) or largest event count.
+func (r *ratioSums) addTerms(t ratioTerms, hi bool) {
+	switch {
+	case !t.ok:
+	case t.mixed:
+		r.addMixed(t.cLo, t.w, t.size)
+	case hi:
+		r.add(t.cHi, t.w, t.size)
+	default:
+		r.add(t.cLo, t.w, t.size)
+	}
+}

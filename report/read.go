@@ -8,55 +8,34 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// DefaultMaxBytes is the size bound [Parse] applies when given none: 1 GiB
-// of profile data, as read and after decompression.
-const DefaultMaxBytes = 1 << 30
+// ErrTooLarge is returned, wrapped, by [Parse] for data larger than its
+// size bound, before or after decompression, and for a profile that would
+// take more memory to decode than its memory bound.
+var ErrTooLarge = pprofmt.ErrTooLarge
 
-// DefaultMaxMemory is the memory bound [ParseWith] applies when given none:
-// 512 MiB for the decompressed data and its decoded form. It admits Go heap
-// profiles of about 300,000 samples with 20-frame stacks and arenaprof
-// profiles of about 145,000 buckets (stack, type, size and labels); larger
-// profiles need a larger bound. Refusing a profile costs at most about
-// half the bound, for the data read before the refusal (measured: 265 MiB
-// of RSS in all for the worst case, data that decodes to nothing).
-const DefaultMaxMemory = 512 << 20
-
-// ErrTooLarge is returned, wrapped, by [Parse] and [ParseWith] for data
-// larger than their size bound, before or after decompression; a profile
-// that would take more memory to decode than their memory bound gets
-// [ErrMemoryLimit], which matches ErrTooLarge too.
-var ErrTooLarge = errors.New("profile larger than the size limit")
-
-// ErrMemoryLimit is returned, wrapped, by [Parse] and [ParseWith] for a
-// profile whose decoded form would take more memory than their memory
-// bound. It matches [ErrTooLarge] too (errors.Is), so that a caller that
-// checks for ErrTooLarge alone still sees every refusal.
-var ErrMemoryLimit error = memoryLimitError{}
-
-// memoryLimitError is ErrMemoryLimit, which is also ErrTooLarge.
-type memoryLimitError struct{}
-
-func (memoryLimitError) Error() string { return "profile needs more memory than the memory limit" }
-
-// Is makes errors.Is(ErrMemoryLimit, ErrTooLarge) true.
-func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }
-
-// ParseOptions bound what [ParseWith] reads.
+// ParseOptions bound what [Parse] reads. The zero value takes the
+// defaults, which admit Go heap profiles of about 300,000 samples with
+// 20-frame stacks and arenaprof profiles of about 145,000 buckets (stack,
+// type, size and labels).
 type ParseOptions struct {
 	// MaxBytes bounds the profile's data, as read and after
-	// decompression; DefaultMaxBytes if 0 or less.
+	// decompression; 0 or less means 1 GiB.
 	MaxBytes int64
 	// MaxMemory bounds the memory reading takes: the decompressed data
 	// (counted four times: the buffer that holds it, the one it grew from
 	// and the garbage of earlier growth, which the runtime may not reuse
-	// for the next, larger buffer) plus the
-	// bytes that decoding it allocates, as estimated from a scan of the
-	// data before anything is decoded; DefaultMaxMemory if 0 or less.
+	// for the next, larger buffer) plus the bytes that decoding it
+	// allocates, as estimated from a scan of the data before anything is
+	// decoded; 0 or less means 512 MiB. Refusing
+	// a profile costs at most about half the bound, for the data read
+	// before the refusal (measured: 265 MiB of RSS in all for the worst
+	// case, data that decodes to nothing).
 	MaxMemory int64
 }
 
@@ -64,29 +43,21 @@ type ParseOptions struct {
 // arrives and is found within the bounds.
 const readChunk = 64 << 10
 
-// Parse reads a pprof profile (gzip-compressed or not) from r with
-// [ParseWith], refusing data longer than maxBytes (DefaultMaxBytes if
-// maxBytes <= 0) and profiles that need more than DefaultMaxMemory to
-// decode.
-func Parse(r io.Reader, maxBytes int64) (*profile.Profile, error) {
-	return ParseWith(r, ParseOptions{MaxBytes: maxBytes})
-}
-
-// ParseWith reads a pprof profile (gzip-compressed or not) from r within
-// the bounds of o. It reads in chunks and scans the records of the
+// Parse reads a pprof profile (gzip-compressed or not) from r within the
+// bounds of o. It reads in chunks and scans the records of the
 // decompressed data as they arrive, counting what each will cost decoded,
 // and refuses the profile (an error wrapping [ErrTooLarge]) as soon as the
 // data or that cost passes a bound: so a small hostile file (a gzip of
 // zeros, or a few kilobytes of empty samples that decode to gigabytes)
 // costs at most about MaxMemory, whatever MaxBytes is. A panic of the
 // protobuf decoder on hostile input becomes an ordinary error.
-func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
+func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	maxBytes, maxMem := o.MaxBytes, o.MaxMemory
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+		maxBytes = pprofmt.DefaultMaxBytes
 	}
 	if maxMem <= 0 {
-		maxMem = DefaultMaxMemory
+		maxMem = pprofmt.DefaultMaxMemory
 	}
 	maxBytes, maxMem = min(maxBytes, math.MaxInt64/4), min(maxMem, math.MaxInt64/4) // no overflow below
 	lr := &io.LimitedReader{R: r, N: maxBytes + 1}
@@ -107,7 +78,7 @@ func ParseWith(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
 	}
 	overMemory := func(need int64) error {
-		return fmt.Errorf("report: %w of %d bytes (about %d bytes or more to read and decode)", ErrMemoryLimit, maxMem, need)
+		return fmt.Errorf("report: %w of %d bytes (about %d bytes or more to read and decode)", pprofmt.ErrMemoryLimit, maxMem, need)
 	}
 	// need is the memory the data read so far commits to: four times the
 	// data (see MaxMemory) and its decoded cost.
@@ -189,58 +160,4 @@ func parseData(data []byte, s *memScan) (p *profile.Profile, err error) {
 		return nil, fmt.Errorf("report: not a pprof profile: %w", err)
 	}
 	return p, nil
-}
-
-// Kind is what a profile holds, as far as package report is concerned.
-type Kind int
-
-// The kinds of profiles [Table] reads.
-const (
-	// KindArena is an arenaprof profile (package export), possibly a
-	// combined memory profile with Go heap samples.
-	KindArena Kind = iota + 1
-	// KindGoHeap is a heap or allocs profile of the Go runtime
-	// (runtime/pprof, net/http/pprof's /debug/pprof/heap or allocs).
-	KindGoHeap
-)
-
-// KindOf tells what p holds, or returns an error saying why [Table] cannot
-// give it intervals: a profile of something other than sampled memory (CPU,
-// goroutines, contention) or a Go heap profile written with
-// MemProfileRate 0, which sampled nothing.
-func KindOf(p *profile.Profile) (Kind, error) {
-	if p == nil {
-		return 0, errors.New("report: nil profile")
-	}
-	if isGoHeap(p) {
-		if p.Period <= 0 {
-			return 0, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d, which samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
-		}
-		return KindGoHeap, nil
-	}
-	if _, err := sampleIndexes(p); err == nil {
-		return KindArena, nil
-	}
-	var have []string
-	for _, st := range p.SampleType {
-		have = append(have, st.Type+"/"+st.Unit)
-	}
-	what := "a profile"
-	if p.PeriodType != nil {
-		switch p.PeriodType.Type {
-		case "cpu":
-			what = "a CPU profile"
-		case "goroutine":
-			what = "a goroutine profile"
-		case "contentions":
-			what = "a contention profile"
-		case "wallclock":
-			what = "a wall-clock profile"
-		}
-	}
-	h := strings.Join(have, ", ")
-	if h == "" {
-		h = "none"
-	}
-	return 0, fmt.Errorf("report: %s (sample types %s) carries no sampled memory to estimate; give an arenaprof profile or a Go heap or allocs profile", what, h)
 }

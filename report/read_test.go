@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -47,7 +49,7 @@ func TestParseBounds(t *testing.T) {
 		{"bad gzip", []byte{0x1f, 0x8b, 1, 2, 3}, 0, "gzip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Parse(bytes.NewReader(tc.data), tc.limit)
+			p, err := Parse(bytes.NewReader(tc.data), ParseOptions{MaxBytes: tc.limit})
 			if tc.want == "" {
 				if err != nil || p == nil {
 					t.Fatalf("Parse: %v", err)
@@ -78,7 +80,7 @@ func FuzzParse(f *testing.F) {
 		if limit > 1<<20 || limit <= 0 {
 			limit = 1 << 20
 		}
-		p, err := Parse(bytes.NewReader(data), limit)
+		p, err := Parse(bytes.NewReader(data), ParseOptions{MaxBytes: limit})
 		if err == nil && p == nil {
 			t.Fatal("nil profile without an error")
 		}
@@ -120,14 +122,14 @@ func TestParseBombsBounded(t *testing.T) {
 		msg      string // for want == nil
 		maxAlloc uint64
 	}{
-		{"decoder bomb, gzipped", decoderBomb, ParseOptions{}, ErrMemoryLimit, "", 32 << 20},
-		{"decoder bomb, plain", emptySamples(8 << 20), ParseOptions{}, ErrMemoryLimit, "", 64 << 20},
-		{"decoder bomb, small memory bound", decoderBomb, ParseOptions{MaxMemory: 1 << 20}, ErrMemoryLimit, "", 4 << 20},
-		{"gzip of zeros", zeros, ParseOptions{}, ErrMemoryLimit, "", 32 << 20},
+		{"decoder bomb, gzipped", decoderBomb, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
+		{"decoder bomb, plain", emptySamples(8 << 20), ParseOptions{}, pprofmt.ErrMemoryLimit, "", 64 << 20},
+		{"decoder bomb, small memory bound", decoderBomb, ParseOptions{MaxMemory: 1 << 20}, pprofmt.ErrMemoryLimit, "", 4 << 20},
+		{"gzip of zeros", zeros, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
 		{"gzip of zeros, size bound", zeros, ParseOptions{MaxBytes: 1 << 20}, ErrTooLarge, "", 8 << 20},
 		{"gzip of zeros, high memory bound", zeros, ParseOptions{MaxBytes: 64 << 20, MaxMemory: 16 << 30}, ErrTooLarge, "", 200 << 20},
 		{"nested gzip", nested, ParseOptions{}, nil, "gzip data inside gzip data", 8 << 20},
-		{"record declared huge", bigRecord, ParseOptions{}, ErrMemoryLimit, "", 1 << 20},
+		{"record declared huge", bigRecord, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 1 << 20},
 		// The decoder falls back to the legacy parsers when a protobuf
 		// message fails to decode: 2 MB of legacy heap lines in a string
 		// would decode to 120 MB of samples.
@@ -135,7 +137,7 @@ func TestParseBombsBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			got := allocDuring(func() { _, err = ParseWith(bytes.NewReader(tc.data), tc.opts) })
+			got := allocDuring(func() { _, err = Parse(bytes.NewReader(tc.data), tc.opts) })
 			t.Logf("%d bytes in, %d allocated: %v", len(tc.data), got, err)
 			switch {
 			case err == nil:
@@ -145,7 +147,7 @@ func TestParseBombsBounded(t *testing.T) {
 			case tc.want == nil && !strings.Contains(err.Error(), tc.msg):
 				t.Fatalf("error %v, want %q", err, tc.msg)
 			}
-			if errors.Is(err, ErrMemoryLimit) && !errors.Is(err, ErrTooLarge) {
+			if errors.Is(err, pprofmt.ErrMemoryLimit) && !errors.Is(err, ErrTooLarge) {
 				t.Errorf("%v does not wrap ErrTooLarge", err)
 			}
 			if got > tc.maxAlloc {
@@ -172,12 +174,12 @@ func TestParseMemoryBoundEdge(t *testing.T) {
 		if gz {
 			in = gzipped(t, data)
 		}
-		if _, err := ParseWith(bytes.NewReader(in), ParseOptions{MaxMemory: need}); err != nil {
+		if _, err := Parse(bytes.NewReader(in), ParseOptions{MaxMemory: need}); err != nil {
 			t.Errorf("gzip %v, bound %d: %v", gz, need, err)
 		}
-		_, err := ParseWith(bytes.NewReader(in), ParseOptions{MaxMemory: need - 1})
-		if !errors.Is(err, ErrMemoryLimit) {
-			t.Errorf("gzip %v, bound %d: error %v, want ErrMemoryLimit", gz, need-1, err)
+		_, err := Parse(bytes.NewReader(in), ParseOptions{MaxMemory: need - 1})
+		if !errors.Is(err, pprofmt.ErrMemoryLimit) {
+			t.Errorf("gzip %v, bound %d: error %v, want pprofmt.ErrMemoryLimit", gz, need-1, err)
 		}
 	}
 }
@@ -192,7 +194,7 @@ func TestParseDefaultBoundAdmits(t *testing.T) {
 	if err := bigHeapProfile(100000, 16).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Parse(&buf, 0)
+	p, err := Parse(&buf, ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

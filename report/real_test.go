@@ -8,7 +8,6 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -65,12 +64,11 @@ func TestTableCoversTruth(t *testing.T) {
 		"label=endpoint": {"/records": recBytes, "/entries": entBytes},
 	}
 	for by, truth := range want {
-		g, _ := report.ParseGroupBy(by)
-		r, err := report.Table(prof, report.TableOptions{By: g, Confidence: 1 - 1e-7})
+		r, err := report.Table(prof, report.TableOptions{By: report.GroupBy(by), Confidence: 1 - 1e-7})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Window != estimate.WindowEnd || len(r.Rows) != 2 {
+		if r.Window != "end" || len(r.Rows) != 2 {
 			t.Fatalf("-by %s: window %v, rows %+v", by, r.Window, r.Rows)
 		}
 		for _, row := range r.Rows {

@@ -141,7 +141,7 @@ func shownRun(t *testing.T, seed uint64) [3]*report.TableResult {
 	}
 	var out [3]*report.TableResult
 	for i, by := range shownGroupings {
-		tab, err := report.Table(prof, report.TableOptions{By: report.GroupBy{Kind: by}, Confidence: 0.95})
+		tab, err := report.Table(prof, report.TableOptions{By: by, Confidence: 0.95})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func shownRun(t *testing.T, seed uint64) [3]*report.TableResult {
 	return out
 }
 
-var shownGroupings = [3]report.GroupKind{report.GroupByType, report.GroupByFunc, report.GroupByStack}
+var shownGroupings = [3]report.GroupBy{"type", "func", "stack"}
 
 // TestCoverageRowsShown measures, through real arenas, the 95% coverage of
 // the rows a table shows (rows with at least one event), by type, function

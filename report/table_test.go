@@ -104,24 +104,17 @@ func TestTableGrouping(t *testing.T) {
 	}{
 		{"type", false, []string{"[]uint8", "svc.user", "svc.order"}, nil, []int64{1024, 430, 205}},
 		{"func", false, []string{tblParseOrd, tblParseUser}, []string{"svc.parseOrder", "svc.parseUser"}, []int64{1229, 430}},
-		{"stack", false, []string{tblParseOrd, tblParseUser + StackSep + tblHandle, tblParseOrd + StackSep + tblHandle},
+		{"stack", false, []string{tblParseOrd, tblParseUser + stackSep + tblHandle, tblParseOrd + stackSep + tblHandle},
 			[]string{"svc.parseOrder", "svc.parseUser < svc.(*server).handle", "svc.parseOrder < svc.(*server).handle"}, []int64{1024, 430, 205}},
-		{"label=handler", false, []string{NoneKey, "users", "orders"}, nil, []int64{1024, 430, 205}},
+		{"label=handler", false, []string{noneKey, "users", "orders"}, nil, []int64{1024, 430, 205}},
 		{"type", true, []string{"svc.user", "svc.order", "[]uint8"}, nil, []int64{40, 31, 3}},
 	}
 	for _, tt := range tests {
-		g, err := ParseGroupBy(tt.by)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.String() != tt.by {
-			t.Errorf("ParseGroupBy(%q).String() = %q", tt.by, g)
-		}
-		r, err := Table(p, TableOptions{By: g, InUse: tt.inuse})
+		r, err := Table(p, TableOptions{By: GroupBy(tt.by), InUse: tt.inuse})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.by, err)
 		}
-		if r.Groups != len(tt.keys) || len(r.Rows) != len(tt.keys) || r.Confidence != 0.95 || r.Window != estimate.WindowEnd {
+		if r.Groups != len(tt.keys) || len(r.Rows) != len(tt.keys) || r.Confidence != 0.95 || r.Window != "end" {
 			t.Fatalf("%s inuse=%v: %+v", tt.by, tt.inuse, r)
 		}
 		var sumBytes, sumSamples int64
@@ -200,8 +193,8 @@ func TestTableErrors(t *testing.T) {
 		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
 		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
 		{"negative N", tblFixture(t), TableOptions{N: -1}, "negative number of rows"},
-		{"unknown kind", tblFixture(t), TableOptions{By: GroupBy{Kind: "color"}}, "unknown grouping"},
-		{"label without key", tblFixture(t), TableOptions{By: GroupBy{Kind: GroupByLabel}}, "label key"},
+		{"unknown kind", tblFixture(t), TableOptions{By: GroupBy("color")}, "unknown grouping"},
+		{"label without key", tblFixture(t), TableOptions{By: GroupBy("label=")}, "label key"},
 	}
 	for _, tt := range tests {
 		_, err := Table(tt.p, tt.opts)
@@ -211,43 +204,41 @@ func TestTableErrors(t *testing.T) {
 	}
 }
 
-func TestParseGroupBy(t *testing.T) {
+func TestGroupByCheck(t *testing.T) {
 	tests := []struct {
 		in   string
 		want GroupBy
 		err  string
 	}{
-		{"type", GroupBy{Kind: GroupByType}, ""},
-		{"func", GroupBy{Kind: GroupByFunc}, ""},
-		{"stack", GroupBy{Kind: GroupByStack}, ""},
-		{"size", GroupBy{Kind: GroupBySize}, ""},
-		{"label=endpoint", GroupBy{Kind: GroupByLabel, Label: "endpoint"}, ""},
-		{"label=a=b", GroupBy{Kind: GroupByLabel, Label: "a=b"}, ""},
-		{"label=", GroupBy{}, "needs a label key"},
-		{"label", GroupBy{}, "unknown grouping"},
-		{"TYPE", GroupBy{}, "unknown grouping"},
-		{"", GroupBy{}, "unknown grouping"},
+		{"type", GroupBy("type"), ""},
+		{"func", GroupBy("func"), ""},
+		{"stack", GroupBy("stack"), ""},
+		{"size", GroupBy("size"), ""},
+		{"label=endpoint", GroupBy("label=" + "endpoint"), ""},
+		{"label=a=b", GroupBy("label=" + "a=b"), ""},
+		{"label=", "", "needs a label key"},
+		{"label", "", "unknown grouping"},
+		{"TYPE", "", "unknown grouping"},
+		{"", "type", ""},
 	}
 	for _, tt := range tests {
-		got, err := ParseGroupBy(tt.in)
+		g := GroupBy(tt.in)
+		err := g.check()
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("ParseGroupBy(%q): error %v, want %q", tt.in, err, tt.err)
+				t.Errorf("GroupBy(%q).check(): error %v, want %q", tt.in, err, tt.err)
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
-			t.Errorf("ParseGroupBy(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		if err != nil || g.normal() != tt.want {
+			t.Errorf("GroupBy(%q): %q, %v; want %q", tt.in, g.normal(), err, tt.want)
 		}
-	}
-	if s := (GroupBy{}).String(); s != "type" {
-		t.Errorf("zero GroupBy prints %q, want type", s)
 	}
 }
 
 // TestFormatTableExtra checks extra and hidden columns and the width.
 func TestFormatTableExtra(t *testing.T) {
-	r, err := Table(tblFixture(t), TableOptions{By: GroupBy{Kind: GroupByStack}})
+	r, err := Table(tblFixture(t), TableOptions{By: GroupBy("stack")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,8 +360,8 @@ func TestShortFuncName(t *testing.T) {
 		"gopkg.in/yaml.v3.(*decoder).unmarshal": "yaml.v3.(*decoder).unmarshal",
 	}
 	for in, want := range tests {
-		if got := ShortFuncName(in); got != want {
-			t.Errorf("ShortFuncName(%q) = %q, want %q", in, got, want)
+		if got := shortFuncName(in); got != want {
+			t.Errorf("shortFuncName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -385,10 +376,7 @@ func FuzzTable(f *testing.F) {
 	f.Add("func", 1<<30, 1e-300, false)
 	p := tblFixture(f)
 	f.Fuzz(func(t *testing.T, by string, n int, conf float64, inuse bool) {
-		g, err := ParseGroupBy(by)
-		if err != nil {
-			g = GroupBy{Kind: GroupKind(by)}
-		}
+		g := GroupBy(by)
 		r, err := Table(p, TableOptions{By: g, N: n, Confidence: conf, InUse: inuse})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"encoding/json"
 	"errors"
 	"flag"
@@ -199,7 +201,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if report.IsHoldings(base.prof) || report.IsHoldings(next.prof) {
+	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
 	if opts.pyro.on() {
@@ -287,7 +289,7 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 
 func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
-		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
+		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
 		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}
 	for _, r := range shown {

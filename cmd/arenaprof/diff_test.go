@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"encoding/json"
 	"math"
@@ -232,13 +234,13 @@ func FuzzDiffProfile(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x1f, 0x8b})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ap, err := decodeArenaProfile("fuzz.pb", data, report.DefaultMaxBytes)
+		ap, err := decodeArenaProfile("fuzz.pb", data, pprofmt.DefaultMaxBytes)
 		if err != nil {
 			return
 		}
 		for _, inuse := range []bool{false, true} {
 			for _, pair := range [][2]*arenaProfile{{ap, {prof: fixture}}, {{prof: fixture}, ap}} {
-				res, err := report.Diff(pair[0].prof, pair[1].prof, report.DiffOptions{InUse: inuse, By: report.GroupBy{Kind: report.GroupByStack}})
+				res, err := report.Diff(pair[0].prof, pair[1].prof, report.DiffOptions{InUse: inuse, By: report.GroupBy("stack")})
 				if err != nil {
 					if strings.Contains(err.Error(), "\n") {
 						t.Fatalf("multi-line error: %q", err)

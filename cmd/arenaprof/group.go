@@ -6,18 +6,21 @@ import (
 	"github.com/arenaprof/arenaprof/report"
 )
 
-// parseGroupBy parses the -by flag with [report.ParseGroupBy], wording its
-// errors for the command line.
+// parseGroupBy checks the -by flag against the spellings of
+// [report.GroupBy], wording its errors for the command line.
 func parseGroupBy(s string) (report.GroupBy, error) {
-	if s == "" { // not given
-		return report.GroupBy{Kind: report.GroupByType}, nil
+	switch s {
+	case "": // not given
+		return "type", nil
+	case "type", "func", "stack", "size":
+		return report.GroupBy(s), nil
 	}
-	g, err := report.ParseGroupBy(s)
-	if err == nil {
-		return g, nil
+	k, ok := strings.CutPrefix(s, "label=")
+	if !ok {
+		return "", topUsageErr("unknown -by %q; use type, func, stack, size or label=KEY", s)
 	}
-	if k, ok := strings.CutPrefix(s, "label="); ok && k == "" {
-		return g, topUsageErr("-by label= needs a label key, e.g. -by label=handler")
+	if k == "" {
+		return "", topUsageErr("-by label= needs a label key, e.g. -by label=handler")
 	}
-	return g, topUsageErr("unknown -by %q; use type, func, stack, size or label=KEY", s)
+	return report.GroupBy(s), nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"encoding/json"
 	"io"
 	"strings"
@@ -12,7 +14,7 @@ import (
 // by function when it was not given.
 func holdingsBy(o commonOptions) report.GroupBy {
 	if o.byDefault {
-		return report.GroupBy{Kind: report.GroupByFunc}
+		return report.GroupBy("func")
 	}
 	return o.by
 }
@@ -26,7 +28,7 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	}
 	if opts.json {
 		return writeJSON(stdout, holdingsJSON{
-			Exact: true, By: res.By.String(), OldAgeSeconds: res.OldAge.Seconds(),
+			Exact: true, By: string(res.By), OldAgeSeconds: res.OldAge.Seconds(),
 			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
 		})
 	}
@@ -45,7 +47,7 @@ type holdingsJSON struct {
 
 // diffHoldings compares two live-arenas profiles.
 func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) error {
-	if !report.IsHoldings(base.prof) || !report.IsHoldings(next.prof) {
+	if !pprofmt.IsHoldings(base.prof) || !pprofmt.IsHoldings(next.prof) {
 		return topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)
 	}
 	by := holdingsBy(opts.commonOptions)
@@ -62,7 +64,7 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			By    string                   `json:"by"`
 			Rows  []report.HoldingsDiffRow `json:"rows"`
 			Total report.HoldingsDiffRow   `json:"total"`
-		}{true, by.String(), rows, total})
+		}{true, string(by), rows, total})
 	}
 	return report.FormatHoldingsDiff(stdout, by, rows, total, report.FormatOptions{FullKeys: opts.full})
 }

@@ -13,10 +13,10 @@ import (
 // heap profile, or one of raw addresses) by function or stack: its rows
 // would be raw addresses. The error names go tool pprof -proto as the fix.
 func checkGrouping(src string, p *profile.Profile, by report.GroupBy) error {
-	if by.Kind != report.GroupByFunc && by.Kind != report.GroupByStack {
+	if by != "func" && by != "stack" {
 		return nil
 	}
-	if err := report.CheckSymbolized(p); err != nil {
+	if err := pprofmt.CheckSymbolized(p); err != nil {
 		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	return nil
@@ -27,7 +27,7 @@ func checkGrouping(src string, p *profile.Profile, by report.GroupBy) error {
 // combined memory profile, or a heap upload of the agent). Go heap samples
 // record no types, so such a profile is grouped by function by default.
 func holdsGoHeap(p *profile.Profile) bool {
-	if k, _ := report.KindOf(p); k == report.KindGoHeap {
+	if goHeap, _ := pprofmt.CheckSampledMemory(p); goHeap {
 		return true
 	}
 	for _, s := range p.Sample {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"context"
 	"errors"
@@ -78,7 +80,7 @@ func isProfileURL(src string) bool {
 
 // limitErr is the message for a profile past -max-bytes or -max-memory.
 func limitErr(src string, err error, lim report.ParseOptions) error {
-	if errors.Is(err, report.ErrMemoryLimit) {
+	if errors.Is(err, pprofmt.ErrMemoryLimit) {
 		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory 2GiB) if the profile is genuine", src, formatByteSize(lim.MaxMemory))
 	}
 	return topInputErr("cannot read %s: larger than -max-bytes %s (compressed or not); raise -max-bytes if the profile is genuine", src, formatByteSize(lim.MaxBytes))
@@ -187,7 +189,7 @@ func fetchProfile(rawURL string) (*profileSource, error) {
 	return &profileSource{shown: shown, r: resp.Body, url: true, wait: timeout, close: done}, nil
 }
 
-// parseErr words an error of report.ParseWith on src for the command.
+// parseErr words an error of report.Parse on src for the command.
 func parseErr(src *profileSource, err error, lim report.ParseOptions) error {
 	switch {
 	case errors.Is(err, report.ErrTooLarge):
@@ -227,21 +229,21 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 // report.Table reads.
 func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
 	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = report.DefaultMaxBytes
+		lim.MaxBytes = pprofmt.DefaultMaxBytes
 	}
 	if lim.MaxMemory <= 0 {
-		lim.MaxMemory = report.DefaultMaxMemory
+		lim.MaxMemory = pprofmt.DefaultMaxMemory
 	}
-	p, err := report.ParseWith(s.r, lim)
+	p, err := report.Parse(s.r, lim)
 	if err != nil {
 		return nil, parseErr(s, err, lim)
 	}
 	src := s.shown
 	ap := &arenaProfile{prof: p}
-	if report.IsHoldings(p) {
+	if pprofmt.IsHoldings(p) {
 		return ap, nil // exact counts: nothing to estimate
 	}
-	if _, err := report.KindOf(p); err != nil {
+	if _, err := pprofmt.CheckSampledMemory(p); err != nil {
 		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	for _, s := range p.Sample {

@@ -183,12 +183,12 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 	q := pyroread.Query{Selector: s, From: o.from, To: o.to}
 	read := func(by report.GroupBy) (*arenaProfile, error) {
 		q.Labels, q.Stacks = nil, false
-		switch by.Kind {
-		case report.GroupByType:
+		switch key, isLabel := strings.CutPrefix(string(by), "label="); {
+		case by == "type":
 			q.Labels = []string{"type"}
-		case report.GroupByLabel:
-			q.Labels = []string{by.Label}
-		case report.GroupByFunc, report.GroupByStack:
+		case isLabel:
+			q.Labels = []string{key}
+		case by == "func" || by == "stack":
 			q.Stacks = true
 		}
 		p, err := o.client.Read(ctx, q)
@@ -203,11 +203,11 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 	if !c.byDefault {
 		return read(c.by)
 	}
-	ap, err := read(report.GroupBy{Kind: report.GroupByType})
+	ap, err := read(report.GroupBy("type"))
 	if err != nil {
 		return nil, err
 	}
-	if by := c.groupingFor(ap.prof); by.Kind != report.GroupByType {
+	if by := c.groupingFor(ap.prof); by != "type" {
 		return read(by)
 	}
 	return ap, nil

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"encoding/json"
 	"errors"
 	"flag"
@@ -186,7 +188,7 @@ func top(opts topOptions, stdout io.Writer) error {
 // topReport groups an already loaded profile with [report.Table] and writes
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
-	if report.IsHoldings(ap.prof) {
+	if pprofmt.IsHoldings(ap.prof) {
 		return topHoldings(ap, opts, stdout)
 	}
 	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
@@ -245,7 +247,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 		return r
 	}
 	out := topJSON{
-		Sample: opts.sample, By: res.By.String(), Confidence: res.Confidence,
+		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
 		Window: topWindow(res), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
@@ -263,7 +265,7 @@ func topWindow(res *report.TableResult) string {
 	if res.GoHeap {
 		return ""
 	}
-	return res.Window.String()
+	return res.Window
 }
 
 // groupFlags are the flags top and diff share: the grouping, the sample,
@@ -282,8 +284,8 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 		sample:    fs.String("sample", "alloc", ""),
 		n:         fs.String("n", "10", ""),
 		conf:      fs.String("confidence", "0.95", ""),
-		maxBytes:  fs.String("max-bytes", strconv.Itoa(report.DefaultMaxBytes), ""),
-		maxMemory: fs.String("max-memory", formatByteSize(report.DefaultMaxMemory), ""),
+		maxBytes:  fs.String("max-bytes", strconv.Itoa(pprofmt.DefaultMaxBytes), ""),
+		maxMemory: fs.String("max-memory", formatByteSize(pprofmt.DefaultMaxMemory), ""),
 		json:      fs.Bool("json", false, ""),
 		full:      fs.Bool("full", false, ""),
 		old:       fs.String("old", "10m", ""),
@@ -367,9 +369,9 @@ func parseSample(s string) (string, error) {
 func (o commonOptions) groupingFor(p *profile.Profile) report.GroupBy {
 	if o.byDefault {
 		if holdsGoHeap(p) {
-			return report.GroupBy{Kind: report.GroupByFunc}
+			return report.GroupBy("func")
 		}
-		return report.GroupBy{Kind: report.GroupByType}
+		return report.GroupBy("type")
 	}
 	return o.by
 }

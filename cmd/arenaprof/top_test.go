@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -282,7 +284,7 @@ func TestTopStackKeyFull(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, report.StackSep)
+	want := strings.Join([]string{fnBuffer, fnParseOrd, fnHandle, fnServe}, " < ")
 	if !strings.Contains(out, fmt.Sprintf("%q", want)) {
 		t.Errorf("JSON lacks the full stack key %q:\n%s", want, out)
 	}
@@ -566,7 +568,7 @@ func FuzzTopProfile(f *testing.F) {
 	f.Add([]byte{0x1f, 0x8b})
 	f.Add([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ap, err := decodeArenaProfile("fuzz.pb", data, report.DefaultMaxBytes)
+		ap, err := decodeArenaProfile("fuzz.pb", data, pprofmt.DefaultMaxBytes)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error: %q", err)
@@ -575,7 +577,7 @@ func FuzzTopProfile(f *testing.F) {
 		}
 		for _, sample := range []string{"alloc", "inuse"} {
 			var out bytes.Buffer
-			opts := topOptions{commonOptions: commonOptions{by: report.GroupBy{Kind: report.GroupByStack}, sample: sample, n: 5, confidence: 0.95}, src: "fuzz.pb"}
+			opts := topOptions{commonOptions: commonOptions{by: report.GroupBy("stack"), sample: sample, n: 5, confidence: 0.95}, src: "fuzz.pb"}
 			if err := topReport(ap, opts, &out); err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("multi-line error: %q", err)

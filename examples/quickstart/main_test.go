@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"path/filepath"
 	"slices"
@@ -52,8 +54,8 @@ func TestQuickstart(t *testing.T) {
 	for _, st := range export.SampleTypes() {
 		want = append(want, st.Type+"/"+st.Unit)
 	}
-	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || report.WindowOf(prof) != estimate.WindowEnd {
-		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, report.WindowOf(prof))
+	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || pprofmt.WindowOf(prof) != estimate.WindowEnd {
+		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, pprofmt.WindowOf(prof))
 	}
 
 	// The report has the three tables, the truth and the pprof command, in
@@ -98,7 +100,7 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, by := range []string{"type", "func", "label=endpoint"} {
-		g, _ := report.ParseGroupBy(by)
+		g := report.GroupBy(by)
 		res, err := report.Table(prof, report.TableOptions{By: g, Confidence: strictConfidence})
 		if err != nil {
 			t.Fatal(err)

@@ -50,11 +50,11 @@ func TestService(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	prof, err := report.Parse(bytes.NewReader(body), 0)
+	prof, err := report.Parse(bytes.NewReader(body), report.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	by, _ := report.ParseGroupBy("label=endpoint")
+	by := report.GroupBy("label=endpoint")
 	res, err := report.Table(prof, report.TableOptions{By: by, Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,13 @@
 //
 // The querier is a Connect service: LabelValues and SelectSeries are
 // called with the Connect JSON codec, SelectMergeProfile with the protobuf codec (its
-// answer is a pprof profile, read with report.ParseWith's bounds). The
+// answer is a pprof profile, read with report.Parse's bounds). The
 // server's Go API module is not used: the two requests are encoded here.
 package pyroread
 
 import (
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -48,7 +50,7 @@ type Config struct {
 	Token string
 	// Tenant is sent as X-Scope-OrgID.
 	Tenant string
-	// Limits bound each answer: a profile is read with report.ParseWith
+	// Limits bound each answer: a profile is read with report.Parse
 	// within them; a JSON answer may take at most a quarter of MaxMemory.
 	Limits report.ParseOptions
 	// Timeout bounds each request; 0 means one minute.
@@ -89,10 +91,10 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 	}
 	if c.limits.MaxBytes <= 0 {
-		c.limits.MaxBytes = report.DefaultMaxBytes
+		c.limits.MaxBytes = pprofmt.DefaultMaxBytes
 	}
 	if c.limits.MaxMemory <= 0 {
-		c.limits.MaxMemory = report.DefaultMaxMemory
+		c.limits.MaxMemory = pprofmt.DefaultMaxMemory
 	}
 	u.RawQuery, u.Fragment = "", ""
 	c.base = strings.TrimSuffix(u.String(), "/")
@@ -349,7 +351,7 @@ func (c *Client) selectMergeProfile(ctx context.Context, typeID string, sel Sele
 	if err != nil {
 		return nil, err
 	}
-	p, err := report.ParseWith(bytes.NewReader(data), c.limits)
+	p, err := report.Parse(bytes.NewReader(data), c.limits)
 	if err != nil {
 		return nil, fmt.Errorf("SelectMergeProfile: %w", err)
 	}

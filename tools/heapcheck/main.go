@@ -108,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bys := []report.GroupKind{report.GroupByFunc, report.GroupByStack}
+	bys := []report.GroupBy{"func", "stack"}
 	truth, err := truthOf(truthPaths, bys)
 	if err != nil {
 		return err
@@ -203,7 +203,7 @@ func load(pb string, rate int64) (*profile.Profile, error) {
 		return nil, err
 	}
 	defer f.Close()
-	p, err := report.ParseWith(f, report.ParseOptions{MaxMemory: maxMemory})
+	p, err := report.Parse(f, report.ParseOptions{MaxMemory: maxMemory})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", pb, err)
 	}
@@ -298,7 +298,7 @@ type truth struct {
 }
 
 // truthOf returns the truth of each grouping, loading each profile once.
-func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
+func truthOf(paths []string, bys []report.GroupBy) ([]truth, error) {
 	out := make([]truth, len(bys))
 	for i := range out {
 		out[i] = truth{mean: map[string]float64{}, lo: map[string]float64{}, hi: map[string]float64{}, totalLo: math.Inf(1)}
@@ -310,7 +310,7 @@ func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
 			return nil, err
 		}
 		for j, by := range bys {
-			res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: by}})
+			res, err := report.Table(p, report.TableOptions{By: by})
 			if err != nil {
 				return nil, err
 			}
@@ -341,7 +341,7 @@ func truthOf(paths []string, bys []report.GroupKind) ([]truth, error) {
 	return out, nil
 }
 
-func measure(tr truth, sampled []string, rate int64, by report.GroupKind, conf float64) (*stats, error) {
+func measure(tr truth, sampled []string, rate int64, by report.GroupBy, conf float64) (*stats, error) {
 	mean, tlo, thi, total := tr.mean, tr.lo, tr.hi, tr.total
 	s := &stats{truthTotal: [2]float64{tr.totalLo / total, tr.totalHi / total}}
 	for _, pb := range sampled {
@@ -349,7 +349,7 @@ func measure(tr truth, sampled []string, rate int64, by report.GroupKind, conf f
 		if err != nil {
 			return nil, err
 		}
-		res, err := report.Table(p, report.TableOptions{By: report.GroupBy{Kind: by}, Confidence: conf})
+		res, err := report.Table(p, report.TableOptions{By: by, Confidence: conf})
 		if err != nil {
 			return nil, err
 		}
@@ -400,7 +400,7 @@ func quantile(x []float64, q float64) float64 {
 	return x[min(len(x)-1, int(q*float64(len(x))))]
 }
 
-func (s *stats) print(w io.Writer, rate int64, by report.GroupKind) {
+func (s *stats) print(w io.Writer, rate int64, by report.GroupBy) {
 	n := float64(s.rows)
 	fmt.Fprintf(w, "rate %d, by %s: %d rows shown in %d runs (%d of keys no truth run has)\n", rate, by, s.rows, len(s.totals), s.absent)
 	fmt.Fprintf(w, "  coverage of rows shown: %.3f against the mean truth, %.3f against the range of the truth runs (absent keys count as missed)\n",

@@ -10,21 +10,11 @@ import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// WindowOf returns the window marking of an arenaprof profile: the union of
-// the flags of every "arenaprof window=W" comment (a merged profile carries
-// the comments of its parts), or WindowBoth, the conservative choice, if
-// there is none or one cannot be read.
-//
-// How the marking is used: the interval of a group of samples is computed
-// from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
-// [estimate.GroupInterval] at this window. A window whose start is not on a
-// sample event lowers the lower bound as if one event fewer had been seen;
-// one whose end is not on an event raises the upper bound as if one more had.
-func WindowOf(p *profile.Profile) estimate.Window { return pprofmt.WindowOf(p) }
-
 // Merge merges compatible profiles with [profile.Merge]: values add up, and
 // the window marking becomes the union of the parts' markings (a part
-// without one counts as "both").
+// without one counts as "both"; see the package documentation,
+// Intervals). The parts must come from independent sampling streams or
+// disjoint windows, as the windows of one process's agent do.
 func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("report: no profiles to merge")

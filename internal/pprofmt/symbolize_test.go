@@ -1,4 +1,4 @@
-package report_test
+package pprofmt_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/report"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 func TestCheckSymbolized(t *testing.T) {
@@ -30,15 +30,15 @@ func TestCheckSymbolized(t *testing.T) {
 		for _, l := range c.locs {
 			p.Sample = append(p.Sample, &profile.Sample{Location: l})
 		}
-		err := report.CheckSymbolized(p)
+		err := pprofmt.CheckSymbolized(p)
 		switch {
 		case c.bad == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !strings.Contains(err.Error(), report.SymbolizeHint)):
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad) || !strings.Contains(err.Error(), pprofmt.SymbolizeHint)):
 			t.Errorf("%s: error %v, want one with %q and the hint", c.name, err, c.bad)
 		}
 	}
-	if report.CheckSymbolized(nil) != nil {
+	if pprofmt.CheckSymbolized(nil) != nil {
 		t.Error("nil profile refused")
 	}
 }

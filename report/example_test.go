@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 
 	"github.com/google/pprof/profile"
 
@@ -56,4 +57,21 @@ func ExampleDiff() {
 	}
 	// Output:
 	// [64]uint8: significant true, grew by at least 50%: true
+}
+
+// Estimates with intervals, by type: the arena allocated 100000 objects of
+// 64 bytes, and the interval of the true bytes covers them.
+func ExampleTable() {
+	prof := exampleRun(3, 100000)
+	res, err := report.Table(prof, report.TableOptions{By: "type", Confidence: 0.99})
+	if err != nil {
+		panic(err)
+	}
+	const truth = 100000 * 64
+	for _, r := range res.Rows {
+		near := math.Abs(float64(r.Bytes)-truth) < 0.1*truth
+		fmt.Printf("%s: estimate within 10%% of the truth: %v, interval covers it: %v\n", r.Key, near, r.Lo <= truth && truth <= r.Hi)
+	}
+	// Output:
+	// [64]uint8: estimate within 10% of the truth: true, interval covers it: true
 }

@@ -1,0 +1,39 @@
+package pprofmt
+
+import "errors"
+
+// The bounds of report.Parse, shared with the command and the fleet
+// reader, which read profiles through it.
+
+// DefaultMaxBytes is the size bound report.Parse applies when given none: 1 GiB
+// of profile data, as read and after decompression.
+const DefaultMaxBytes = 1 << 30
+
+// DefaultMaxMemory is the memory bound report.Parse applies when given none:
+// 512 MiB for the decompressed data and its decoded form. It admits Go heap
+// profiles of about 300,000 samples with 20-frame stacks and arenaprof
+// profiles of about 145,000 buckets (stack, type, size and labels); larger
+// profiles need a larger bound. Refusing a profile costs at most about
+// half the bound, for the data read before the refusal (measured: 265 MiB
+// of RSS in all for the worst case, data that decodes to nothing).
+const DefaultMaxMemory = 512 << 20
+
+// ErrTooLarge is returned, wrapped, by report.Parse for data
+// larger than their size bound, before or after decompression; a profile
+// that would take more memory to decode than their memory bound gets
+// ErrMemoryLimit, which matches ErrTooLarge too.
+var ErrTooLarge = errors.New("profile larger than the size limit")
+
+// ErrMemoryLimit is returned, wrapped, by report.Parse for a
+// profile whose decoded form would take more memory than their memory
+// bound. It matches ErrTooLarge too (errors.Is), so that a caller that
+// checks for ErrTooLarge alone still sees every refusal.
+var ErrMemoryLimit error = memoryLimitError{}
+
+// memoryLimitError is ErrMemoryLimit, which is also ErrTooLarge.
+type memoryLimitError struct{}
+
+func (memoryLimitError) Error() string { return "profile needs more memory than the memory limit" }
+
+// Is makes errors.Is(ErrMemoryLimit, ErrTooLarge) true.
+func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }

@@ -1,0 +1,176 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+)
+
+// A profile's samples follow one of three models, decided once, when the
+// profile is read (modelOf), from its sample types:
+//
+//   - arena (arenaModel, arena.go): arenaprof's per-byte sampling. Each
+//     group's raw sums (events and tails, per sampling mean) get an exact
+//     negative-binomial interval.
+//   - Go heap (heapModel, heap.go): the runtime's Poisson sampling at
+//     runtime.MemProfileRate. Each group's raw counts per object size get
+//     a gamma interval.
+//   - exact counts (the live-arenas profile, holdings.go): nothing is
+//     sampled and nothing gets an interval; [Holdings] reads it.
+//
+// A combined memory profile (export.BuildMemory) holds arena samples and Go
+// heap samples side by side; its model (combinedModel) reads each sample
+// with the model of its part (the label memory=heap) and bounds a group
+// that holds both by the two parts' intervals at half the miss probability
+// each. Grouping (table.go) and the ratio test (diff.go) go through the
+// model and never ask what kind of sample they hold.
+
+// model reads the samples of one profile.
+type model interface {
+	// read returns what sample s adds to its group, or skip for a sample
+	// that holds nothing (an empty bucket of a delta profile).
+	read(s *profile.Sample) (c contribution, skip bool, err error)
+	// newSums returns the empty raw sums of one group.
+	newSums() sums
+	// unseenHi bounds the bytes of a group with no sample in the profile
+	// at confidence conf (see TableResult.UnseenHi).
+	unseenHi(conf float64) (float64, error)
+}
+
+// sums are the raw sums of one group under its profile's model: what the
+// group's interval and its side of Diff's ratio test come from.
+type sums interface {
+	// add adds one sample's contribution; err keeps the first error.
+	add(c contribution, err *error)
+	// interval returns bounds on the group's true bytes at confidence
+	// conf; row holds the group's totals.
+	interval(row *TableRow, conf float64) (lo, hi float64, err error)
+	// ratioAllowance is the least weight of the extra event the ratio
+	// test's upper side gets (see ratio.go): the largest mean in force for
+	// a group with arena samples, which may have allocated bytes under it
+	// without drawing an event; 0 otherwise.
+	ratioAllowance() float64
+	// memProfileRate is the MemProfileRate of the group's Go heap samples,
+	// 0 if it has none.
+	memProfileRate() int64
+}
+
+// contribution is what one sample adds to its group: the estimates and
+// event counts every model has, and the raw sums of its own model.
+type contribution struct {
+	bytes, objects     int64
+	samples, samplesHi int64 // events: samples <= true count <= samplesHi
+	tailLo, tailHi     int64 // arena: bounds on the tail sum
+	mean               int64 // arena: the sampling mean
+	certain            int64 // arena: bytes of the sampled objects, when their size is recorded
+	size               int64 // object size (0: mixed or unknown)
+	rate               int64 // Go heap: MemProfileRate
+	heap               bool  // read by the Go heap model (for a combined profile's sums)
+	// ratio is the sample's part of the ratio test's weighted sums, at
+	// the smallest and at the largest event count (none: it adds nothing).
+	ratio ratioTerms
+}
+
+// modelOf chooses the model of p's samples and checks that p can be
+// grouped by by under it. It returns an error for a profile of anything
+// other than sampled memory: CPU, goroutines, contention, a live-arenas
+// profile (exact counts, read by Holdings), or a Go heap profile written
+// with MemProfileRate 0, which sampled nothing.
+func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
+	if p == nil {
+		return nil, errors.New("report: nil profile")
+	}
+	if pprofmt.IsGoHeap(p) {
+		if by.kind() == groupByType {
+			return nil, errors.New("report: a Go heap profile records no types; group it by func, stack or size")
+		}
+		if p.Period <= 0 {
+			return nil, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
+		}
+		if err := checkValueCounts(p); err != nil {
+			return nil, err
+		}
+		return &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1}, nil
+	}
+	if pprofmt.IsHoldings(p) {
+		return nil, errors.New("report: a live-arenas profile holds exact counts, not samples: read it with Holdings")
+	}
+	idx, err := sampleIndexes(p)
+	if err != nil {
+		return nil, err
+	}
+	means, err := meansInForce(p, inuse)
+	if err != nil {
+		return nil, err
+	}
+	arena := &arenaModel{p: p, idx: idx, inuse: inuse, window: pprofmt.WindowOf(p), means: means}
+	for _, s := range p.Sample {
+		if isHeapSample(s) {
+			return &combinedModel{arena: arena, heap: &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples]}}, nil
+		}
+	}
+	return arena, nil
+}
+
+// combinedModel reads a combined memory profile: arena samples with the
+// arena model, Go heap samples (label memory=heap) with the Go heap model.
+type combinedModel struct {
+	arena *arenaModel
+	heap  *heapModel
+}
+
+func (m *combinedModel) read(s *profile.Sample) (contribution, bool, error) {
+	if isHeapSample(s) {
+		return m.heap.read(s)
+	}
+	return m.arena.read(s)
+}
+
+func (m *combinedModel) newSums() sums { return &combinedSums{arena: m.arena.newArenaSums()} }
+
+func (m *combinedModel) unseenHi(conf float64) (float64, error) { return m.arena.unseenHi(conf) }
+
+// combinedSums are a group of a combined profile: its arena part and its
+// Go heap part.
+type combinedSums struct {
+	arena *arenaSums
+	heap  heapSums
+}
+
+func (c *combinedSums) add(x contribution, err *error) {
+	if x.heap {
+		c.heap.add(x, err)
+		return
+	}
+	c.arena.add(x, err)
+}
+
+// interval bounds a group with both parts by the sum of the parts' bounds,
+// each at confidence 1-(1-conf)/2, so that both hold together with
+// probability at least conf. A group of Go heap samples only gets no
+// allowance for unseen arena bytes (it holds no arena memory).
+func (c *combinedSums) interval(row *TableRow, conf float64) (lo, hi float64, err error) {
+	if c.heap.rate == 0 {
+		return c.arena.interval(row, conf)
+	}
+	if c.arena.events == 0 {
+		return c.heap.interval(row, conf)
+	}
+	half := 1 - (1-conf)/2
+	alo, ahi, err := c.arena.interval(row, half)
+	if err != nil {
+		return 0, 0, err
+	}
+	hlo, hhi, err := c.heap.interval(row, half)
+	if err != nil {
+		return 0, 0, err
+	}
+	return alo + hlo, ahi + hhi, nil
+}
+
+func (c *combinedSums) ratioAllowance() float64 { return c.arena.ratioAllowance() }
+
+func (c *combinedSums) memProfileRate() int64 { return c.heap.rate }
