@@ -114,7 +114,7 @@ type Session struct {
 
 // Start turns arena profiling on and sets up what cfg asks for, in one call:
 // a profiler (which turns sampling on, at the mean hooks.SetMeanBytes set,
-// by default hooks.DefaultMeanBytes), the profile handler on cfg.Mux, and an
+// by default 102400 bytes), the profile handler on cfg.Mux, and an
 // agent pushing a profile every interval to Pyroscope, OTLP and/or a
 // directory.
 // Start is all or nothing: it checks that both paths are free on cfg.Mux

@@ -21,8 +21,8 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
-	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/meantest"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -130,7 +130,7 @@ func TestStartErrors(t *testing.T) {
 		})
 	}
 	// Nothing is left running: sampling is off again.
-	if hooks.Current().MeanBytes != 0 {
+	if samplingstate.Current().MeanBytes != 0 {
 		t.Error("a failed Start left sampling on")
 	}
 }
@@ -273,7 +273,7 @@ func TestStartAllOrNothing(t *testing.T) {
 			if _, pattern := mux.Handler(httptest.NewRequest("GET", tc.free, nil)); pattern == tc.free {
 				t.Errorf("a failed Start left %s mounted", tc.free)
 			}
-			if hooks.Current().MeanBytes != 0 {
+			if samplingstate.Current().MeanBytes != 0 {
 				t.Error("a failed Start left sampling on")
 			}
 			other := http.NewServeMux()

@@ -27,7 +27,7 @@
 //
 // The sampling mean (the average number of bytes between sampled bytes) is
 // process-wide, like runtime.MemProfileRate: set it with hooks.SetMeanBytes
-// before Start, or leave the default hooks.DefaultMeanBytes (100 KiB).
+// before Start, or leave the default (102400 bytes, 100 KiB).
 //
 // Session.Stats counts uploads, retries, failures and the last error;
 // Session.StatsHandler serves them as JSON. examples/shutdown is a complete

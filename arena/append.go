@@ -3,7 +3,7 @@ package arena
 import (
 	"unsafe"
 
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Append appends elems to s and returns the result, like the built-in
@@ -157,7 +157,7 @@ func (a *Arena) extend(r *region, ti *typeInfo, extra uintptr) bool {
 	if extra > r.limit-r.off {
 		return false
 	}
-	if st := hooks.Current(); st != a.state {
+	if st := samplingstate.Current(); st != a.state {
 		if a.mean == 0 {
 			a.setState(st)
 		} else {

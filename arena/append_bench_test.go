@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 var sinkInts []int64
@@ -19,7 +20,7 @@ func BenchmarkAppend(b *testing.B) {
 	const n = 1000
 	withDefaultSampling := func(b *testing.B) {
 		b.Helper()
-		if err := hooks.SetMeanBytes(hooks.DefaultMeanBytes); err != nil {
+		if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {})))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	isampling "github.com/arenaprof/arenaprof/internal/sampling"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
 // DefaultChunkSize is the size of the byte chunks an arena carves
@@ -111,15 +113,15 @@ type Arena struct {
 	emitted     bool         // an event was emitted since the last Release
 	unreleased  *atomic.Bool // emitted, shared with the cleanup that releases a dropped arena (see cleanup.go)
 
-	state   *hooks.State // the state seen by the last slow path
+	state   *samplingstate.State // the state seen by the last slow path
 	sampler isampling.GapSampler
-	mean    int64 // the sampler's mean (hooks.State.TrialMeanBytes); 0 when sampling is turned off
+	mean    int64 // the sampler's mean (samplingstate.State.TrialMeanBytes); 0 when sampling is turned off
 
 	frames    [8]frameClass // see isEntryFrame
 	nextFrame uint8
 
 	event hooks.Event
-	pcs   [hooks.MaxStackDepth + 4]uintptr // the entry point's frames, then the stack
+	pcs   [unwind.MaxStackDepth + 4]uintptr // the entry point's frames, then the stack
 }
 
 // Option configures an [Arena] or a [Pool].

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Benchmarks, run side by side with
@@ -64,13 +65,13 @@ func sampling(b *testing.B, fn func(b *testing.B)) {
 	for _, c := range []struct {
 		name string
 		mean int64
-	}{{"off", 0}, {"default", hooks.DefaultMeanBytes}, {"4096", 4096}} {
+	}{{"off", 0}, {"default", samplingstate.DefaultMeanBytes}, {"4096", 4096}} {
 		b.Run("sampling="+c.name, func(b *testing.B) {
 			if c.mean > 0 {
 				if err := hooks.SetMeanBytes(c.mean); err != nil {
 					b.Fatal(err)
 				}
-				defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+				defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 				n := 0
 				defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
 			}
@@ -264,7 +265,7 @@ func BenchmarkPerSample(b *testing.B) {
 		if err := hooks.SetMeanBytes(1); err != nil {
 			b.Fatal(err)
 		}
-		defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+		defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 		n := 0
 		defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
 		atDepth(20, func() { arenaLoop(b) })

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 type user struct {
@@ -38,7 +39,7 @@ func Example() {
 func ExamplePool() {
 	// Sample every object (mean 1) while this consumer is registered.
 	_ = hooks.SetMeanBytes(1)
-	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+	defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 	defer hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 		route, _ := e.Labels.Get("route")
 		fmt.Printf("sampled %s of %d bytes for %s\n", e.TypeName, e.Size, route)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
 // The event path captures stacks by frame-pointer unwinding and skips a
@@ -133,8 +133,8 @@ func TestLeafFrameDeepStack(t *testing.T) {
 		t.Fatalf("%d events, want 1", len(ev))
 	}
 	f := ev[0].frames
-	if len(ev[0].Stack) != hooks.MaxStackDepth || len(f) != hooks.MaxStackDepth {
-		t.Errorf("stack of %d pcs, %d frames; want %d", len(ev[0].Stack), len(f), hooks.MaxStackDepth)
+	if len(ev[0].Stack) != unwind.MaxStackDepth || len(f) != unwind.MaxStackDepth {
+		t.Errorf("stack of %d pcs, %d frames; want %d", len(ev[0].Stack), len(f), unwind.MaxStackDepth)
 	}
 	for i, fn := range f {
 		if fn != "github.com/arenaprof/arenaprof/arena.deepAlloc" {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/ctxlabels"
 )
 
 // Pool hands arenas to goroutines for request-scoped use and takes them
@@ -38,7 +39,7 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
-		if l := hooks.LabelsFromContext(ctx); l.Len() > 0 {
+		if l := ctxlabels.FromContext(ctx); l.Len() > 0 {
 			a.labels = mergeLabels(a.base, l)
 		}
 	}

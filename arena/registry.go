@@ -9,6 +9,8 @@ import (
 	"weak"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
 // The registry of live arenas: what each arena not yet freed holds, where
@@ -116,9 +118,9 @@ func unregister(h *holding) {
 // profiling was on.
 func (a *Arena) taken(p *Pool, skip int) {
 	h := a.hold
-	if hooks.Current().MeanBytes > 0 {
+	if samplingstate.Current().MeanBytes > 0 {
 		scratch := a.pcs[:holdStackDepth]
-		n := hooks.PhysicalStack(skip+1, scratch)
+		n := unwind.PhysicalStack(skip+1, scratch)
 		if h.taker == nil {
 			h.taker = new(takerFrames)
 		}
@@ -172,7 +174,7 @@ func labelsCopy(l hooks.Labels) *hooks.Labels {
 	return &l
 }
 
-// stackCache holds the published copies of the stacks hooks.FastStack
+// stackCache holds the published copies of the stacks unwind.FastStack
 // interned, so that the same creating site publishes the same pointer.
 var stackCache [1 << 10]atomic.Pointer[heldStack]
 
@@ -181,7 +183,7 @@ var stackCache [1 << 10]atomic.Pointer[heldStack]
 //
 //go:noinline
 func captureStack(skip int, scratch []uintptr) *heldStack {
-	st, hash := hooks.FastStack(skip+1, scratch)
+	st, hash := unwind.FastStack(skip+1, scratch)
 	if hash == 0 || len(st) == 0 {
 		// Not interned (frame-pointer unwinding is off): a copy.
 		return &heldStack{pcs: append([]uintptr(nil), st...)}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // holdingsOf returns the live holdings whose label "test" is name.
@@ -234,7 +235,7 @@ func TestHoldingsConcurrent(t *testing.T) {
 // TestHoldingsRetakenSite checks that an arena taken again from its pool
 // while profiling is on is attributed to its new taker.
 func TestHoldingsRetakenSite(t *testing.T) {
-	record(t, hooks.DefaultMeanBytes, false)
+	record(t, samplingstate.DefaultMeanBytes, false)
 	p := NewPool(WithLabels(hooks.NewLabels("test", "retaken")))
 	a := p.Get(nil)
 	p.Put(a)

@@ -429,7 +429,7 @@ func TestConcurrentArenas(t *testing.T) {
 		t.Fatal("no events")
 	}
 	for _, e := range ev {
-		if e.Validate() != nil || e.MeanBytes != 512 {
+		if e.Size <= 0 || e.Offset < 0 || e.Offset >= e.Size || e.MeanBytes != 512 {
 			t.Fatalf("bad event %+v", e.Event)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
 // typeInfo is what the slow path knows about a type, computed once per
@@ -264,7 +266,7 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 //go:noinline
 func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Pointer {
 	a.check()
-	if st := hooks.Current(); st != a.state {
+	if st := samplingstate.Current(); st != a.state {
 		if a.mean == 0 {
 			a.setState(st) // no stream running: start it before this object
 		} else {
@@ -422,7 +424,7 @@ func combined(r *region) uintptr {
 // stream runs at the state's TrialMeanBytes whether or not anybody listens
 // (events are emitted only while MeanBytes > 0), so the bytes allocated
 // after a consumer registers get their trials at once.
-func (a *Arena) setState(st *hooks.State) {
+func (a *Arena) setState(st *samplingstate.State) {
 	a.state = st
 	a.pickUpMean()
 }
@@ -464,7 +466,7 @@ func (a *Arena) redraw(r *region) {
 // emit reports a sampled object. skip is the number of physical frames
 // between alloc and the allocator's entry point.
 //
-// The stack is captured by frame-pointer unwinding (hooks.FastStack),
+// The stack is captured by frame-pointer unwinding (unwind.FastStack),
 // whose skip counts physical frames: emit, alloc, allocLarge, newSlow,
 // makeSlow and allocBytes are marked //go:noinline so that their number is
 // fixed. The entry point (New, MakeSlice, String or Bytes) comes next, as
@@ -485,7 +487,7 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	}
 	// FastStack expands the physical frames into logical ones only for a
 	// stack it has not seen: most events reuse a stored expansion.
-	st, hash := hooks.FastStack(skipEmit+skip, a.pcs[:])
+	st, hash := unwind.FastStack(skipEmit+skip, a.pcs[:])
 	n := len(st)
 	// The entry point's frames: New and newFast inlined into it (and,
 	// through a function value, the wrapper's inlined copy of both), or
@@ -495,7 +497,7 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	for drop < n && a.isEntryFrame(st[drop]) {
 		drop++
 	}
-	e.Stack = st[drop:min(n, drop+hooks.MaxStackDepth)]
+	e.Stack = st[drop:min(n, drop+unwind.MaxStackDepth)]
 	// The frames dropped and the cut are a function of the physical
 	// frames, so their hash still tells stacks apart.
 	e.StackHash = hash

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/ortuman/nuke"
 )
 
@@ -48,7 +49,7 @@ func run(b *testing.B, fns allocs) {
 		}
 	})
 	b.Run("impl=arenaprof-sampled", func(b *testing.B) {
-		if err := hooks.SetMeanBytes(hooks.DefaultMeanBytes); err != nil {
+		if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
 			b.Fatal(err)
 		}
 		n := 0

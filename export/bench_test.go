@@ -11,6 +11,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/benchsnap"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -64,7 +65,7 @@ var benchSink *[32]byte
 func BenchmarkArenaProfilerOverhead(b *testing.B) {
 	for _, mode := range []string{"off", "noop", "on"} {
 		b.Run(mode, func(b *testing.B) {
-			if err := hooks.SetMeanBytes(profiler.DefaultMeanBytes); err != nil {
+			if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
 				b.Fatal(err)
 			}
 			switch mode {
@@ -77,7 +78,7 @@ func BenchmarkArenaProfilerOverhead(b *testing.B) {
 				}
 				defer p.Stop()
 			}
-			if got := hooks.Current().MeanBytes; (got > 0) != (mode != "off") {
+			if got := samplingstate.Current().MeanBytes; (got > 0) != (mode != "off") {
 				b.Fatalf("sampling mean %d in mode %s", got, mode)
 			}
 			a := arena.NewArena(arena.WithSeed(1, 2))

@@ -16,6 +16,7 @@ import (
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -81,7 +82,7 @@ func canonical(p *profile.Profile) []string {
 // TestCombineMemoryMatchesMerge: the memory profile reads the same as the
 // profile.Merge of its two parts.
 func TestCombineMemoryMatchesMerge(t *testing.T) {
-	var stack [hooks.MaxStackDepth]uintptr
+	var stack [unwind.MaxStackDepth]uintptr
 	labels := []hooks.Labels{{}, hooks.NewLabels("handler", "/a"), hooks.NewLabels("handler", "/b")}
 	var recs []profiler.Record
 	for i := range 300 {

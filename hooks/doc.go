@@ -1,37 +1,49 @@
 // Package hooks is the event contract between allocators and the consumers
-// of their sampled allocations.
+// of their sampled allocations. Package arena reports through it, and so
+// can any other allocator of a service (a pool, a slab, a buffer cache):
+// its sampled objects then appear in the same profiles as the arenas'.
 //
-// An allocator (the arena package, or any pool or slab allocator in a
-// service) decides with the per-byte sampling model which of its objects are
-// sampled and reports each one as an [Event] through [Emit]. Consumers (the
-// profiler's collector, or anything else) receive those events through
-// [Register].
+// # Sampling model
 //
-// Registering the first consumer turns sampling on everywhere; unregistering
-// the last turns it off. Allocators read the switch and the mean in their
-// slow path only, through [Current], so they pick up a change at most one
-// chunk later and their fast path never touches shared state.
+// Every byte an allocator hands out is an independent trial that succeeds
+// with probability 1/mean. An object holding at least one success is
+// sampled, and reported once, as an [Event] through [Emit], with the offset
+// of its first success since the allocator's previous sample and the mean
+// the trial was drawn under. The mean is one setting for the whole process,
+// like runtime.MemProfileRate for the Go heap: [SetMeanBytes] sets it
+// (default 102400 bytes), [MeanBytes] reads it.
 //
-// Usage, as a consumer:
+// # Consumers
+//
+// A consumer (the profiler, or anything else) receives the events through
+// [Register]: [Consumer.Sampled] for each sampled object, on the allocating
+// goroutine, and [Consumer.Released] when an allocator instance has let go
+// of everything it handed out. Registering the first consumer turns
+// sampling on everywhere; unregistering the last turns it off.
 //
 //	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 //		log.Printf("sampled %s of %d bytes at offset %d", e.TypeName, e.Size, e.Offset)
 //	}))
 //	defer unregister()
 //
-// Usage, as an allocator, in its slow path:
+// A consumer that panics is disabled and the panic logged; the allocating
+// goroutine carries on.
 //
-//	st := hooks.Current()
-//	// draw gaps with mean st.TrialMeanBytes, even while nobody listens, so
-//	// that bytes allocated right after a consumer registers get trials;
-//	// for each sampled object, emit only while st.MeanBytes > 0:
-//	if st.MeanBytes > 0 {
-//		e := hooks.Event{TypeName: "main.record", Size: size, Offset: off,
-//			MeanBytes: st.MeanBytes, Arena: id, Time: time.Now()}
-//		e.Stack = buf[:hooks.Callers(1, buf)]
-//		hooks.Emit(&e)
-//	}
+// # Allocators
 //
-// See the package example for a complete pool allocator that reports its
-// sampled allocations.
+// An allocator takes an identity from [NewArenaID] per instance, draws the
+// gaps between successes with the mean [MeanBytes] returns (re-reading it
+// now and then picks up a change: every event carries its own mean, so
+// estimates stay unbiased across changes), emits each sampled object, and
+// calls [Release] when it frees everything at once:
+//
+//	e := hooks.Event{TypeName: "main.record", Size: size, Offset: off,
+//		MeanBytes: mean, Arena: id, Labels: labels}
+//	e.Stack = pcs[:runtime.Callers(2, pcs[:])] // leaf: the allocator's caller
+//	hooks.Emit(&e)
+//	...
+//	hooks.Release(id) // on reset
+//
+// The package example is a complete pool allocator that reports its sampled
+// allocations. Emit costs little while no consumer is registered.
 package hooks

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // bufPool is a small free-list allocator of fixed-size buffers that
@@ -14,26 +16,29 @@ import (
 // every byte handed out is a trial with probability 1/mean; the buffer
 // holding a success is reported once, with the offset of that byte.
 type bufPool struct {
-	size  int
-	free  [][]byte
-	id    uint64
-	rng   *rand.Rand
-	state *hooks.State // the state seen last: a new pointer means a change
-	gap   int64        // failed trials left before the next success; -1: off
-	pcs   [hooks.MaxStackDepth]uintptr
+	size int
+	free [][]byte
+	id   uint64
+	rng  *rand.Rand
+	mean int64 // the mean of the running trial stream; 0: not started
+	gap  int64 // failed trials left before the next success
+	pcs  [64]uintptr
 }
 
 func newBufPool(size int) *bufPool {
-	return &bufPool{size: size, id: hooks.NewArenaID(), rng: rand.New(rand.NewPCG(1, 2)), gap: -1}
+	return &bufPool{size: size, id: hooks.NewArenaID(), rng: rand.New(rand.NewPCG(1, 2))}
 }
 
-// nextGap draws a geometric gap with p = 1/mean by inverse transform.
-func (p *bufPool) nextGap(mean int64) int64 {
-	if mean <= 1 {
-		return 0
+// nextGap reads the mean in force and draws a geometric gap with
+// p = 1/mean by inverse transform. Reading the mean at each success picks
+// up a change soon enough: every event carries the mean it was drawn under.
+func (p *bufPool) nextGap() {
+	p.mean = hooks.MeanBytes()
+	p.gap = 0
+	if p.mean > 1 {
+		u := 1 - p.rng.Float64() // (0, 1]
+		p.gap = int64(math.Log(u) / math.Log1p(-1/float64(p.mean)))
 	}
-	u := 1 - p.rng.Float64() // (0, 1]
-	return int64(math.Log(u) / math.Log1p(-1/float64(mean)))
 }
 
 // Get hands out a buffer, sampling it.
@@ -45,31 +50,28 @@ func (p *bufPool) Get() []byte {
 	} else {
 		b = make([]byte, p.size)
 	}
-	st := hooks.Current() // one atomic load
-	if st != p.state {    // sampling turned on or off, or a new mean
-		p.state = st
-		p.gap = -1
-		if st.Enabled() {
-			p.gap = p.nextGap(st.MeanBytes)
+	if p.mean <= 0 { // first use, or sampling was off
+		if p.nextGap(); p.mean <= 0 {
+			return b
 		}
 	}
-	if p.gap >= 0 {
-		if p.gap < int64(p.size) { // this buffer holds the next success
-			e := hooks.Event{
-				TypeName:  "[]uint8",
-				Size:      int64(p.size),
-				Offset:    p.gap,
-				MeanBytes: p.state.MeanBytes,
-				Arena:     p.id,
-				Time:      time.Now(),
-			}
-			e.Stack = p.pcs[:hooks.Callers(1, p.pcs[:])] // leaf: Get's caller
-			hooks.Emit(&e)
-			p.gap = p.nextGap(p.state.MeanBytes)
-		} else {
-			p.gap -= int64(p.size)
-		}
+	if p.gap >= int64(p.size) {
+		p.gap -= int64(p.size)
+		return b
 	}
+	// This buffer holds the next success. Emit costs little while no
+	// consumer is registered.
+	e := hooks.Event{
+		TypeName:  "[]uint8",
+		Size:      int64(p.size),
+		Offset:    p.gap,
+		MeanBytes: p.mean,
+		Arena:     p.id,
+		Time:      time.Now(),
+	}
+	e.Stack = p.pcs[:runtime.Callers(2, p.pcs[:])] // leaf: Get's caller
+	hooks.Emit(&e)
+	p.nextGap()
 	return b
 }
 
@@ -81,7 +83,7 @@ func (p *bufPool) Put(b []byte) { p.free = append(p.free, b) }
 // arena's.
 func Example() {
 	_ = hooks.SetMeanBytes(4096)
-	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+	defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 	sampled := 0
 	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
 		sampled++
@@ -98,3 +100,42 @@ func Example() {
 	fmt.Println(sampled > 700 && sampled < 1100)
 	// Output: true
 }
+
+// ExampleRegister counts the bytes sampled per label set and tells a
+// release apart from a sample.
+func ExampleRegister() {
+	bytes := map[string]int64{}
+	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+		// Called on the allocating goroutine: be quick, copy what you keep.
+		bytes[e.Labels.String()] += e.Size
+	}))
+	defer unregister()
+
+	hooks.Emit(&hooks.Event{TypeName: "main.user", Size: 48, Offset: 3, MeanBytes: 1,
+		Labels: hooks.NewLabels("route", "/users"), Arena: hooks.NewArenaID()})
+	fmt.Println(bytes)
+	// Output: map[{route="/users"}:48]
+}
+
+// ExampleEmit reports one sampled object of an allocator and then its
+// release.
+func ExampleEmit() {
+	id := hooks.NewArenaID() // once per allocator instance
+	unregister := hooks.Register(logger{})
+	defer unregister()
+
+	// The allocator's 4096-byte block holds the sampled byte at offset 100.
+	hooks.Emit(&hooks.Event{TypeName: "[]uint8", Size: 4096, Offset: 100,
+		MeanBytes: hooks.MeanBytes(), Arena: id})
+	// The allocator freed everything it had handed out.
+	hooks.Release(id)
+	// Output:
+	// sampled []uint8 of 4096 bytes
+	// released
+}
+
+// logger is a consumer that wants releases too.
+type logger struct{}
+
+func (logger) Sampled(e *hooks.Event) { fmt.Printf("sampled %s of %d bytes\n", e.TypeName, e.Size) }
+func (logger) Released(uint64)        { fmt.Println("released") }

@@ -1,12 +1,11 @@
 package hooks
 
 import (
-	"context"
-	"runtime"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // restoreMean puts the configured mean back after the test.
@@ -24,26 +23,26 @@ func TestRegisterTurnsSamplingOnAndOff(t *testing.T) {
 	if err := SetMeanBytes(4096); err != nil {
 		t.Fatal(err)
 	}
-	if Current().Enabled() {
+	if samplingstate.Current().Enabled() {
 		t.Fatal("sampling on with no consumer")
 	}
-	s0 := Current()
+	s0 := samplingstate.Current()
 	u1 := Register(ConsumerFunc(func(*Event) {}))
-	s1 := Current()
+	s1 := samplingstate.Current()
 	if s1 == s0 || !s1.Enabled() || s1.MeanBytes != 4096 {
 		t.Fatalf("after Register: %+v (same pointer %v)", *s1, s1 == s0)
 	}
 	u2 := Register(ConsumerFunc(func(*Event) {}))
-	if !Current().Enabled() {
+	if !samplingstate.Current().Enabled() {
 		t.Fatal("second consumer turned sampling off")
 	}
 	u1()
 	u1() // harmless
-	if !Current().Enabled() {
+	if !samplingstate.Current().Enabled() {
 		t.Fatal("sampling off while a consumer is left")
 	}
 	u2()
-	if Current().Enabled() {
+	if samplingstate.Current().Enabled() {
 		t.Fatal("sampling on after the last consumer left")
 	}
 }
@@ -57,22 +56,22 @@ func TestSetMeanBytes(t *testing.T) {
 	}{
 		{1, 1, false},
 		{102400, 102400, false},
-		{MaxMeanBytes, MaxMeanBytes, false},
-		{MaxMeanBytes + 1, MaxMeanBytes, true}, // unchanged
+		{samplingstate.MaxMeanBytes, samplingstate.MaxMeanBytes, false},
+		{samplingstate.MaxMeanBytes + 1, samplingstate.MaxMeanBytes, true}, // unchanged
 		{0, 0, false},
 		{-5, 0, false},
 		{77, 77, false},
 	}
 	for _, c := range cases {
-		before := Current()
+		before := samplingstate.Current()
 		err := SetMeanBytes(c.set)
 		if (err != nil) != c.err {
 			t.Errorf("SetMeanBytes(%d) error %v", c.set, err)
 		}
-		if got := Current().MeanBytes; got != c.want {
+		if got := samplingstate.Current().MeanBytes; got != c.want {
 			t.Errorf("after SetMeanBytes(%d): mean %d, want %d", c.set, got, c.want)
 		}
-		if !c.err && Current() == before {
+		if !c.err && samplingstate.Current() == before {
 			t.Errorf("SetMeanBytes(%d) did not publish a new state", c.set)
 		}
 	}
@@ -81,18 +80,18 @@ func TestSetMeanBytes(t *testing.T) {
 func TestEmitDeliversAndValidates(t *testing.T) {
 	var got []Event
 	defer Register(ConsumerFunc(func(e *Event) { got = append(got, *e) }))()
-	before := ReadStats()
+	before := readStats()
 	good := Event{TypeName: "x", Size: 8, Offset: 7, MeanBytes: 1}
 	bad := []Event{
 		{Size: 0, MeanBytes: 1},
 		{Size: 8, Offset: 8, MeanBytes: 1},
 		{Size: 8, Offset: -1, MeanBytes: 1},
 		{Size: 8, MeanBytes: 0},
-		{Size: 8, MeanBytes: MaxMeanBytes + 1},
+		{Size: 8, MeanBytes: samplingstate.MaxMeanBytes + 1},
 	}
 	Emit(&good)
 	for i := range bad {
-		if bad[i].Validate() == nil {
+		if bad[i].validate() == nil {
 			t.Errorf("event %+v validated", bad[i])
 		}
 		Emit(&bad[i])
@@ -100,7 +99,7 @@ func TestEmitDeliversAndValidates(t *testing.T) {
 	if len(got) != 1 || got[0].Offset != 7 {
 		t.Fatalf("delivered %+v", got)
 	}
-	after := ReadStats()
+	after := readStats()
 	if after.Events-before.Events != 1 || after.Invalid-before.Invalid != uint64(len(bad)) {
 		t.Errorf("stats %+v -> %+v", before, after)
 	}
@@ -113,18 +112,18 @@ func (p *panicky) Released(id uint64) { p.released = append(p.released, id) }
 
 func TestPanickingConsumerIsDisabledAndCounted(t *testing.T) {
 	var reported []error
-	OnConsumerPanic(func(err error) { reported = append(reported, err) })
-	defer OnConsumerPanic(nil)
+	onConsumerPanic(func(err error) { reported = append(reported, err) })
+	defer onConsumerPanic(nil)
 	p := &panicky{}
 	defer Register(p)()
 	var good int
 	defer Register(ConsumerFunc(func(*Event) { good++ }))()
-	before := ReadStats()
+	before := readStats()
 	e := Event{Size: 8, MeanBytes: 1}
 	Emit(&e) // must not panic here
 	Emit(&e)
 	Release(9)
-	st := ReadStats()
+	st := readStats()
 	if good != 2 {
 		t.Errorf("healthy consumer got %d events, want 2", good)
 	}
@@ -175,7 +174,7 @@ func TestConcurrentEmitAndRegister(t *testing.T) {
 					_ = SetMeanBytes(int64(1000 + i))
 					u()
 				}
-				_ = Current().Enabled()
+				_ = samplingstate.Current().Enabled()
 			}
 			Release(e.Arena)
 		}()
@@ -197,26 +196,6 @@ func TestNewArenaIDUnique(t *testing.T) {
 	}
 }
 
-//go:noinline
-func callersLeaf(skip int) string {
-	var pcs [8]uintptr
-	n := Callers(skip, pcs[:])
-	f, _ := runtime.CallersFrames(pcs[:n]).Next()
-	return f.Function
-}
-
-//go:noinline
-func callersMiddle() string { return callersLeaf(1) }
-
-func TestCallersSkip(t *testing.T) {
-	if got := callersLeaf(0); !strings.HasSuffix(got, ".callersLeaf") {
-		t.Errorf("skip 0: leaf %s, want callersLeaf", got)
-	}
-	if got := callersMiddle(); !strings.HasSuffix(got, ".callersMiddle") {
-		t.Errorf("skip 1: leaf %s, want callersMiddle", got)
-	}
-}
-
 func TestLabels(t *testing.T) {
 	l := NewLabels("b", "2", "a", "1", "b", "3")
 	if l.Len() != 2 || l.String() != `{a="1", b="3"}` {
@@ -230,13 +209,6 @@ func TestLabels(t *testing.T) {
 	}
 	if NewLabels("a", "1", "b", "3").Key() != l.Key() || NewLabels().Key() != "" {
 		t.Error("keys differ for equal sets")
-	}
-	ctx := pprof.WithLabels(context.Background(), pprof.Labels("route", "/x", "a", "1"))
-	if got := LabelsFromContext(ctx).String(); got != `{a="1", route="/x"}` {
-		t.Errorf("from context: %s", got)
-	}
-	if LabelsFromContext(nil).Len() != 0 {
-		t.Error("nil context has labels")
 	}
 	var keys []string
 	for k := range l.All {

@@ -1,8 +1,6 @@
 package hooks
 
 import (
-	"context"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,20 +24,6 @@ func NewLabels(kv ...string) Labels {
 	for i := 0; i < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	return fromMap(m)
-}
-
-// LabelsFromContext returns the pprof labels of ctx (set with
-// runtime/pprof.WithLabels or pprof.Do) as a label set.
-func LabelsFromContext(ctx context.Context) Labels {
-	if ctx == nil {
-		return Labels{}
-	}
-	m := map[string]string{}
-	pprof.ForLabels(ctx, func(k, v string) bool {
-		m[k] = v
-		return true
-	})
 	return fromMap(m)
 }
 
@@ -77,7 +61,11 @@ func (l Labels) Get(key string) (string, bool) {
 	return "", false
 }
 
-// All calls yield for each label in key order.
+// All calls yield for each label in key order; range over it:
+//
+//	for k, v := range labels.All {
+//		...
+//	}
 func (l Labels) All(yield func(key, value string) bool) {
 	for i := 0; i < len(l.kv); i += 2 {
 		if !yield(l.kv[i], l.kv[i+1]) {

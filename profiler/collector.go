@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // DefaultMaxBuckets is the default bound on the number of buckets (distinct
@@ -72,7 +73,7 @@ func WithMaxBuckets(n int) Option {
 type Profiler struct {
 	id         uint64
 	start      time.Time
-	epoch      uint64 // hooks.MeanEpoch at Start
+	epoch      uint64 // samplingstate.Epoch at Start
 	maxBuckets int
 	unregister func()
 	stopped    atomic.Bool
@@ -181,7 +182,7 @@ func Start(opts ...Option) (*Profiler, error) {
 	p := &Profiler{
 		id:         collectorIDs.Add(1),
 		start:      time.Now(),
-		epoch:      hooks.MeanEpoch(),
+		epoch:      samplingstate.Epoch(),
 		maxBuckets: cfg.maxBuckets,
 		catchAll:   make(map[int64]*collectorBucket),
 	}
@@ -569,7 +570,7 @@ type Snapshot struct {
 	owner      uint64
 	cumulative bool
 	seq        uint64
-	epoch      uint64           // hooks.MeanEpoch before the records were read
+	epoch      uint64           // samplingstate.Epoch before the records were read
 	meanLast   map[int64]uint64 // for each mean in force since Start, its last epoch
 }
 
@@ -582,7 +583,7 @@ var collectorSeq atomic.Uint64
 // are those at the time of the call. It works after Stop as well.
 func (p *Profiler) Snapshot() *Snapshot {
 	seq := collectorSeq.Add(1)
-	epoch := hooks.MeanEpoch()
+	epoch := samplingstate.Epoch()
 	recs := make([]Record, 0, p.buckets.Load()+p.overflowBuckets.Load())
 	// Buckets with one key (from several shards, or with stack hashes of
 	// different origin) merge into one record, found by a hash of the
@@ -657,11 +658,11 @@ func (p *Profiler) Snapshot() *Snapshot {
 	if t := p.stopTime.Load(); t != nil {
 		end = *t
 	}
-	mean := hooks.Current().MeanBytes
+	mean := samplingstate.Current().MeanBytes
 	if mean == 0 {
 		mean = hooks.MeanBytes()
 	}
-	inForce, _, complete := hooks.MeansSince(p.epoch)
+	inForce, _, complete := samplingstate.MeansSince(p.epoch)
 	meanLast := make(map[int64]uint64, len(inForce))
 	for _, m := range inForce {
 		meanLast[m.MeanBytes] = m.LastEpoch

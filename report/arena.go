@@ -10,7 +10,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // The arena model: arenaprof's per-byte sampling (package export writes
@@ -183,11 +183,11 @@ func sampleMean(s *profile.Sample, period int64) (int64, error) {
 	if !ok {
 		m = period
 	}
-	if m < 1 || m > profiler.MaxMeanBytes {
+	if m < 1 || m > samplingstate.MaxMeanBytes {
 		if ok {
-			return 0, fmt.Errorf("report: a sample has sampling_mean %d, outside [1, %d]", m, int64(profiler.MaxMeanBytes))
+			return 0, fmt.Errorf("report: a sample has sampling_mean %d, outside [1, %d]", m, int64(samplingstate.MaxMeanBytes))
 		}
-		return 0, fmt.Errorf("report: a sample has no sampling_mean label and the profile's period %d is outside [1, %d]", m, int64(profiler.MaxMeanBytes))
+		return 0, fmt.Errorf("report: a sample has no sampling_mean label and the profile's period %d is outside [1, %d]", m, int64(samplingstate.MaxMeanBytes))
 	}
 	return m, nil
 }
@@ -298,7 +298,7 @@ func (a *arenaSums) interval(row *TableRow, conf float64) (lo, hi float64, err e
 	a.allow()
 	if len(a.strata) == 0 {
 		period := a.m.p.Period
-		if period < 1 || period > profiler.MaxMeanBytes {
+		if period < 1 || period > samplingstate.MaxMeanBytes {
 			return 0, 0, nil
 		}
 		a.strata[period] = &stratum{}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // intervalJSON is the -json output of the interval command.
@@ -34,7 +34,7 @@ func runInterval(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	samples := fs.Int64("samples", -1, "number of sample events `S` (required)")
 	tail := fs.Int64("tail", -1, "sum `U` of size-offset over the events, in bytes (required)")
-	mean := fs.Int64("mean", profiler.DefaultMeanBytes, "sampling mean in `bytes` the events were drawn under")
+	mean := fs.Int64("mean", samplingstate.DefaultMeanBytes, "sampling mean in `bytes` the events were drawn under")
 	conf := fs.Float64("confidence", 0.95, "confidence `C` in (0, 1)")
 	window := fs.String("window", "both", "window alignment: aligned, start, end or both; the default, both, is the\nconservative choice for sums of unknown origin; use end for the sums of a profile\nsince the profiler started, which is what arenaprof top reads from such a profile's marking")
 	asJSON := fs.Bool("json", false, "print one JSON object")

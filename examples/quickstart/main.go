@@ -39,6 +39,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -121,7 +122,7 @@ and every 64th builds a 64 KiB..1 MiB index. The profiler samples about
 one byte in %d (profiler.Start(), the default mean); the service also
 counts the bytes it allocates, exactly, to check the estimates.
 
-`, cfg.requests, cfg.workers, profiler.DefaultMeanBytes)
+`, cfg.requests, cfg.workers, hooks.MeanBytes())
 
 	// Profiling on, at the default mean.
 	p, err := profiler.Start()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 
 	"bytes"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestQuickstart(t *testing.T) {
 	for _, st := range export.SampleTypes() {
 		want = append(want, st.Type+"/"+st.Unit)
 	}
-	if !slices.Equal(types, want) || prof.Period != profiler.DefaultMeanBytes || pprofmt.WindowOf(prof) != estimate.WindowEnd {
+	if !slices.Equal(types, want) || prof.Period != samplingstate.DefaultMeanBytes || pprofmt.WindowOf(prof) != estimate.WindowEnd {
 		t.Errorf("profile: sample types %v, period %d, window %v", types, prof.Period, pprofmt.WindowOf(prof))
 	}
 
@@ -95,7 +96,7 @@ func TestQuickstart(t *testing.T) {
 	// Every row of every grouping covers the truth at strictConfidence,
 	// and every true group the profile missed is below the upper bound of
 	// zero events.
-	zero, err := estimate.SingleMeanInterval(0, 0, profiler.DefaultMeanBytes, strictConfidence, estimate.WindowEnd)
+	zero, err := estimate.SingleMeanInterval(0, 0, samplingstate.DefaultMeanBytes, strictConfidence, estimate.WindowEnd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,12 +145,15 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready chan<- stri
 	dir := fs.String("dir", "", "write profiles into this directory")
 	interval := fs.Duration("interval", 15*time.Second, "upload interval")
 	load := fs.Int("load", 0, "send the service N requests of each kind at start")
-	mean := fs.Int64("mean", hooks.DefaultMeanBytes, "sampling mean in bytes (process-wide, like runtime.MemProfileRate)")
+	mean := fs.Int64("mean", hooks.MeanBytes(), "sampling mean in bytes (process-wide, like runtime.MemProfileRate)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *mean < 1 || hooks.SetMeanBytes(*mean) != nil {
-		return fmt.Errorf("bad -mean %d: use a number of bytes in [1, %d]", *mean, int64(hooks.MaxMeanBytes))
+	if *mean < 1 {
+		return fmt.Errorf("bad -mean %d: use a positive number of bytes", *mean)
+	}
+	if err := hooks.SetMeanBytes(*mean); err != nil {
+		return fmt.Errorf("bad -mean: %w", err)
 	}
 
 	mux := http.NewServeMux()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/unwind"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -24,7 +26,7 @@ func stackB(depth int, bits uint, out *[][]uintptr) {
 
 func stackStep(depth int, bits uint, out *[][]uintptr) {
 	if depth == 0 {
-		pcs := make([]uintptr, hooks.MaxStackDepth)
+		pcs := make([]uintptr, unwind.MaxStackDepth)
 		*out = append(*out, pcs[:runtime.Callers(1, pcs)])
 		return
 	}
@@ -56,15 +58,15 @@ func Snapshot(nstacks int, depth int) *profiler.Snapshot {
 	for i, st := range stacks {
 		labels := labelSets[i%2]
 		for size := int64(8); size <= 800; size += 8 {
-			w, _ := estimate.WeightedBytes(size, profiler.DefaultMeanBytes)
+			w, _ := estimate.WeightedBytes(size, samplingstate.DefaultMeanBytes)
 			recs = append(recs, profiler.Record{
-				Stack: st, TypeName: "main.user", Labels: labels, Size: size, MeanBytes: profiler.DefaultMeanBytes,
+				Stack: st, TypeName: "main.user", Labels: labels, Size: size, MeanBytes: samplingstate.DefaultMeanBytes,
 				AllocSamples: 3, AllocTail: 3 * size, AllocBytes: 3 * w, AllocObjects: 3 * w / float64(size),
 				InuseSamples: 1, InuseBytes: w, InuseObjects: w / float64(size),
 			})
 		}
 	}
 	now := time.Now()
-	return &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: profiler.DefaultMeanBytes,
+	return &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: samplingstate.DefaultMeanBytes,
 		Window: estimate.WindowEnd, Records: recs}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 var benchSink int64
@@ -14,7 +14,7 @@ func BenchmarkSingleMeanInterval(b *testing.B) {
 		b.Run(fmt.Sprintf("s=%d", s), func(b *testing.B) {
 			u := s * 5000
 			for b.Loop() {
-				iv, err := SingleMeanInterval(s, u, hooks.DefaultMeanBytes, 0.95, WindowBoth)
+				iv, err := SingleMeanInterval(s, u, samplingstate.DefaultMeanBytes, 0.95, WindowBoth)
 				if err != nil {
 					b.Fatal(err)
 				}

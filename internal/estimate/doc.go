@@ -29,7 +29,7 @@
 //
 //	// 8 sample events whose tails sum to 10908 bytes, drawn at the
 //	// default mean, in a window that ends between events:
-//	iv, err := estimate.SingleMeanInterval(8, 10908, hooks.DefaultMeanBytes, 0.95, estimate.WindowEnd)
+//	iv, err := estimate.SingleMeanInterval(8, 10908, 102400, 0.95, estimate.WindowEnd)
 //	if err != nil {
 //		return err
 //	}

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // maxMeanBytes is the largest mean accepted (2^40).
-const maxMeanBytes = hooks.MaxMeanBytes
+const maxMeanBytes = samplingstate.MaxMeanBytes
 
 // WeightedBytes returns the unbiased weight of one sampled object of size
 // bytes drawn under mean: size/(1-q^size) with q = 1-1/mean, the bytes it

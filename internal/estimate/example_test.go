@@ -3,14 +3,14 @@ package estimate_test
 import (
 	"fmt"
 
-	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Eight sample events whose tail sums (size - offset) add up to 10908 bytes,
 // drawn under the default mean, in a window that starts and ends on events.
 func ExampleSingleMeanInterval() {
-	iv, err := estimate.SingleMeanInterval(8, 10908, hooks.DefaultMeanBytes, 0.95, estimate.WindowAligned)
+	iv, err := estimate.SingleMeanInterval(8, 10908, samplingstate.DefaultMeanBytes, 0.95, estimate.WindowAligned)
 	if err != nil {
 		panic(err)
 	}

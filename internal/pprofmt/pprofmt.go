@@ -13,7 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Sample value indexes, in the order of the profile's sample types.
@@ -157,8 +157,8 @@ func MeansOf(p *profile.Profile, prefix string) ([]int64, bool, error) {
 		found = true
 		for f := range strings.SplitSeq(list, ",") {
 			m, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || m < 1 || m > profiler.MaxMeanBytes {
-				return nil, false, fmt.Errorf("malformed profile comment %q: %q is not a sampling mean in [1, %d]", c, f, int64(profiler.MaxMeanBytes))
+			if err != nil || m < 1 || m > samplingstate.MaxMeanBytes {
+				return nil, false, fmt.Errorf("malformed profile comment %q: %q is not a sampling mean in [1, %d]", c, f, int64(samplingstate.MaxMeanBytes))
 			}
 			set[m] = true
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Query says what [Client.Read] reads.
@@ -389,8 +389,8 @@ func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.
 		if len(m) == 0 {
 			return nil, fmt.Errorf("arena series of %s (memory=%q) without the sampling_mean label: uploaded by an older agent or another client; narrow the selector or the range to newer uploads", sel, labels[pprofmt.LabelMemory])
 		}
-		if m[0] > profiler.MaxMeanBytes {
-			return nil, fmt.Errorf("series %s has sampling_mean %d, above %d", sel, m[0], int64(profiler.MaxMeanBytes))
+		if m[0] > samplingstate.MaxMeanBytes {
+			return nil, fmt.Errorf("series %s has sampling_mean %d, above %d", sel, m[0], int64(samplingstate.MaxMeanBytes))
 		}
 		// Arena sizes are not uploaded as labels (their cardinality is
 		// the number of distinct sizes); the report reads the sample as

@@ -9,14 +9,14 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // DefaultMeanBytes is the default mean distance between sampled bytes.
-const DefaultMeanBytes = hooks.DefaultMeanBytes
+const DefaultMeanBytes = samplingstate.DefaultMeanBytes
 
 // MaxMeanBytes is the largest mean accepted anywhere in arenaprof (2^40).
-const MaxMeanBytes = hooks.MaxMeanBytes
+const MaxMeanBytes = samplingstate.MaxMeanBytes
 
 // MaxGapFactor bounds the gaps a [GapSampler] can return: for every mean m,
 // a gap is at most MaxGapFactor*m (and 0 for m = 1).

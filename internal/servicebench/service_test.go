@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -92,7 +93,7 @@ func BenchmarkService(b *testing.B) {
 					h.pool = arena.NewPool()
 					switch sampling {
 					case "default":
-						setMean(b, hooks.DefaultMeanBytes)
+						setMean(b, samplingstate.DefaultMeanBytes)
 						startProfiler(b)
 					case "4096":
 						setMean(b, 4096)

@@ -1,7 +1,7 @@
 // Package simalloc is a minimal allocator that follows arenaprof's sampling
 // model through package hooks exactly as package arena does, without
 // handing out memory: its own stream of geometric gaps, kept running at the
-// configured mean (hooks.State.TrialMeanBytes) even while nobody listens
+// configured mean (samplingstate.State.TrialMeanBytes) even while nobody listens
 // and redrawn when the mean changes, one event (only while a consumer is
 // registered) for the object that holds the next successful trial (offset = the remaining gap),
 // a fresh gap after each sampled object, and a release on reset if it
@@ -9,7 +9,11 @@
 // exporter use it to drive events with known sizes from known call sites.
 package simalloc
 
-import "github.com/arenaprof/arenaprof/hooks"
+import (
+	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/unwind"
+)
 
 // Gaps draws the failed trials before the next success for a mean;
 // *profiler.GapSampler implements it.
@@ -24,11 +28,11 @@ type Arena struct {
 	id      uint64
 	g       Gaps
 	gap     int64
-	mean    int64 // the trial stream's mean: hooks.State.TrialMeanBytes
-	state   *hooks.State
+	mean    int64 // the trial stream's mean: samplingstate.State.TrialMeanBytes
+	state   *samplingstate.State
 	labels  hooks.Labels
 	emitted bool
-	pcs     [hooks.MaxStackDepth]uintptr
+	pcs     [unwind.MaxStackDepth]uintptr
 	ev      hooks.Event
 }
 
@@ -46,7 +50,7 @@ func (a *Arena) ID() uint64 { return a.id }
 //
 //go:noinline
 func (a *Arena) Alloc(size int64, typeName string) {
-	if st := hooks.Current(); st != a.state {
+	if st := samplingstate.Current(); st != a.state {
 		a.state = st
 		if st.TrialMeanBytes != a.mean {
 			// A new mean redraws the pending gap, as arena does.
@@ -63,7 +67,7 @@ func (a *Arena) Alloc(size int64, typeName string) {
 		return
 	}
 	if a.state.MeanBytes > 0 { // else nobody listens: only the trial is drawn
-		n := hooks.Callers(1, a.pcs[:])
+		n := unwind.Callers(1, a.pcs[:])
 		a.ev = hooks.Event{
 			TypeName:  typeName,
 			Size:      size,

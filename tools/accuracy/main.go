@@ -22,8 +22,8 @@ import (
 	"strings"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/internal/workload"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 func main() {
@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cfg := config{
 		runs:       *runs,
 		seed:       *seed,
-		mean:       profiler.DefaultMeanBytes,
+		mean:       samplingstate.DefaultMeanBytes,
 		stride:     102400,
 		confidence: 0.95,
 		window:     w,

@@ -44,6 +44,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -473,7 +474,7 @@ func arenaProfiles(t *testing.T) (*profile.Profile, *profile.Profile) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	defer hooks.SetMeanBytes(hooks.DefaultMeanBytes)
+	defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 	for i, mean := range []int64{4096, 1024} {
 		if err := hooks.SetMeanBytes(mean); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,9 @@
-package hooks
+package unwind
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // framePointers says whether FastCallers may follow frame pointers.
 var framePointers atomic.Bool
@@ -19,4 +22,17 @@ func init() { framePointers.Store(true) }
 // from runtime.Callers, with the same result and a higher cost.
 func SetFramePointerUnwinding(on bool) (previous bool) {
 	return framePointers.Swap(on)
+}
+
+// MaxStackDepth is the number of frames allocators capture per event.
+const MaxStackDepth = 64
+
+// Callers fills pcs with the return program counters of the calling
+// goroutine's stack, as [runtime.Callers] does, and returns how many it
+// wrote. skip = 0 makes the caller of Callers the leaf frame; each further
+// unit skips one more logical frame (inlined frames count, so the result
+// does not depend on the compiler's inlining decisions). [FastCallers] gives
+// the same stacks at a fraction of the cost, but counts physical frames.
+func Callers(skip int, pcs []uintptr) int {
+	return runtime.Callers(skip+2, pcs)
 }

@@ -1,6 +1,6 @@
 //go:build (amd64 || arm64) && !arenaprof_nofp
 
-package hooks
+package unwind
 
 import (
 	"runtime"

@@ -1,6 +1,6 @@
 //go:build !(amd64 || arm64) || arenaprof_nofp
 
-package hooks
+package unwind
 
 // FastCallers fills pcs with the return program counters of the calling
 // goroutine's stack, leaf first, and returns how many it wrote. The result

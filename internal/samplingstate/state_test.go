@@ -1,4 +1,4 @@
-package hooks
+package samplingstate
 
 import (
 	"testing"
@@ -17,20 +17,20 @@ func meansOf(h []MeanInForce) []int64 {
 // the bound on distinct means remembered.
 func TestMeansSince(t *testing.T) {
 	restoreMean(t)
-	if err := SetMeanBytes(4096); err != nil {
+	if err := SetMean(4096); err != nil {
 		t.Fatal(err)
 	}
-	e0 := MeanEpoch()
+	e0 := Epoch()
 	for _, m := range []int64{1 << 30, 0, 256, 4096} {
-		if err := SetMeanBytes(m); err != nil {
+		if err := SetMean(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e1 := MeanEpoch()
+	e1 := Epoch()
 	if e1 != e0+4 {
 		t.Errorf("epoch %d after 4 changes from %d", e1, e0)
 	}
-	if err := SetMeanBytes(4096); err != nil { // no change: same epoch
+	if err := SetMean(4096); err != nil { // no change: same epoch
 		t.Fatal(err)
 	}
 	h, now, complete := MeansSince(e0)
@@ -44,7 +44,7 @@ func TestMeansSince(t *testing.T) {
 	// More distinct means than remembered: the oldest are forgotten, and
 	// asking from before them says so.
 	for i := range int64(maxMeanHistory + 10) {
-		if err := SetMeanBytes(1000 + i); err != nil {
+		if err := SetMean(1000 + i); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,8 +57,18 @@ func TestMeansSince(t *testing.T) {
 	if _, _, complete := MeansSince(e0); complete {
 		t.Error("MeansSince from before forgotten means says complete")
 	}
-	h, _, complete = MeansSince(MeanEpoch())
+	h, _, complete = MeansSince(Epoch())
 	if !complete || len(h) != 1 || h[0].MeanBytes != 1000+maxMeanHistory+9 {
 		t.Errorf("MeansSince(now) = %v, %v", h, complete)
 	}
+}
+
+// restoreMean puts the configured mean back after the test.
+func restoreMean(t *testing.T) {
+	old := Mean()
+	t.Cleanup(func() {
+		if err := SetMean(old); err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package hooks
+package unwind
 
 import (
 	"fmt"
@@ -283,5 +283,25 @@ func BenchmarkCallers(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+//go:noinline
+func callersLeaf(skip int) string {
+	var pcs [8]uintptr
+	n := Callers(skip, pcs[:])
+	f, _ := runtime.CallersFrames(pcs[:n]).Next()
+	return f.Function
+}
+
+//go:noinline
+func callersMiddle() string { return callersLeaf(1) }
+
+func TestCallersSkip(t *testing.T) {
+	if got := callersLeaf(0); !strings.HasSuffix(got, ".callersLeaf") {
+		t.Errorf("skip 0: leaf %s, want callersLeaf", got)
+	}
+	if got := callersMiddle(); !strings.HasSuffix(got, ".callersMiddle") {
+		t.Errorf("skip 1: leaf %s, want callersMiddle", got)
 	}
 }

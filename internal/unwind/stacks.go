@@ -1,4 +1,4 @@
-package hooks
+package unwind
 
 import (
 	"hash/maphash"
