@@ -90,7 +90,7 @@ type Config struct {
 	// arena profiles (allocations, live arenas and the peak).
 	NoRuntimeProfiles bool
 	// MaxBuckets bounds the profiler's memory; default
-	// profiler.DefaultMaxBuckets (see profiler.WithMaxBuckets).
+	// 16384 (see profiler.WithMaxBuckets).
 	MaxBuckets int
 	// MaxConcurrentBuilds bounds the profiles that the handlers mounted on
 	// Mux and Session.Handler build at once, all together; default

@@ -54,15 +54,15 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 			"arenaprof overflow: %d events past the bound of %d buckets were aggregated without their stacks",
 			s.Stats.OverflowEvents, s.Stats.MaxBuckets))
 	}
-	if s.Stats.CatchAllEvents > 0 {
+	if s.Stats.TypelessEvents > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf(
-			"arenaprof catch-all: %d events past the bound on overflow buckets were aggregated under type %s, without their type",
-			s.Stats.CatchAllEvents, profiler.CatchAllType))
+			"arenaprof typeless: %d events past the bound on overflow buckets were aggregated under type %s, without their type",
+			s.Stats.TypelessEvents, pprofmt.TypelessTypeName))
 	}
 	if s.Stats.Lost > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf(
-			"arenaprof lost: %d events past every bucket bound (all %d catch-all buckets taken by other means) were not aggregated; estimates miss their bytes",
-			s.Stats.Lost, profiler.MaxCatchAllMeans))
+			"arenaprof lost: %d events past every bucket bound (all %d typeless buckets taken by other means) were not aggregated; estimates miss their bytes",
+			s.Stats.Lost, s.Stats.TypelessBuckets))
 	}
 	if d := s.Stats.Dropped - min(s.Stats.Dropped, s.Stats.Lost); d > 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", d))

@@ -90,7 +90,7 @@ func TestBuildFormat(t *testing.T) {
 	if !slices.Contains(q.Comments, "arenaprof window=end") || pprofmt.WindowOf(q) != estimate.WindowEnd {
 		t.Errorf("comments %q", q.Comments)
 	}
-	if q.TimeNanos != p.StartTime().UnixNano() || q.DurationNanos <= 0 {
+	if q.TimeNanos != p.Snapshot().Start.UnixNano() || q.DurationNanos <= 0 {
 		t.Errorf("time %d duration %d", q.TimeNanos, q.DurationNanos)
 	}
 	if len(q.Sample) != 3 {

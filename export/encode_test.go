@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -68,10 +69,10 @@ func built(t *testing.T) *profile.Profile {
 				AllocSamples: 2, AllocTail: size, AllocBytes: 2 * w, AllocObjects: 2 * w / float64(size), InuseSamples: 1, InuseBytes: w, InuseObjects: w / float64(size)})
 		}
 	}
-	recs = append(recs, profiler.Record{TypeName: profiler.CatchAllType, MeanBytes: 4096, Overflow: true, AllocSamples: 1, AllocBytes: 4096, AllocObjects: 10})
+	recs = append(recs, profiler.Record{TypeName: pprofmt.TypelessTypeName, MeanBytes: 4096, Overflow: true, AllocSamples: 1, AllocBytes: 4096, AllocObjects: 10})
 	now := time.Unix(1700000000, 0)
 	s := &profiler.Snapshot{Start: now, End: now.Add(time.Minute), MeanBytes: 4096, Window: estimate.WindowBoth, Records: recs,
-		Stats: profiler.Stats{OverflowEvents: 1, CatchAllEvents: 1, Dropped: 2, MaxBuckets: 16}}
+		Stats: profiler.Stats{OverflowEvents: 1, TypelessEvents: 1, Dropped: 2, MaxBuckets: 16}}
 	p, err := Build(s)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,10 @@ func heapStackStep(depth int, bits uint) {
 	}
 }
 
-// fullProfiler returns a profiler holding profiler.DefaultMaxBuckets
+// fullBuckets is the profiler's default bound on buckets.
+const fullBuckets = 16384
+
+// fullProfiler returns a profiler holding fullBuckets
 // buckets, every one of its own stack and size (164 real stacks of 10
 // levels times 100 sizes), the state of a service whose collector is full,
 // and fills the Go heap's profile with about 1,000 stacks.
@@ -54,7 +57,7 @@ func fullProfiler(tb testing.TB) *profiler.Profiler {
 	tb.Helper()
 	setMeanBytes(tb, 1)
 	p := startProfiler(tb)
-	stacks := benchsnap.Stacks(profiler.DefaultMaxBuckets/100+1, 10)
+	stacks := benchsnap.Stacks(fullBuckets/100+1, 10)
 	ev := hooks.Event{TypeName: "main.user", MeanBytes: 1, Arena: hooks.NewArenaID(),
 		Labels: hooks.NewLabels("handler", "/api/v1/users")}
 	for _, st := range stacks {
@@ -64,8 +67,8 @@ func fullProfiler(tb testing.TB) *profiler.Profiler {
 			hooks.Emit(&ev)
 		}
 	}
-	if got := p.Stats().Buckets; got != profiler.DefaultMaxBuckets {
-		tb.Fatalf("%d buckets, want %d", got, profiler.DefaultMaxBuckets)
+	if got := p.Stats().Buckets; got != fullBuckets {
+		tb.Fatalf("%d buckets, want %d", got, fullBuckets)
 	}
 	for i := range uint(1024) {
 		heapStackStep(10, i)
@@ -74,7 +77,7 @@ func fullProfiler(tb testing.TB) *profiler.Profiler {
 }
 
 // BenchmarkHandlerFull serves one request on each path of the handlers a
-// service mounts, with a full collector (profiler.DefaultMaxBuckets
+// service mounts, with a full collector (fullBuckets
 // buckets): the arena profile, its debug=1 tables, the memory profile (arena
 // and Go heap) and its tables. B/op is what one request allocates.
 func BenchmarkHandlerFull(b *testing.B) {
@@ -208,7 +211,7 @@ func TestHandlersUnderLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			if err := prof.CheckValid(); err != nil || len(prof.Sample) < profiler.DefaultMaxBuckets {
+			if err := prof.CheckValid(); err != nil || len(prof.Sample) < fullBuckets {
 				t.Errorf("%s: %d samples, %v", path, len(prof.Sample), err)
 			}
 		}

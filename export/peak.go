@@ -70,8 +70,8 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer release()
-		watch := h.p.WatchPeak()
-		defer watch.Stop()
+		take, stop := h.p.WatchPeak()
+		defer stop()
 		t := time.NewTimer(time.Duration(n) * time.Second)
 		select {
 		case <-t.C:
@@ -79,7 +79,7 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			t.Stop()
 			return
 		}
-		pk = watch.Take()
+		pk = take()
 	} else {
 		pk = h.p.Peak()
 	}

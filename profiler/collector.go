@@ -1,8 +1,6 @@
 package profiler
 
 import (
-	"github.com/arenaprof/arenaprof/internal/estimate"
-
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -14,12 +12,14 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
-// DefaultMaxBuckets is the default bound on the number of buckets (distinct
+// defaultMaxBuckets is the default bound on the number of buckets (distinct
 // allocation sites) a [Profiler] keeps; see [WithMaxBuckets].
-const DefaultMaxBuckets = 16384
+const defaultMaxBuckets = 16384
 
 // collectorShards is the number of independent shards of a Profiler. Events
 // are routed to a shard by their arena identity, so goroutines allocating
@@ -34,7 +34,7 @@ type collectorConfig struct {
 }
 
 // WithMaxBuckets bounds the number of buckets the profiler keeps (default
-// [DefaultMaxBuckets]). A bucket is one distinct combination of stack, type,
+// 16384). A bucket is one distinct combination of stack, type,
 // labels, object size and mean in one of the profiler's 64 shards (events
 // are routed to a shard by arena identity, so a site allocated from by
 // arenas of several shards has a bucket in each); it costs about 150 bytes
@@ -45,12 +45,12 @@ type collectorConfig struct {
 // totals therefore still include them.
 //
 // Overflow buckets are bounded too, by max(1, n/16) across shards: past that
-// bound, events of further types go to the single catch-all bucket of their
-// mean, shared by all shards (type [CatchAllType]), counted in
-// [Stats.CatchAllEvents]; they keep their bytes and their mean but lose
-// their type. There are at most [MaxCatchAllMeans] catch-all buckets (one
-// per mean); an event past all three bounds (a mean without one, when all
-// are taken) is dropped and counted in [Stats.Lost]. So the profiler never
+// bound, events of further types go to the single typeless bucket of their
+// mean, shared by all shards (type "arenaprof.other"), counted in
+// [Stats.TypelessEvents]; they keep their bytes and their mean but lose
+// their type. There are at most 16 typeless buckets (one per mean); an
+// event past all three bounds (a mean without one, when all are taken) is
+// dropped and counted in [Stats.Lost]. So the profiler never
 // holds more than n + max(1, n/16) + 16 buckets, whatever the workload.
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
@@ -82,28 +82,28 @@ type Profiler struct {
 	buckets         atomic.Int64 // regular buckets, across shards
 	overflowBuckets atomic.Int64
 	overflowEvents  atomic.Uint64
-	catchAllEvents  atomic.Uint64
+	typelessEvents  atomic.Uint64
 	lost            atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
 
 	// The peak (see peak.go): the peak watches. The estimated live bytes
 	// are kept per shard (collectorShard.live).
-	peak    *PeakWatch
+	peak    *peakWatch
 	watchMu sync.Mutex
-	watches []*PeakWatch
+	watches []*peakWatch
 
-	// The catch-all buckets, one per mean, shared by all shards: their
-	// fields are guarded by catchMu (taken after a shard's lock).
-	catchMu  sync.Mutex
-	catchAll map[int64]*collectorBucket
+	// The typeless buckets, one per mean, shared by all shards: their
+	// fields are guarded by typelessMu (taken after a shard's lock).
+	typelessMu sync.Mutex
+	typeless   map[int64]*collectorBucket
 
 	shards [collectorShards]collectorShard
 }
 
-// MaxCatchAllMeans bounds the catch-all buckets of a [Profiler]: one per
+// maxTypelessMeans bounds the typeless buckets of a [Profiler]: one per
 // sampling mean, at most this many.
-const MaxCatchAllMeans = 16
+const maxTypelessMeans = 16
 
 var collectorIDs atomic.Uint64
 
@@ -141,7 +141,7 @@ type collectorBucket struct {
 	size      int64 // 0 for an overflow bucket (mixed sizes)
 	mean      int64
 	overflow  bool
-	catchAll  bool    // a catch-all bucket: its sums are guarded by catchMu
+	typeless  bool    // a typeless bucket: its sums are guarded by typelessMu
 	weight    float64 // estimate.WeightedBytes(size, mean), cached; 0 for overflow
 	allocN    int64
 	allocTail int64
@@ -170,7 +170,7 @@ type collectorLiveEntry struct {
 // allocations with [hooks.Register], which turns sampling on.
 // Call [Profiler.Stop] to unregister it.
 func Start(opts ...Option) (*Profiler, error) {
-	cfg := collectorConfig{maxBuckets: DefaultMaxBuckets}
+	cfg := collectorConfig{maxBuckets: defaultMaxBuckets}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -184,13 +184,13 @@ func Start(opts ...Option) (*Profiler, error) {
 		start:      time.Now(),
 		epoch:      samplingstate.Epoch(),
 		maxBuckets: cfg.maxBuckets,
-		catchAll:   make(map[int64]*collectorBucket),
+		typeless:   make(map[int64]*collectorBucket),
 	}
 	for i := range p.shards {
 		p.shards[i].buckets = make(map[uint64]*collectorBucket)
 		p.shards[i].live = make(map[uint64]*collectorLive)
 	}
-	p.peak = p.WatchPeak()
+	p.peak = p.newPeakWatch()
 	p.unregister = hooks.Register(collectorConsumer{p})
 	return p, nil
 }
@@ -204,9 +204,6 @@ func (p *Profiler) Stop() {
 		p.unregister()
 	}
 }
-
-// StartTime returns when the profiler started.
-func (p *Profiler) StartTime() time.Time { return p.start }
 
 // collectorConsumer adapts a Profiler to hooks.Consumer without exporting
 // the Sampled and Released methods on Profiler itself.
@@ -289,8 +286,8 @@ func (p *Profiler) sampled(e *hooks.Event) {
 			return
 		}
 		wB, wObj = w, w/float64(e.Size)
-		if b.catchAll {
-			p.catchMu.Lock()
+		if b.typeless {
+			p.typelessMu.Lock()
 		}
 		b.allocO += wObj
 		b.inuseO += wObj
@@ -300,8 +297,8 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	b.allocB += wB
 	b.inuseN++
 	b.inuseB += wB
-	if b.catchAll {
-		p.catchMu.Unlock()
+	if b.typeless {
+		p.typelessMu.Unlock()
 	}
 	lv := sh.lastLive
 	if lv == nil || sh.lastArena != e.Arena {
@@ -343,7 +340,7 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 		}
 		if p.overflowBuckets.Add(1) > int64(p.maxOverflowBuckets()) {
 			p.overflowBuckets.Add(-1)
-			return p.catchAllBucket(e.MeanBytes)
+			return p.typelessBucket(e.MeanBytes)
 		}
 		b := &collectorBucket{hash: oh, typeName: e.TypeName, mean: e.MeanBytes, overflow: true}
 		b.next = sh.buckets[oh]
@@ -364,31 +361,26 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	return b
 }
 
-// catchAllBucket returns the catch-all bucket of a mean, creating it if
-// there are fewer than MaxCatchAllMeans, else nil (the event is lost).
-func (p *Profiler) catchAllBucket(mean int64) *collectorBucket {
-	p.catchMu.Lock()
-	defer p.catchMu.Unlock()
-	b := p.catchAll[mean]
+// typelessBucket returns the typeless bucket of a mean, creating it if
+// there are fewer than maxTypelessMeans, else nil (the event is lost).
+func (p *Profiler) typelessBucket(mean int64) *collectorBucket {
+	p.typelessMu.Lock()
+	defer p.typelessMu.Unlock()
+	b := p.typeless[mean]
 	if b == nil {
-		if len(p.catchAll) >= MaxCatchAllMeans {
+		if len(p.typeless) >= maxTypelessMeans {
 			p.overflowEvents.Add(^uint64(0)) // undo: the event is not aggregated
 			p.lost.Add(1)
 			return nil
 		}
-		b = &collectorBucket{hash: collectorOverflowHash(CatchAllType, mean), typeName: CatchAllType, mean: mean, overflow: true, catchAll: true}
-		p.catchAll[mean] = b
+		b = &collectorBucket{hash: collectorOverflowHash(pprofmt.TypelessTypeName, mean), typeName: pprofmt.TypelessTypeName, mean: mean, overflow: true, typeless: true}
+		p.typeless[mean] = b
 	}
-	p.catchAllEvents.Add(1)
+	p.typelessEvents.Add(1)
 	return b
 }
 
 const collectorLiveIndexAt = 8
-
-// CatchAllType is the type name of the catch-all buckets, which hold the
-// events past both the bucket and the overflow-bucket bounds (see
-// [WithMaxBuckets]).
-const CatchAllType = "arenaprof.other"
 
 // maxOverflowBuckets is the bound on overflow buckets (see WithMaxBuckets).
 func (p *Profiler) maxOverflowBuckets() int { return max(1, p.maxBuckets/16) }
@@ -446,8 +438,8 @@ func (p *Profiler) released(arena uint64) {
 		for _, en := range lv.entries {
 			b := en.b
 			gone += en.wB
-			if b.catchAll {
-				p.catchMu.Lock()
+			if b.typeless {
+				p.typelessMu.Lock()
 			}
 			b.inuseN -= en.n
 			if b.inuseN <= 0 {
@@ -457,8 +449,8 @@ func (p *Profiler) released(arena uint64) {
 				b.inuseB = math.Max(0, b.inuseB-en.wB)
 				b.inuseO = math.Max(0, b.inuseO-en.wObj)
 			}
-			if b.catchAll {
-				p.catchMu.Unlock()
+			if b.typeless {
+				p.typelessMu.Unlock()
 			}
 		}
 		if len(sh.free) < collectorFreeMax && len(lv.entries) <= collectorLiveIndexAt {
@@ -479,10 +471,10 @@ type Stats struct {
 	Buckets         int    // regular buckets, across shards (at most MaxBuckets)
 	MaxBuckets      int    // the bound set by WithMaxBuckets
 	OverflowBuckets int    // overflow buckets (one per type and mean, per shard)
-	OverflowEvents  uint64 // events that went to an overflow bucket (catch-all included)
-	CatchAllEvents  uint64 // events that went to a catch-all bucket and lost their type
-	CatchAllBuckets int    // catch-all buckets (one per mean, at most MaxCatchAllMeans)
-	Lost            uint64 // events past every bound (no catch-all bucket left for their mean)
+	OverflowEvents  uint64 // events that went to an overflow bucket (typeless included)
+	TypelessEvents  uint64 // events that went to a typeless bucket and lost their type
+	TypelessBuckets int    // typeless buckets (one per mean, at most 16)
+	Lost            uint64 // events past every bound (no typeless bucket left for their mean)
 	Dropped         uint64 // events not aggregated: without a valid weight, or Lost
 	LiveArenas      int    // arenas with sampled objects not yet released
 }
@@ -495,13 +487,13 @@ func (p *Profiler) Stats() Stats {
 		MaxBuckets:      p.maxBuckets,
 		OverflowBuckets: int(p.overflowBuckets.Load()),
 		OverflowEvents:  p.overflowEvents.Load(),
-		CatchAllEvents:  p.catchAllEvents.Load(),
+		TypelessEvents:  p.typelessEvents.Load(),
 		Lost:            p.lost.Load(),
 		Dropped:         p.dropped.Load(),
 	}
-	p.catchMu.Lock()
-	s.CatchAllBuckets = len(p.catchAll)
-	p.catchMu.Unlock()
+	p.typelessMu.Lock()
+	s.TypelessBuckets = len(p.typeless)
+	p.typelessMu.Unlock()
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
@@ -574,9 +566,6 @@ type Snapshot struct {
 	meanLast   map[int64]uint64 // for each mean in force since Start, its last epoch
 }
 
-// Cumulative reports whether the snapshot covers everything since Start.
-func (s *Snapshot) Cumulative() bool { return s.cumulative }
-
 var collectorSeq atomic.Uint64
 
 // Snapshot returns the cumulative aggregates since [Start]. In-use values
@@ -644,15 +633,15 @@ func (p *Profiler) Snapshot() *Snapshot {
 			r.InuseObjects = r.InuseBytes / float64(r.Size)
 		}
 	}
-	p.catchMu.Lock()
-	for _, b := range p.catchAll {
+	p.typelessMu.Lock()
+	for _, b := range p.typeless {
 		recs = append(recs, Record{
 			TypeName: b.typeName, Size: b.size, MeanBytes: b.mean, Overflow: true,
 			AllocSamples: b.allocN, AllocTail: b.allocTail, AllocBytes: b.allocB, AllocObjects: b.allocO,
 			InuseSamples: b.inuseN, InuseBytes: b.inuseB, InuseObjects: b.inuseO,
 		})
 	}
-	p.catchMu.Unlock()
+	p.typelessMu.Unlock()
 	collectorSortRecords(recs)
 	end := time.Now()
 	if t := p.stopTime.Load(); t != nil {
@@ -778,16 +767,18 @@ func collectorCompare(a, b *Record) int {
 	return -1
 }
 
-// ErrSnapshotMismatch is returned by [Delta] for snapshots that do not come
+// errSnapshotMismatch is returned by [Delta] for snapshots that do not come
 // from the same profiler in the right order.
-var ErrSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative snapshots of one profiler in order")
+var errSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative snapshots of one profiler in order")
 
 // Delta returns the snapshot of the window between prev and cur, two
 // cumulative snapshots of the same profiler, prev taken first. Alloc values
 // and raw sums are differences; in-use values are cur's (absolute: what is
 // live at the end of the window). Records with nothing allocated in the
 // window and nothing live are left out. The window is marked WindowBoth.
-// prev == nil returns cur itself (the window since Start).
+// prev == nil returns cur itself (the window since Start). It returns an
+// error if prev and cur are not two cumulative snapshots (from
+// [Profiler.Snapshot]) of one profiler, prev taken first.
 func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	if cur == nil {
 		return nil, errors.New("profiler: Delta of a nil snapshot")
@@ -796,7 +787,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 		return cur, nil
 	}
 	if !prev.cumulative || !cur.cumulative || prev.owner != cur.owner || prev.seq > cur.seq {
-		return nil, ErrSnapshotMismatch
+		return nil, errSnapshotMismatch
 	}
 	index := make(map[uint64][]int, len(prev.Records))
 	for i := range prev.Records {
@@ -817,7 +808,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 			}
 		}
 		if r.AllocSamples < 0 || r.AllocTail < 0 {
-			return nil, ErrSnapshotMismatch
+			return nil, errSnapshotMismatch
 		}
 		if r.AllocSamples == 0 {
 			r.AllocBytes, r.AllocObjects = 0, 0
@@ -832,7 +823,7 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	st.Events -= min(st.Events, prev.Stats.Events)
 	st.Releases -= min(st.Releases, prev.Stats.Releases)
 	st.OverflowEvents -= min(st.OverflowEvents, prev.Stats.OverflowEvents)
-	st.CatchAllEvents -= min(st.CatchAllEvents, prev.Stats.CatchAllEvents)
+	st.TypelessEvents -= min(st.TypelessEvents, prev.Stats.TypelessEvents)
 	st.Lost -= min(st.Lost, prev.Stats.Lost)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
 	return &Snapshot{

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 
 	"errors"
 	"maps"
@@ -88,8 +89,8 @@ func TestCollectorAggregatesAndInuse(t *testing.T) {
 			t.Errorf("%s: labels %v", r.TypeName, r.Labels)
 		}
 	}
-	if s.Window != estimate.WindowEnd || !s.Cumulative() || s.MeanBytes != 1 {
-		t.Errorf("window %v cumulative %v mean %d", s.Window, s.Cumulative(), s.MeanBytes)
+	if s.Window != estimate.WindowEnd || !s.cumulative || s.MeanBytes != 1 {
+		t.Errorf("window %v cumulative %v mean %d", s.Window, s.cumulative, s.MeanBytes)
 	}
 
 	a.Reset()
@@ -197,7 +198,7 @@ func TestCollectorDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Window != estimate.WindowBoth || d.Cumulative() || !d.Start.Equal(s1.End) || !d.End.Equal(s2.End) {
+	if d.Window != estimate.WindowBoth || d.cumulative || !d.Start.Equal(s1.End) || !d.End.Equal(s2.End) {
 		t.Errorf("delta header %+v", d)
 	}
 	// Site B allocated nothing in the window and has nothing live: gone.
@@ -228,7 +229,7 @@ func TestCollectorDelta(t *testing.T) {
 	} {
 		if _, err := Delta(tc.prev, tc.cur); err == nil {
 			t.Errorf("%s: no error", tc.name)
-		} else if tc.cur != nil && !errors.Is(err, ErrSnapshotMismatch) {
+		} else if tc.cur != nil && !errors.Is(err, errSnapshotMismatch) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
@@ -309,7 +310,7 @@ func TestCollectorEstimateWithinInterval(t *testing.T) {
 // FuzzCollectorOptions checks that Start accepts exactly the documented
 // range of its numeric option.
 func FuzzCollectorOptions(f *testing.F) {
-	for _, n := range []int{1, 5, 0, -1, DefaultMaxBuckets, 1 << 30} {
+	for _, n := range []int{1, 5, 0, -1, defaultMaxBuckets, 1 << 30} {
 		f.Add(n)
 	}
 	f.Fuzz(func(t *testing.T, buckets int) {
@@ -327,7 +328,7 @@ func FuzzCollectorOptions(f *testing.F) {
 }
 
 // TestBucketHardCap: with many types past both bounds, the profiler holds
-// at most maxBuckets + max(1, maxBuckets/16) buckets plus one catch-all per
+// at most maxBuckets + max(1, maxBuckets/16) buckets plus one typeless per
 // mean and shard, and every event is still counted (none dropped).
 func TestBucketHardCap(t *testing.T) {
 	const maxBuckets = 32
@@ -349,22 +350,22 @@ func TestBucketHardCap(t *testing.T) {
 	}
 	st := p.Stats()
 	snap := p.Snapshot()
-	catchAll := 0
+	typeless := 0
 	var n int64
 	for _, r := range snap.Records {
 		n += r.AllocSamples
-		if r.TypeName == CatchAllType {
-			catchAll++
+		if r.TypeName == pprofmt.TypelessTypeName {
+			typeless++
 		}
 	}
-	if limit := maxBuckets + max(1, maxBuckets/16) + 1; len(snap.Records) > limit || catchAll != 1 || st.CatchAllBuckets != 1 {
-		t.Errorf("%d records (%d catch-all), want at most %d", len(snap.Records), catchAll, limit)
+	if limit := maxBuckets + max(1, maxBuckets/16) + 1; len(snap.Records) > limit || typeless != 1 || st.TypelessBuckets != 1 {
+		t.Errorf("%d records (%d typeless), want at most %d", len(snap.Records), typeless, limit)
 	}
 	if n != events || st.Events != events || st.Dropped != 0 {
 		t.Errorf("%d events in records, stats %+v", n, st)
 	}
-	if st.CatchAllEvents != events-maxBuckets-uint64(max(1, maxBuckets/16)) {
-		t.Errorf("catch-all events %d", st.CatchAllEvents)
+	if st.TypelessEvents != events-maxBuckets-uint64(max(1, maxBuckets/16)) {
+		t.Errorf("typeless events %d", st.TypelessEvents)
 	}
 }
 
@@ -409,8 +410,8 @@ func TestCollectorStackHash(t *testing.T) {
 }
 
 // TestBucketGlobalCap checks the hard bound on all buckets: with many types
-// and more means than catch-all buckets, the profiler holds at most
-// n + n/16 + MaxCatchAllMeans buckets, and the events past every bound are
+// and more means than typeless buckets, the profiler holds at most
+// n + n/16 + maxTypelessMeans buckets, and the events past every bound are
 // counted as lost (and dropped), never silently.
 func TestBucketGlobalCap(t *testing.T) {
 	const maxBuckets = 64
@@ -426,7 +427,7 @@ func TestBucketGlobalCap(t *testing.T) {
 			Arena:     uint64(i % 64),
 			TypeName:  "t" + strconv.Itoa(i),
 			Size:      8,
-			MeanBytes: int64(1 + i%40), // 40 means: more than MaxCatchAllMeans
+			MeanBytes: int64(1 + i%40), // 40 means: more than maxTypelessMeans
 		})
 	}
 	st := p.Stats()
@@ -435,11 +436,11 @@ func TestBucketGlobalCap(t *testing.T) {
 	for _, r := range snap.Records {
 		n += r.AllocSamples
 	}
-	if limit := maxBuckets + maxBuckets/16 + MaxCatchAllMeans; len(snap.Records) > limit || st.Buckets+st.OverflowBuckets+st.CatchAllBuckets > limit {
+	if limit := maxBuckets + maxBuckets/16 + maxTypelessMeans; len(snap.Records) > limit || st.Buckets+st.OverflowBuckets+st.TypelessBuckets > limit {
 		t.Errorf("%d records, stats %+v: above the bound %d", len(snap.Records), st, limit)
 	}
-	if st.CatchAllBuckets != MaxCatchAllMeans || st.Lost == 0 || st.Dropped != st.Lost {
-		t.Errorf("stats %+v: want %d catch-all buckets and lost events counted as dropped", st, MaxCatchAllMeans)
+	if st.TypelessBuckets != maxTypelessMeans || st.Lost == 0 || st.Dropped != st.Lost {
+		t.Errorf("stats %+v: want %d typeless buckets and lost events counted as dropped", st, maxTypelessMeans)
 	}
 	if uint64(n)+st.Lost != events || st.Events != events-st.Lost {
 		t.Errorf("%d events aggregated + %d lost, want %d; stats %+v", n, st.Lost, events, st)

@@ -18,10 +18,10 @@
 // of them may still have allocated bytes under it, and its interval must
 // allow for them.
 //
-// Usage:
+// # Usage
 //
 //	// The mean is process-wide, like runtime.MemProfileRate; the
-//	// default is DefaultMeanBytes.
+//	// default is 102400 bytes.
 //	if err := hooks.SetMeanBytes(64 << 10); err != nil {
 //		return err
 //	}
@@ -32,6 +32,21 @@
 //	defer p.Stop()
 //	// ... allocate through arenas ...
 //	err = export.Write(f, p.Snapshot())
+//
+// For a profile of a window (an upload interval, the last minute), take two
+// snapshots and pass them to [Delta]; package export's handler does so for
+// ?seconds=N.
+//
+// # Bounds
+//
+// The profiler's memory grows with the number of distinct allocation
+// sites, never with the number of events, and is bounded: see
+// [WithMaxBuckets] for what happens past the bound, and [Stats] for the
+// counts of what overflowed. No event's bytes are silently lost: an event
+// that cannot be aggregated is counted in [Stats].Lost and named in the
+// profile's comments.
+//
+// # Peaks
 //
 // The profiler also keeps the snapshot at the highest estimated live
 // arena bytes since it started ([Profiler.Peak]), or within a window of

@@ -11,8 +11,8 @@ import (
 // an in-use profile read at a quiet moment does not show it. The profiler
 // keeps the estimated live arena bytes (the sum of the in-use estimates),
 // and a snapshot taken at the highest point seen, re-taken only when the
-// peak has grown by PeakMargin, so that a service whose live bytes creep up
-// pays for O(log(peak)/log(1+PeakMargin)) snapshots in all.
+// peak has grown by peakMargin, so that a service whose live bytes creep up
+// pays for O(log(peak)/log(1+peakMargin)) snapshots in all.
 //
 // Live bytes fall only when an arena is released (Reset, Free, or dropped);
 // a release is where a peak ends. So the check runs at the start of each
@@ -20,20 +20,20 @@ import (
 // view: the snapshot taken there holds the burst being released. The
 // check is one atomic load per watch; the snapshot itself runs in the
 // releasing goroutine (Reset or Free), as long as a Snapshot of the
-// collector (milliseconds for a full one), at most once per PeakMargin of
+// collector (milliseconds for a full one), at most once per peakMargin of
 // growth. An event adds its estimate to its shard's live bytes, on the
 // shard's own cache line, under the shard's lock it holds anyway: a plain
 // add. Reading a peak also compares it with the live bytes at that
 // moment, so a peak still under way is not missed.
 
-// PeakMargin is the growth of the estimated live bytes over the last peak
+// peakMargin is the growth of the estimated live bytes over the last peak
 // snapshot that makes the profiler take a new one.
-const PeakMargin = 0.05
+const peakMargin = 0.05
 
-// A PeakWatch keeps the snapshot of the profiler at the highest estimated
-// live arena bytes since the watch began, or since its last Take. See
+// A peakWatch keeps the snapshot of the profiler at the highest estimated
+// live arena bytes since the watch began, or since its last take. See
 // [Profiler.WatchPeak].
-type PeakWatch struct {
+type peakWatch struct {
 	p    *Profiler
 	next atomic.Int64 // live bytes above which a new snapshot is taken
 
@@ -43,28 +43,41 @@ type PeakWatch struct {
 	start time.Time
 }
 
-// Peak is what a [PeakWatch] holds: the snapshot at the highest estimated
-// live arena bytes of its span. Its in-use values, and their intervals,
-// are those of that moment; its alloc values are cumulative up to it.
+// Peak is the snapshot of a profiler at the highest estimated live arena
+// bytes of a span (see [Profiler.Peak] and [Profiler.WatchPeak]): out of
+// memory kills happen at the highest point, which an in-use profile read at
+// a quiet moment does not show. Its in-use values, and their intervals, are
+// those of that moment; its alloc values are cumulative up to it. The
+// snapshot is re-taken when the live bytes have grown 5% above the last
+// one, so Bytes is within 5% of the true highest point.
 type Peak struct {
 	Snapshot *Snapshot // nil if no object was live during the span
 	Bytes    float64   // estimated live bytes at the peak
 	Start    time.Time // start of the span the peak is the highest of
 }
 
-// WatchPeak starts a peak watch. The profiler itself keeps one since
-// Start (see [Profiler.Peak]); a watch of one's own covers a window, e.g.
-// an upload interval. Stop it with [PeakWatch.Stop].
-func (p *Profiler) WatchPeak() *PeakWatch {
-	w := &PeakWatch{p: p, start: time.Now()}
+// WatchPeak starts a peak watch of a window of one's own, e.g. an upload
+// interval (the profiler itself keeps one since Start: see
+// [Profiler.Peak]). take returns the peak since the watch began or was
+// last taken, and starts a new span at the live bytes of now; stop ends
+// the watch. A watch costs one atomic load per arena release while it
+// runs.
+func (p *Profiler) WatchPeak() (take func() Peak, stop func()) {
+	w := p.newPeakWatch()
+	return w.take, w.stop
+}
+
+// newPeakWatch starts a peak watch.
+func (p *Profiler) newPeakWatch() *peakWatch {
+	w := &peakWatch{p: p, start: time.Now()}
 	p.watchMu.Lock()
 	p.watches = append(p.watches, w)
 	p.watchMu.Unlock()
 	return w
 }
 
-// Stop ends the watch.
-func (w *PeakWatch) Stop() {
+// stop ends the watch.
+func (w *peakWatch) stop() {
 	p := w.p
 	p.watchMu.Lock()
 	for i, x := range p.watches {
@@ -76,19 +89,19 @@ func (w *PeakWatch) Stop() {
 	p.watchMu.Unlock()
 }
 
-// Peak returns the peak since the watch began or was last taken, without
+// peak returns the peak since the watch began or was last taken, without
 // resetting it.
-func (w *PeakWatch) Peak() Peak {
+func (w *peakWatch) peak() Peak {
 	w.check(w.p.liveBytes())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return Peak{Snapshot: w.snap, Bytes: w.bytes, Start: w.start}
 }
 
-// Take returns the peak since the watch began or was last taken, and
+// take returns the peak since the watch began or was last taken, and
 // starts a new span at the live bytes of now.
-func (w *PeakWatch) Take() Peak {
-	pk := w.Peak()
+func (w *peakWatch) take() Peak {
+	pk := w.peak()
 	w.mu.Lock()
 	w.snap, w.bytes, w.start = nil, 0, time.Now()
 	w.next.Store(0)
@@ -97,7 +110,7 @@ func (w *PeakWatch) Take() Peak {
 }
 
 // check takes a snapshot if live is above the watch's threshold.
-func (w *PeakWatch) check(live int64) {
+func (w *peakWatch) check(live int64) {
 	if live <= w.next.Load() || live <= 0 {
 		return
 	}
@@ -111,13 +124,13 @@ func (w *PeakWatch) check(live int64) {
 	for _, r := range w.snap.Records {
 		w.bytes += r.InuseBytes
 	}
-	w.next.Store(int64(math.Ceil(w.bytes * (1 + PeakMargin))))
+	w.next.Store(int64(math.Ceil(w.bytes * (1 + peakMargin))))
 }
 
 // Peak returns the peak since the profiler started: the snapshot at the
-// highest estimated live arena bytes (within PeakMargin), taken when it
+// highest estimated live arena bytes (within peakMargin), taken when it
 // happened.
-func (p *Profiler) Peak() Peak { return p.peak.Peak() }
+func (p *Profiler) Peak() Peak { return p.peak.peak() }
 
 // liveBytes returns the estimated live arena bytes, rounded: the sum of
 // the shards' counts, at a release (64 loads), not at each event. The
@@ -125,7 +138,7 @@ func (p *Profiler) Peak() Peak { return p.peak.Peak() }
 // are read here without the locks (taking 64 locks per release would cost
 // a microsecond), with plain loads out of the race detector's sight: a
 // word-sized load sees some value written (the Go memory model), so the sum
-// may lag the events of the last moments, which a peak within PeakMargin
+// may lag the events of the last moments, which a peak within peakMargin
 // does not need.
 //
 //go:norace

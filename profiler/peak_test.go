@@ -8,7 +8,7 @@ import (
 )
 
 // TestPeakMargin checks when the peak is re-taken: at a release, only when
-// the live bytes have grown PeakMargin above the last peak.
+// the live bytes have grown peakMargin above the last peak.
 func TestPeakMargin(t *testing.T) {
 	setMeanBytes(t, 1) // every object sampled: live bytes are exact
 	p, err := Start()
@@ -69,10 +69,10 @@ func TestPeakConcurrent(t *testing.T) {
 	}
 	for range 2 {
 		wg.Go(func() {
-			w := p.WatchPeak()
-			defer w.Stop()
+			take, stop := p.WatchPeak()
+			defer stop()
 			for range 50 {
-				if pk := w.Take(); pk.Bytes < 0 {
+				if pk := take(); pk.Bytes < 0 {
 					t.Errorf("negative peak %v", pk.Bytes)
 				}
 				_ = p.Peak()

@@ -330,7 +330,7 @@ func TestCoverageInuseAtBound(t *testing.T) {
 		gone.Free()
 		s := p.Snapshot()
 		p.Stop()
-		if s.Stats.Buckets == 160 && s.Stats.OverflowEvents > 0 && s.Stats.CatchAllEvents == 0 {
+		if s.Stats.Buckets == 160 && s.Stats.OverflowEvents > 0 && s.Stats.TypelessEvents == 0 {
 			overflowed++
 		}
 		cov.add(t, prodTable(t, s, true))

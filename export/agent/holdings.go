@@ -31,8 +31,8 @@ func (arenasSource) Collect(context.Context) (*profile.Profile, error) {
 func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
 
 type peakSource struct {
-	p     *profiler.Profiler
-	watch *profiler.PeakWatch
+	p    *profiler.Profiler
+	take func() profiler.Peak // of the peak watch started by Start
 }
 
 func (s *peakSource) Name() string { return "peak" }
@@ -41,10 +41,10 @@ func (s *peakSource) Start(context.Context) error {
 	if s.p == nil {
 		return errors.New("nil profiler")
 	}
-	s.watch = s.p.WatchPeak()
+	s.take, _ = s.p.WatchPeak()
 	return nil
 }
 
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
-	return export.BuildPeak(s.watch.Take())
+	return export.BuildPeak(s.take())
 }
