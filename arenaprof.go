@@ -16,6 +16,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -93,10 +94,9 @@ type Config struct {
 	// 16384 (see profiler.WithMaxBuckets).
 	MaxBuckets int
 	// MaxConcurrentBuilds bounds the profiles that the handlers mounted on
-	// Mux and Session.Handler build at once, all together; default
-	// export.DefaultMaxBuilds (1). A request past the bound waits up to a
-	// second for its turn, then gets 429 Too Many Requests (see
-	// export.Limiter).
+	// Mux and Session.Handler build at once, all together; default 1. A
+	// request past the bound waits up to a second for its turn, then gets
+	// 429 Too Many Requests (see export.Handler).
 	MaxConcurrentBuilds int
 	// Logger receives the agent's warnings; when nil, persistent upload
 	// failures are logged through slog.Default at most once a minute.
@@ -198,8 +198,8 @@ func start(cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arenaprof: %w", err)
 	}
-	limit := export.WithLimiter(export.NewLimiter(cfg.MaxConcurrentBuilds))
-	s := &Session{prof: p, handler: export.Handler(p, limit)}
+	limit := buildlimit.New(cfg.MaxConcurrentBuilds)
+	s := &Session{prof: p, handler: buildlimit.Share(limit, export.Handler(p))}
 	if len(uploaders) > 0 {
 		sources := []agent.Source{agent.ProfilerSource(p), agent.ArenasSource(), agent.PeakSource(p)}
 		if !cfg.NoRuntimeProfiles {
@@ -221,9 +221,9 @@ func start(cfg Config) (*Session, error) {
 	if cfg.Mux != nil {
 		if err := mount(cfg.Mux, map[string]http.Handler{
 			HandlerPath:       s.handler,
-			MemoryHandlerPath: export.MemoryHandler(p, limit),
-			ArenasHandlerPath: export.ArenasHandler(limit),
-			PeakHandlerPath:   export.PeakHandler(p, limit),
+			MemoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
+			ArenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
+			PeakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for

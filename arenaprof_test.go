@@ -19,9 +19,9 @@ import (
 
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/internal/meantest"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -68,7 +68,7 @@ func TestStartServesAndWrites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
-	if got := prof.Sample[0].Value[export.IndexAllocSamples]; len(prof.Sample) != 1 || got != 100 {
+	if got := prof.Sample[0].Value[pprofmt.IndexAllocSamples]; len(prof.Sample) != 1 || got != 100 {
 		t.Errorf("handler profile: %d samples, %d events", len(prof.Sample), got)
 	}
 
@@ -90,7 +90,7 @@ func TestStartServesAndWrites(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for _, smp := range p.Sample {
-			events += smp.Value[export.IndexAllocSamples]
+			events += smp.Value[pprofmt.IndexAllocSamples]
 		}
 	}
 	if events != 100 {

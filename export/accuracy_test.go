@@ -123,10 +123,10 @@ func TestAccuracyArena(t *testing.T) {
 		if s.NumLabel["bytes"][0] != g.size || s.NumLabel["sampling_mean"][0] != mean {
 			t.Errorf("%s: mixed sizes or means %v", typ, s.NumLabel)
 		}
-		g.s += s.Value[export.IndexAllocSamples]
-		g.u += s.Value[export.IndexAllocTail]
-		g.bytes += float64(s.Value[export.IndexAllocSpace])
-		g.objects += float64(s.Value[export.IndexAllocObjects])
+		g.s += s.Value[pprofmt.IndexAllocSamples]
+		g.u += s.Value[pprofmt.IndexAllocTail]
+		g.bytes += float64(s.Value[pprofmt.IndexAllocSpace])
+		g.objects += float64(s.Value[pprofmt.IndexAllocObjects])
 		g.samples = append(g.samples, s)
 	}
 	conf := 1 - 1e-6/7
@@ -183,7 +183,7 @@ func TestAccuracyArena(t *testing.T) {
 
 	// Resetting the arena empties the in-use view.
 	a.Reset()
-	if v := sumValues(roundTrip(t, must(export.Build(p.Snapshot())))); v[export.IndexInuseSpace] != 0 || v[export.IndexInuseObjects] != 0 {
+	if v := sumValues(roundTrip(t, must(export.Build(p.Snapshot())))); v[pprofmt.IndexInuseSpace] != 0 || v[pprofmt.IndexInuseObjects] != 0 {
 		t.Errorf("in-use after Reset: %v", v)
 	}
 }
@@ -250,7 +250,7 @@ func TestConcurrentArenas(t *testing.T) {
 	v := sumValues(roundTrip(t, must(export.Build(p.Snapshot()))))
 	runtime.KeepAlive(arenas)
 	wantN := int64(workers * (rounds*20 + 5) * 2)
-	if v[export.IndexAllocSamples] != wantN || v[export.IndexInuseObjects] != int64(workers*5*2) {
+	if v[pprofmt.IndexAllocSamples] != wantN || v[pprofmt.IndexInuseObjects] != int64(workers*5*2) {
 		t.Errorf("values %v, want %d samples and %d live objects", v, wantN, workers*10)
 	}
 }

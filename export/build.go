@@ -31,7 +31,7 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	}
 	b := newBuilder()
 	p := b.p
-	p.SampleType = SampleTypes()
+	p.SampleType = pprofmt.SampleTypes()
 	p.DefaultSampleType = "alloc_space"
 	p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
 	p.Period = s.MeanBytes
@@ -106,12 +106,12 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 // rounded once, here.
 func recordValues(r *profiler.Record) [numSampleTypes]int64 {
 	return [numSampleTypes]int64{
-		IndexAllocObjects: roundInt(r.AllocObjects),
-		IndexAllocSpace:   roundInt(r.AllocBytes),
-		IndexInuseObjects: roundInt(r.InuseObjects),
-		IndexInuseSpace:   roundInt(r.InuseBytes),
-		IndexAllocSamples: r.AllocSamples,
-		IndexAllocTail:    r.AllocTail,
+		pprofmt.IndexAllocObjects: roundInt(r.AllocObjects),
+		pprofmt.IndexAllocSpace:   roundInt(r.AllocBytes),
+		pprofmt.IndexInuseObjects: roundInt(r.InuseObjects),
+		pprofmt.IndexInuseSpace:   roundInt(r.InuseBytes),
+		pprofmt.IndexAllocSamples: r.AllocSamples,
+		pprofmt.IndexAllocTail:    r.AllocTail,
 	}
 }
 
@@ -186,12 +186,12 @@ func (b *builder) labels(r *profiler.Record) map[string][]string {
 	}
 	m := map[string][]string{}
 	if r.TypeName != "" {
-		m[LabelType] = []string{r.TypeName}
+		m[pprofmt.LabelType] = []string{r.TypeName}
 	}
 	r.Labels.All(func(k, val string) bool {
 		switch k {
-		case LabelType, LabelBytes, LabelMean:
-			k = ReservedLabelPrefix + k
+		case pprofmt.LabelType, pprofmt.LabelBytes, pprofmt.LabelMean:
+			k = pprofmt.ReservedLabelPrefix + k
 		}
 		m[k] = append(m[k], val)
 		return true
@@ -209,9 +209,9 @@ func (b *builder) numLabels(r *profiler.Record) map[string][]int64 {
 	if m, ok := b.num[k]; ok {
 		return m
 	}
-	m := map[string][]int64{LabelMean: {r.MeanBytes}}
+	m := map[string][]int64{pprofmt.LabelMean: {r.MeanBytes}}
 	if !r.Overflow {
-		m[LabelBytes] = []int64{r.Size}
+		m[pprofmt.LabelBytes] = []int64{r.Size}
 	}
 	b.num[k] = m
 	return m
@@ -224,9 +224,9 @@ func (b *builder) numUnits(overflow bool) map[string][]string {
 		i = 1
 	}
 	if b.units[i] == nil {
-		b.units[i] = map[string][]string{LabelMean: {"bytes"}}
+		b.units[i] = map[string][]string{pprofmt.LabelMean: {"bytes"}}
 		if !overflow {
-			b.units[i][LabelBytes] = []string{"bytes"}
+			b.units[i][pprofmt.LabelBytes] = []string{"bytes"}
 		}
 	}
 	return b.units[i]
@@ -337,7 +337,7 @@ func (b *builder) location(group []uintptr) *profile.Location {
 
 func (b *builder) overflowLocation() *profile.Location {
 	if b.overflow == nil {
-		f := b.function(OverflowFunction, "")
+		f := b.function(pprofmt.OverflowFunction, "")
 		b.overflow = &profile.Location{
 			ID:      uint64(len(b.p.Location) + 1),
 			Mapping: b.mapping,

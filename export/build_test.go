@@ -177,8 +177,8 @@ func TestBucketBoundInProfile(t *testing.T) {
 	var over *profile.Sample
 	var total int64
 	for _, s := range q.Sample {
-		total += s.Value[export.IndexAllocSpace]
-		if leafFunc(s) == export.OverflowFunction {
+		total += s.Value[pprofmt.IndexAllocSpace]
+		if leafFunc(s) == pprofmt.OverflowFunction {
 			over = s
 		}
 	}
@@ -210,7 +210,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(q.Sample) != 1 || q.Sample[0].Value[export.IndexAllocSamples] != 7 {
+	if len(q.Sample) != 1 || q.Sample[0].Value[pprofmt.IndexAllocSamples] != 7 {
 		t.Errorf("samples %v", q.Sample)
 	}
 	if err := export.Write(&buf, nil); err == nil {

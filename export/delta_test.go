@@ -53,17 +53,17 @@ func TestDeltaSecondHalf(t *testing.T) {
 		t.Errorf("delta time %d+%d", delta.TimeNanos, delta.DurationNanos)
 	}
 	dv, fv, v1 := sumValues(delta), sumValues(full), sumValues(first)
-	iv, err := estimate.SingleMeanInterval(dv[export.IndexAllocSamples], dv[export.IndexAllocTail], mean, 1-1e-6, pprofmt.WindowOf(delta))
+	iv, err := estimate.SingleMeanInterval(dv[pprofmt.IndexAllocSamples], dv[pprofmt.IndexAllocTail], mean, 1-1e-6, pprofmt.WindowOf(delta))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if truth := float64(n * 16); truth < iv.Lo || truth > iv.Hi {
 		t.Errorf("second half: %v bytes outside [%v, %v]", truth, iv.Lo, iv.Hi)
 	}
-	if dv[export.IndexInuseSpace] != fv[export.IndexInuseSpace] || dv[export.IndexInuseObjects] != fv[export.IndexInuseObjects] {
+	if dv[pprofmt.IndexInuseSpace] != fv[pprofmt.IndexInuseSpace] || dv[pprofmt.IndexInuseObjects] != fv[pprofmt.IndexInuseObjects] {
 		t.Errorf("delta in-use %v, full in-use %v", dv, fv)
 	}
-	for _, i := range []int{export.IndexAllocSamples, export.IndexAllocTail} {
+	for _, i := range []int{pprofmt.IndexAllocSamples, pprofmt.IndexAllocTail} {
 		if v1[i]+dv[i] != fv[i] {
 			t.Errorf("value %d: %d + %d != %d", i, v1[i], dv[i], fv[i])
 		}
@@ -75,14 +75,14 @@ func TestDeltaSecondHalf(t *testing.T) {
 	}
 	merged = roundTrip(t, merged)
 	mv := sumValues(merged)
-	for _, i := range []int{export.IndexAllocSamples, export.IndexAllocTail} {
+	for _, i := range []int{pprofmt.IndexAllocSamples, pprofmt.IndexAllocTail} {
 		if mv[i] != fv[i] {
 			t.Errorf("merged value %d: %d, want %d", i, mv[i], fv[i])
 		}
 	}
 	// Weighted values were rounded once per sample in each part.
-	if d := mv[export.IndexAllocSpace] - fv[export.IndexAllocSpace]; d < -1 || d > 1 {
-		t.Errorf("merged alloc_space %d, full %d", mv[export.IndexAllocSpace], fv[export.IndexAllocSpace])
+	if d := mv[pprofmt.IndexAllocSpace] - fv[pprofmt.IndexAllocSpace]; d < -1 || d > 1 {
+		t.Errorf("merged alloc_space %d, full %d", mv[pprofmt.IndexAllocSpace], fv[pprofmt.IndexAllocSpace])
 	}
 	if w := pprofmt.WindowOf(merged); w != estimate.WindowBoth {
 		t.Errorf("merged window %v", w)

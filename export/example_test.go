@@ -33,21 +33,6 @@ func ExampleHandler() {
 	log.Fatal(http.ListenAndServe("localhost:6060", mux))
 }
 
-// Serve the arena profile and the memory profile with one bound on the
-// profiles they build at once: two at a time, together.
-func ExampleWithLimiter() {
-	p, err := profiler.Start()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer p.Stop()
-	limit := export.WithLimiter(export.NewLimiter(2))
-	mux := http.NewServeMux()
-	mux.Handle("/debug/arenaprof", export.Handler(p, limit))
-	mux.Handle("/debug/arenaprof/memory", export.MemoryHandler(p, limit))
-	log.Fatal(http.ListenAndServe("localhost:6060", mux))
-}
-
 // Write the profile of a run to a file, for go tool pprof arenas.pb.gz.
 func ExampleWrite() {
 	// The sampling mean is process-wide, like runtime.MemProfileRate: one

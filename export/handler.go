@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"math"
@@ -13,91 +12,26 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
 
-// DefaultMaxSeconds is the default bound on the seconds parameter of
+// defaultMaxSeconds is the default bound on the seconds parameter of
 // [Handler].
-const DefaultMaxSeconds = 3600
+const defaultMaxSeconds = 3600
 
-// DefaultDebugRows is the number of allocation sites the ?debug=1 table of
+// defaultDebugRows is the number of allocation sites the ?debug=1 table of
 // [Handler] shows.
-const DefaultDebugRows = 50
+const defaultDebugRows = 50
 
-// DefaultMaxDeltas is the default bound on the seconds=N requests
+// defaultMaxDeltas is the default bound on the seconds=N requests
 // [Handler] serves at once.
-const DefaultMaxDeltas = 4
-
-// DefaultMaxBuilds is the default bound of a [Limiter]: the profile
-// builds that the handlers sharing it run at once. One build of a full
-// collector (16384 sites, the default bound) takes 30-50 ms of one core
-// and allocates about 7 MB (the arena profile) or 15 MB (the memory
-// profile); one at a time leaves a service on two cores one core of its
-// own however many clients ask, while a request that arrives during a
-// build waits for it (see [Limiter]).
-const DefaultMaxBuilds = 1
+const defaultMaxDeltas = 4
 
 // buildWait is how long a request waits for a build slot before it is
 // refused: long enough for a few builds of a full collector to end.
 const buildWait = time.Second
-
-// A Limiter bounds the profile builds that run at once in the handlers that
-// share it (see [WithLimiter]): each request takes a slot of it from the
-// moment it reads the profiler until its profile is written to the client,
-// so the handlers hold the memory of at most that many profiles, whatever
-// the number of clients. A request that finds every slot taken waits up to
-// one second for one (less if its client goes away), then gets 429 Too
-// Many Requests with Retry-After: 1. The build at the end of a seconds=N
-// window waits for a slot as long as its client stays: the number of
-// windows is bounded already (see [WithMaxDeltas]).
-//
-// A client that reads its profile slowly holds its slot while the profile
-// streams to it: the server's WriteTimeout bounds how long, or, if the
-// server has none, a deadline of one minute that the handler sets on its
-// response (http.ResponseController.SetWriteDeadline).
-type Limiter struct {
-	slots chan struct{}
-}
-
-// NewLimiter returns a Limiter that lets n builds run at once; n below 1
-// selects [DefaultMaxBuilds].
-func NewLimiter(n int) *Limiter {
-	if n < 1 {
-		n = DefaultMaxBuilds
-	}
-	return &Limiter{slots: make(chan struct{}, n)}
-}
-
-// Max returns the number of builds l lets run at once.
-func (l *Limiter) Max() int { return cap(l.slots) }
-
-// acquire takes a slot, waiting at most wait (wait < 0: without a bound)
-// and not after ctx is done. It reports whether it got one; release it
-// with release.
-func (l *Limiter) acquire(ctx context.Context, wait time.Duration) bool {
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	default:
-	}
-	var timeout <-chan time.Time
-	if wait >= 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-timeout:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (l *Limiter) release() { <-l.slots }
 
 // writeLimit is the time a client gets to read its profile when the
 // server sets no WriteTimeout: a client that reads slowly holds a build
@@ -123,24 +57,10 @@ type handlerConfig struct {
 	maxDeltas  int
 	rows       int
 	filename   string
-	limiter    *Limiter
+	limiter    *buildlimit.Limiter // the handler's own; see buildlimit.Share
 }
 
-// WithLimiter makes the handler take its build slots from l, shared with
-// every other handler given l; without it, each handler has a Limiter of
-// its own of [DefaultMaxBuilds] slots. Give the handlers of one service
-// one Limiter (arenaprof.Start does) so that together they build at most
-// l.Max() profiles at once. A nil l keeps the default.
-func WithLimiter(l *Limiter) HandlerOption {
-	return func(c *handlerConfig) {
-		if l != nil {
-			c.limiter = l
-		}
-	}
-}
-
-// WithMaxDeltas bounds the seconds=N requests served at once (default
-// [DefaultMaxDeltas]). Each holds a snapshot of the profiler (memory that
+// WithMaxDeltas bounds the seconds=N requests served at once (default 4). Each holds a snapshot of the profiler (memory that
 // grows with the number of allocation sites) for up to N seconds, so
 // without a bound clients could make the service hold any number of them.
 // A request past the bound gets 429 Too Many Requests with a Retry-After
@@ -155,7 +75,7 @@ func WithMaxDeltas(n int) HandlerOption {
 }
 
 // WithMaxSeconds sets the largest accepted value of the seconds parameter
-// (default [DefaultMaxSeconds]); values below 1 keep the default.
+// (default 3600); values below 1 keep the default.
 func WithMaxSeconds(n int64) HandlerOption {
 	return func(c *handlerConfig) {
 		if n >= 1 {
@@ -164,8 +84,7 @@ func WithMaxSeconds(n int64) HandlerOption {
 	}
 }
 
-// WithDebugRows sets how many sites the ?debug=1 table lists (default
-// [DefaultDebugRows]); values below 1 keep the default.
+// WithDebugRows sets how many sites the ?debug=1 table lists (default 50); values below 1 keep the default.
 func WithDebugRows(n int) HandlerOption {
 	return func(c *handlerConfig) {
 		if n >= 1 {
@@ -195,10 +114,10 @@ func WithFilename(name string) HandlerOption {
 //   - none: the profile since the profiler started (binary pprof).
 //   - seconds=N: wait N seconds and serve the delta profile of that window
 //     (alloc values over the window, in-use values at its end). N is a
-//     positive integer up to [DefaultMaxSeconds] (see [WithMaxSeconds]) and
+//     positive integer up to 3600 (see [WithMaxSeconds]) and
 //     below the server's WriteTimeout. If the client goes away, the handler
 //     stops waiting and drops the window's snapshot. At most
-//     [DefaultMaxDeltas] such requests run at once (see [WithMaxDeltas]);
+//     4 such requests run at once (see [WithMaxDeltas]);
 //     past that bound the handler answers 429 with Retry-After.
 //   - debug=1: plain-text tables of the top allocation sites by leaf
 //     function and by type (the same rows as arenaprof top) with estimated bytes and
@@ -206,24 +125,25 @@ func WithFilename(name string) HandlerOption {
 //     seconds=N window.
 //
 // Every request that builds a profile (all but those refused for their
-// parameters) takes a slot of the handler's [Limiter] first, so that many
-// clients cannot make the service hold many profiles at once: by default
-// one build at a time per handler, shared by all handlers given one
-// Limiter ([WithLimiter]). A request that cannot get a slot within one
-// second gets 429 Too Many Requests with Retry-After.
+// parameters) waits for its turn first, so that many clients cannot make
+// the service hold many profiles at once: one build at a time per handler
+// (the handlers arenaprof.Start mounts share one bound, set by its
+// Config.MaxConcurrentBuilds). One build of a full collector takes 30-50 ms
+// of one core and about 7 MB. A request that cannot start within one
+// second gets 429 Too Many Requests with Retry-After; one whose client
+// reads slowly holds its turn while the profile streams, up to the
+// server's WriteTimeout or, without one, a minute.
 //
 // Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
 // that go tool pprof prints their message.
 func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{maxSeconds: DefaultMaxSeconds, maxDeltas: DefaultMaxDeltas, rows: DefaultDebugRows, filename: "arenaprof.pb.gz"}
+	cfg := handlerConfig{maxSeconds: defaultMaxSeconds, maxDeltas: defaultMaxDeltas, rows: defaultDebugRows, filename: "arenaprof.pb.gz"}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
-	if cfg.limiter == nil {
-		cfg.limiter = NewLimiter(0)
-	}
+	cfg.limiter = buildlimit.New(0)
 	return &handler{p: p, cfg: cfg, windows: make(map[*time.Time]struct{})}
 }
 
@@ -358,10 +278,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if prev != nil {
 		wait = -1
 	}
-	if !h.cfg.limiter.acquireFor(w, r, wait) {
+	l := buildlimit.For(r, h.cfg.limiter)
+	if !acquireFor(l, w, r, wait) {
 		return
 	}
-	defer h.cfg.limiter.release()
+	defer l.Release()
 	limitWrite(w, r)
 	snap := h.p.Snapshot()
 	if prev != nil {
@@ -406,10 +327,11 @@ func serveProfile(w http.ResponseWriter, filename string, prof *profile.Profile)
 	writeProfile(w, prof)
 }
 
-// acquireFor takes a build slot for the request r, as acquire does; when
-// it cannot, it answers 429 (unless the client is gone) and returns false.
-func (l *Limiter) acquireFor(w http.ResponseWriter, r *http.Request, wait time.Duration) bool {
-	if l.acquire(r.Context(), wait) {
+// acquireFor takes a build slot of l for the request r, waiting at most
+// wait (wait < 0: as long as the client stays); when it cannot, it answers
+// 429 (unless the client is gone) and returns false.
+func acquireFor(l *buildlimit.Limiter, w http.ResponseWriter, r *http.Request, wait time.Duration) bool {
+	if l.Acquire(r.Context(), wait) {
 		return true
 	}
 	if r.Context().Err() != nil {
@@ -417,7 +339,7 @@ func (l *Limiter) acquireFor(w http.ResponseWriter, r *http.Request, wait time.D
 	}
 	w.Header().Set("Retry-After", "1")
 	serveError(w, http.StatusTooManyRequests, fmt.Sprintf(
-		"arenaprof: %d profile builds are already running (the bound of this handler's Limiter); retry in 1 s", l.Max()))
+		"arenaprof: %d profile builds are already running (the bound on concurrent builds); retry in 1 s", l.Max()))
 	return false
 }
 

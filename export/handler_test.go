@@ -45,7 +45,7 @@ func TestHandlerFullProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := sumValues(q); v[export.IndexAllocSamples] != 10 || pprofmt.WindowOf(q) != estimate.WindowEnd {
+	if v := sumValues(q); v[pprofmt.IndexAllocSamples] != 10 || pprofmt.WindowOf(q) != estimate.WindowEnd {
 		t.Errorf("values %v window %v", v, pprofmt.WindowOf(q))
 	}
 }
@@ -151,7 +151,7 @@ func TestHandlerSeconds(t *testing.T) {
 	// The window's start is not synchronised with the request's arrival,
 	// but 300ms is far more than the handler needs to take its first
 	// snapshot.
-	if v[export.IndexAllocSamples] != 4 || v[export.IndexInuseObjects] != 14 || pprofmt.WindowOf(r.prof) != estimate.WindowBoth {
+	if v[pprofmt.IndexAllocSamples] != 4 || v[pprofmt.IndexInuseObjects] != 14 || pprofmt.WindowOf(r.prof) != estimate.WindowBoth {
 		t.Errorf("values %v window %v", v, pprofmt.WindowOf(r.prof))
 	}
 	if r.prof.DurationNanos < int64(time.Second) {

@@ -3,7 +3,6 @@ package export
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,26 +10,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-)
-
-// Sample value indexes of the live-arenas profile (see [BuildArenas]).
-const (
-	IndexReserved = pprofmt.IndexReserved // reserved_space/bytes: bytes of chunks and large buffers held
-	IndexUsed     = pprofmt.IndexUsed     // used_space/bytes: bytes handed out since the last Reset
-	IndexArenas   = pprofmt.IndexArenas   // arenas/count: number of arenas
-)
-
-// Labels of the live-arenas profile (see [BuildArenas]).
-const (
-	// LabelAge is the string label holding a live arena's age bucket:
-	// "<1s", "1s-10s", "10s-1m", "1m-10m", "10m-1h" or ">1h".
-	LabelAge = pprofmt.LabelAge
-	// LabelPoolIdle is the string label "true" of the sample of a pool's
-	// idle arenas.
-	LabelPoolIdle = pprofmt.LabelPoolIdle
-	// LabelPool is the string label numbering the pool of idle arenas.
-	LabelPool = pprofmt.LabelPool
 )
 
 // BuildArenas returns the live-arenas profile of hs (see
@@ -67,18 +48,18 @@ func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
 		labels := map[string][]string{}
 		for k, v := range h.Labels.All {
 			switch k {
-			case LabelAge, LabelPoolIdle, LabelPool:
-				k = ReservedLabelPrefix + k
+			case pprofmt.LabelAge, pprofmt.LabelPoolIdle, pprofmt.LabelPool:
+				k = pprofmt.ReservedLabelPrefix + k
 			}
 			labels[k] = append(labels[k], v)
 		}
 		if h.Pool != 0 {
-			labels[LabelPoolIdle] = []string{"true"}
-			labels[LabelPool] = []string{strconv.FormatUint(h.Pool, 10)}
+			labels[pprofmt.LabelPoolIdle] = []string{"true"}
+			labels[pprofmt.LabelPool] = []string{strconv.FormatUint(h.Pool, 10)}
 		} else {
-			labels[LabelAge] = []string{pprofmt.AgeBucket(h.Age)}
+			labels[pprofmt.LabelAge] = []string{pprofmt.AgeBucket(h.Age)}
 		}
-		key = fmt.Appendf(key, "|%s|%d|%s", h.Labels.Key(), h.Pool, labels[LabelAge])
+		key = fmt.Appendf(key, "|%s|%d|%s", h.Labels.Key(), h.Pool, labels[pprofmt.LabelAge])
 		s := samples[string(key)]
 		if s == nil {
 			s = &profile.Sample{
@@ -99,16 +80,6 @@ func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
 	return b.p, nil
 }
 
-// WriteArenas writes the live-arenas profile of the process now (see
-// [BuildArenas]) to w, gzip-compressed, ready for go tool pprof.
-func WriteArenas(w io.Writer) error {
-	prof, err := BuildArenas(arena.Holdings())
-	if err != nil {
-		return err
-	}
-	return writeProfile(w, prof)
-}
-
 // ArenasHandler returns an HTTP handler that serves the live-arenas
 // profile of the process (see [BuildArenas]), with the conventions of
 // [Handler]; it takes no parameters. Mount it where you like, e.g.
@@ -116,7 +87,7 @@ func WriteArenas(w io.Writer) error {
 //	mux.Handle("/debug/arenaprof/arenas", export.ArenasHandler())
 //
 // It needs no profiler: the registry of live arenas is always kept.
-// WithLimiter, WithFilename apply; the other options are ignored.
+// WithFilename applies; the other options are ignored.
 func ArenasHandler(opts ...HandlerOption) http.Handler {
 	cfg := handlerConfig{filename: "arenas.pb.gz"}
 	for _, o := range opts {
@@ -124,9 +95,7 @@ func ArenasHandler(opts ...HandlerOption) http.Handler {
 			o(&cfg)
 		}
 	}
-	if cfg.limiter == nil {
-		cfg.limiter = NewLimiter(0)
-	}
+	cfg.limiter = buildlimit.New(0)
 	return &arenasHandler{cfg: cfg}
 }
 
@@ -137,10 +106,11 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusBadRequest, fmt.Sprintf("arenaprof: the live-arenas profile takes no parameter, got %q", k))
 		return
 	}
-	if !h.cfg.limiter.acquireFor(w, r, buildWait) {
+	l := buildlimit.For(r, h.cfg.limiter)
+	if !acquireFor(l, w, r, buildWait) {
 		return
 	}
-	defer h.cfg.limiter.release()
+	defer l.Release()
 	limitWrite(w, r)
 	prof, err := BuildArenas(arena.Holdings())
 	if err != nil {

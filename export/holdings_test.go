@@ -17,6 +17,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 //go:noinline
@@ -77,7 +78,7 @@ type sampleRow struct {
 func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 	rows := map[string]sampleRow{}
 	for _, s := range prof.Sample {
-		idle := len(s.Label[export.LabelPoolIdle]) > 0
+		idle := len(s.Label[pprofmt.LabelPoolIdle]) > 0
 		if !idle && (len(s.Label["test"]) == 0 || s.Label["test"][0] != label) {
 			continue
 		}
@@ -90,10 +91,10 @@ func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 			fn = "idle:" + fn
 		}
 		r := rows[fn]
-		r.arenas += s.Value[export.IndexArenas]
-		r.reserved += s.Value[export.IndexReserved]
-		r.used += s.Value[export.IndexUsed]
-		if a := s.Label[export.LabelAge]; len(a) > 0 {
+		r.arenas += s.Value[pprofmt.IndexArenas]
+		r.reserved += s.Value[pprofmt.IndexReserved]
+		r.used += s.Value[pprofmt.IndexUsed]
+		if a := s.Label[pprofmt.LabelAge]; len(a) > 0 {
 			r.age = a[0]
 		}
 		rows[fn] = r
@@ -158,7 +159,11 @@ func TestArenasGoToolPprof(t *testing.T) {
 	}
 	holdingsFixture(t, "pprof")
 	var buf bytes.Buffer
-	if err := export.WriteArenas(&buf); err != nil {
+	prof, err := export.BuildArenas(arena.Holdings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prof.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "arenas.pb.gz")

@@ -17,6 +17,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/benchsnap"
+	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -148,10 +149,10 @@ const loadClients = 200
 // one client gets its profile, and every other one gets 429.
 func TestHandlersUnderLoad(t *testing.T) {
 	p := fullProfiler(t)
-	limit := export.WithLimiter(export.NewLimiter(0))
+	limit := buildlimit.New(0)
 	mux := http.NewServeMux()
-	mux.Handle("/debug/arenaprof", export.Handler(p, limit))
-	mux.Handle("/debug/arenaprof/memory", export.MemoryHandler(p, limit))
+	mux.Handle("/debug/arenaprof", buildlimit.Share(limit, export.Handler(p)))
+	mux.Handle("/debug/arenaprof/memory", buildlimit.Share(limit, export.MemoryHandler(p)))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	tr := &http.Transport{MaxIdleConnsPerHost: loadClients}
@@ -254,19 +255,19 @@ func hold(h http.Handler, target string) (*slowClient, chan struct{}) {
 	return w, done
 }
 
-// TestHandlerLimiter: handlers given one Limiter share its slots, handlers
-// without one do not; a request that finds no slot waits, then gets 429
+// TestHandlerLimiter: handlers given one Limiter (buildlimit.Share) share
+// its slots, handlers without one do not; a request that finds no slot waits, then gets 429
 // with Retry-After and X-Go-Pprof; a client that leaves while waiting gets
 // nothing written; a seconds=N window's build waits for its slot past the
 // one-second wait.
 func TestHandlerLimiter(t *testing.T) {
 	p := startProfiler(t)
-	l := export.NewLimiter(1)
-	if l.Max() != 1 || export.NewLimiter(0).Max() != export.DefaultMaxBuilds || export.NewLimiter(-3).Max() != export.DefaultMaxBuilds {
-		t.Fatalf("Max: %d %d %d", l.Max(), export.NewLimiter(0).Max(), export.NewLimiter(-3).Max())
+	l := buildlimit.New(1)
+	if l.Max() != 1 || buildlimit.New(0).Max() != buildlimit.DefaultMaxBuilds || buildlimit.New(-3).Max() != buildlimit.DefaultMaxBuilds {
+		t.Fatalf("Max: %d %d %d", l.Max(), buildlimit.New(0).Max(), buildlimit.New(-3).Max())
 	}
-	arenaH := export.Handler(p, export.WithLimiter(l))
-	memH := export.MemoryHandler(p, export.WithLimiter(l))
+	arenaH := buildlimit.Share(l, export.Handler(p))
+	memH := buildlimit.Share(l, export.MemoryHandler(p))
 	own := export.Handler(p) // a Limiter of its own
 
 	w, done := hold(arenaH, "/x")
@@ -289,7 +290,7 @@ func TestHandlerLimiter(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tc.name, rec.Code, tc.code)
 		}
 		if tc.code == http.StatusTooManyRequests && (rec.Header().Get("Retry-After") != "1" || rec.Header().Get("X-Go-Pprof") != "1" ||
-			!strings.Contains(rec.Body.String(), "Limiter")) {
+			!strings.Contains(rec.Body.String(), "bound on concurrent builds")) {
 			t.Errorf("%s: headers %v body %q", tc.name, rec.Header(), rec.Body)
 		}
 	}

@@ -7,13 +7,12 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
-// PeakCommentPrefix starts the comment that marks a peak profile.
-const PeakCommentPrefix = "arenaprof peak: in-use at the highest estimated live arena bytes, "
-
-// BuildPeak returns the profile of a peak (see [profiler.PeakWatch]): the
+// BuildPeak returns the profile of a peak (see [profiler.Profiler.Peak] and [profiler.Profiler.WatchPeak]): the
 // profile of its snapshot, [Build]'s format, timed at the peak, whose
 // in-use values are those at the peak and whose alloc values are
 // cumulative from the profiler's start up to it. Its
@@ -33,7 +32,7 @@ func BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
 	// uploads) is placed at their moments.
 	prof.TimeNanos, prof.DurationNanos = pk.Snapshot.End.UnixNano(), 0
 	prof.Comments = append(prof.Comments, fmt.Sprintf("%s%.0f bytes at %s (the highest since %s)",
-		PeakCommentPrefix, pk.Bytes, pk.Snapshot.End.Format(time.RFC3339Nano), pk.Start.Format(time.RFC3339Nano)))
+		pprofmt.PeakCommentPrefix, pk.Bytes, pk.Snapshot.End.Format(time.RFC3339Nano), pk.Start.Format(time.RFC3339Nano)))
 	return prof, nil
 }
 
@@ -83,10 +82,11 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		pk = h.p.Peak()
 	}
-	if !h.cfg.limiter.acquireFor(w, r, buildWait) {
+	l := buildlimit.For(r, h.cfg.limiter)
+	if !acquireFor(l, w, r, buildWait) {
 		return
 	}
-	defer h.cfg.limiter.release()
+	defer l.Release()
 	limitWrite(w, r)
 	prof, err := BuildPeak(pk)
 	if err != nil {

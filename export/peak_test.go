@@ -11,6 +11,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -78,7 +79,7 @@ func TestPeakHoldsGoneBurst(t *testing.T) {
 	if !(peak.Lo <= truth && truth <= peak.Hi) {
 		t.Errorf("burst truth %d outside the peak's in-use interval [%.0f, %.0f]", truth, peak.Lo, peak.Hi)
 	}
-	if len(prof.Comments) == 0 || !strings.HasPrefix(prof.Comments[len(prof.Comments)-1], export.PeakCommentPrefix) {
+	if len(prof.Comments) == 0 || !strings.HasPrefix(prof.Comments[len(prof.Comments)-1], pprofmt.PeakCommentPrefix) {
 		t.Errorf("comments %q", prof.Comments)
 	}
 	now, _ := servedInuse(t, func(rec *httptest.ResponseRecorder) {

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
@@ -52,7 +51,7 @@ func TestQuickstart(t *testing.T) {
 		types = append(types, st.Type+"/"+st.Unit)
 	}
 	var want []string
-	for _, st := range export.SampleTypes() {
+	for _, st := range pprofmt.SampleTypes() {
 		want = append(want, st.Type+"/"+st.Unit)
 	}
 	if !slices.Equal(types, want) || prof.Period != samplingstate.DefaultMeanBytes || pprofmt.WindowOf(prof) != estimate.WindowEnd {

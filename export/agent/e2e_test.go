@@ -33,6 +33,7 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -484,10 +485,10 @@ func testPullEndToEnd(t *testing.T, base string) {
 			t.Fatal(err)
 		}
 		for _, s := range prof.Sample {
-			if strings.HasSuffix(s.Label[export.LabelType][0], "e2ePull") {
-				typ = s.Label[export.LabelType][0]
-				scraped += s.Value[export.IndexAllocSpace]
-				samples += s.Value[export.IndexAllocSamples]
+			if strings.HasSuffix(s.Label[pprofmt.LabelType][0], "e2ePull") {
+				typ = s.Label[pprofmt.LabelType][0]
+				scraped += s.Value[pprofmt.IndexAllocSpace]
+				samples += s.Value[pprofmt.IndexAllocSamples]
 			}
 		}
 		if err := push(ctx, base, r.data, map[string]string{"__name__": "arenaprof", "service_name": app, "job": "pull"}); err != nil {
@@ -890,7 +891,7 @@ func sumByType(t *testing.T, us []recorded, name string) map[string]map[string]i
 			t.Fatal(err)
 		}
 		for _, s := range p.Sample {
-			typ := s.Label[export.LabelType][0]
+			typ := s.Label[pprofmt.LabelType][0]
 			if m[typ] == nil {
 				m[typ] = map[string]int64{}
 			}
@@ -911,7 +912,7 @@ func (r *recorder) inuseRows(t *testing.T, name, typ string) []int64 {
 		var v int64
 		found := false
 		for _, s := range p.Sample {
-			if s.Label[export.LabelType][0] == typ {
+			if s.Label[pprofmt.LabelType][0] == typ {
 				v += s.Value[idx]
 				found = true
 			}
@@ -1308,9 +1309,9 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 	for _, prof := range rec.profiles(t, "arenas") {
 		for _, s := range prof.Sample {
 			if v := s.Label["e2e_app"]; len(v) == 1 && v[0] == app {
-				reserved += s.Value[export.IndexReserved]
-				if s.Value[export.IndexReserved] != 10*e2eHeldChunk {
-					t.Errorf("held arena uploaded with %d reserved bytes, want %d", s.Value[export.IndexReserved], 10*e2eHeldChunk)
+				reserved += s.Value[pprofmt.IndexReserved]
+				if s.Value[pprofmt.IndexReserved] != 10*e2eHeldChunk {
+					t.Errorf("held arena uploaded with %d reserved bytes, want %d", s.Value[pprofmt.IndexReserved], 10*e2eHeldChunk)
 				}
 				uploads++
 			}
@@ -1319,7 +1320,7 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 	var peakInuse int64
 	for _, prof := range rec.profiles(t, "peak") {
 		for _, s := range prof.Sample {
-			peakInuse += s.Value[export.IndexInuseSpace]
+			peakInuse += s.Value[pprofmt.IndexInuseSpace]
 		}
 	}
 	if uploads == 0 || peakInuse == 0 {
