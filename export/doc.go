@@ -4,7 +4,7 @@
 // a window, files, and an HTTP handler in the style of net/http/pprof.
 // Package report reads them back, with intervals.
 //
-// Usage:
+// # Usage
 //
 //	p, err := profiler.Start() // sampling at the mean hooks.SetMeanBytes set
 //	if err != nil {
@@ -29,7 +29,17 @@
 // by [ArenasHandler]), the arenas live now with their reserved and used
 // bytes, exact, by creating stack and age; and [BuildPeak] (served by
 // [PeakHandler]), the in-use profile at the highest estimated live arena
-// bytes.
+// bytes. [BuildMemory] (served by [MemoryHandler]) puts the arenas' and the
+// Go heap's in-use memory in one profile.
+//
+// # Handlers
+//
+// The handlers follow net/http/pprof's conventions (see [Handler] for the
+// query parameters) and bound what clients can make a service hold: one
+// profile build at a time per handler, at most 4 seconds=N windows at once
+// ([WithMaxDeltas]), N at most 3600 ([WithMaxSeconds]), 50 rows in the
+// debug=1 tables ([WithDebugRows]). Errors are text/plain with the header
+// X-Go-Pprof: 1, so that go tool pprof prints them.
 //
 // # Profile format
 //
@@ -53,15 +63,31 @@
 // allocator's own frames (package arena) are dropped, so the leaf frame is
 // the function that called arena.New.
 //
+// Past the profiler's bucket bound (see [profiler.WithMaxBuckets]), a
+// sample's stack is the single frame "[arenaprof: bucket limit reached,
+// stack dropped]"; past the bound on those, its type is "arenaprof.other".
+// A comment says how many events each bound took, so no event goes
+// uncounted.
+//
+// The live-arenas profile ([BuildArenas]) has the sample types
+// reserved_space/bytes (chunks and large buffers held), used_space/bytes
+// (bytes handed out since the last Reset) and arenas/count, and the labels
+// "age" (<1s, 1s-10s, 10s-1m, 1m-10m, 10m-1h, >1h), "pool" (numbering a
+// pool) and "pool_idle" ("true" on the sample of a pool's idle arenas). The
+// peak profile is the allocation profile's format with a comment starting
+// "arenaprof peak:".
+//
 // # Windows
 //
 // Each profile carries one comment "arenaprof window=W", W one of aligned,
 // start, end or both, telling interval computation whether the window's
-// start and end fall on sample events (reference 000, "Compensating for
-// bytes allocated ... in between events"). A profile since the profiler started is "end"; a
-// delta is "both". A profile without a marking is read as "both", and
+// start and end fall on sample events (package report allows for the bytes
+// allocated between a window's edge and its first or last event). A
+// profile since the profiler started is "end"; a delta is "both". A profile without a marking is read as "both", and
 // report.Merge marks the union of its parts. TimeNanos is the window's start and
-// DurationNanos its length.
+// DurationNanos its length. Further comments list the sampling means in
+// force during the window ("arenaprof means=") and since the profiler
+// started ("arenaprof inuse_means=").
 //
 // Delta profiles subtract alloc values and the raw sums and keep in-use
 // values absolute (the latest), since subtracting in-use values gives

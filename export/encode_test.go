@@ -57,7 +57,7 @@ func handMade() *profile.Profile {
 }
 
 // built is the profile Build makes of a snapshot of real stacks, with
-// overflow and catch-all records and two label sets.
+// overflow and typeless records and two label sets.
 func built(t *testing.T) *profile.Profile {
 	var recs []profiler.Record
 	pcs := make([]uintptr, 32)

@@ -337,7 +337,7 @@ func TestCoverageInuseAtBound(t *testing.T) {
 		live.Free()
 	}
 	if overflowed < cov.runs {
-		t.Errorf("only %d of %d runs had the workload in overflow buckets (and none in the catch-all)", overflowed, cov.runs)
+		t.Errorf("only %d of %d runs had the workload in overflow buckets (and none in a typeless bucket)", overflowed, cov.runs)
 	}
 	cov.check(t, "in-use at the bucket bound")
 }

@@ -1,11 +1,15 @@
 package sampling
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+)
 
 var benchSink int64
 
 func BenchmarkGapNext(b *testing.B) {
-	g, _ := NewGapSamplerSeeded(DefaultMeanBytes, 1, 2)
+	g, _ := NewGapSamplerSeeded(samplingstate.DefaultMeanBytes, 1, 2)
 	var s int64
 	for b.Loop() {
 		s += g.Next()

@@ -12,12 +12,6 @@ import (
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
-// DefaultMeanBytes is the default mean distance between sampled bytes.
-const DefaultMeanBytes = samplingstate.DefaultMeanBytes
-
-// MaxMeanBytes is the largest mean accepted anywhere in arenaprof (2^40).
-const MaxMeanBytes = samplingstate.MaxMeanBytes
-
 // MaxGapFactor bounds the gaps a [GapSampler] can return: for every mean m,
 // a gap is at most MaxGapFactor*m (and 0 for m = 1).
 //
@@ -25,7 +19,7 @@ const MaxMeanBytes = samplingstate.MaxMeanBytes
 // ln(U) >= ln(2^-53) = -53 ln 2 ≈ -36.737. The gap is floor(ln(U)/ln(1-p))
 // with p = 1/m, and -ln(1-p) >= p, so gap <= 53 ln 2 / p < 36.74 m.
 //
-// Consequence: with m <= MaxMeanBytes = 2^40 every gap is below
+// Consequence: with m <= samplingstate.MaxMeanBytes = 2^40 every gap is below
 // 36.74 * 2^40 < 2^46. Adding a gap to any offset or length below 2^62
 // therefore stays below 2^63 and cannot overflow an int64; on 64-bit
 // platforms user-space addresses are below 2^57, so address + gap cannot
@@ -42,8 +36,8 @@ func MaxGap(mean int64) int64 {
 	if mean <= 1 {
 		return 0
 	}
-	if mean > MaxMeanBytes {
-		mean = MaxMeanBytes
+	if mean > samplingstate.MaxMeanBytes {
+		mean = samplingstate.MaxMeanBytes
 	}
 	return gapFromUniform(0x1p-53, 1/math.Log1p(-1/float64(mean)))
 }
@@ -89,10 +83,10 @@ func NewGapSamplerSeeded(mean int64, seed1, seed2 uint64) (*GapSampler, error) {
 func (g *GapSampler) Seed(seed1, seed2 uint64) { g.src.Seed(seed1, seed2) }
 
 // SetMean changes the mean. A mean <= 0 disables the sampler; a mean above
-// [MaxMeanBytes] is an error and leaves the sampler unchanged.
+// [samplingstate.MaxMeanBytes] is an error and leaves the sampler unchanged.
 func (g *GapSampler) SetMean(mean int64) error {
-	if mean > MaxMeanBytes {
-		return fmt.Errorf("profiler: mean %d bytes is above the maximum %d", mean, int64(MaxMeanBytes))
+	if mean > samplingstate.MaxMeanBytes {
+		return fmt.Errorf("profiler: mean %d bytes is above the maximum %d", mean, int64(samplingstate.MaxMeanBytes))
 	}
 	if mean < 0 {
 		mean = 0

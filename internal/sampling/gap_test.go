@@ -1,6 +1,8 @@
 package sampling
 
 import (
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
+
 	"math"
 	"testing"
 )
@@ -155,7 +157,7 @@ func correlation(x, y []float64) float64 {
 }
 
 func TestMaxGap(t *testing.T) {
-	for _, m := range []int64{2, 3, 100, 4096, 102400, 1 << 21, 1<<40 - 1, MaxMeanBytes} {
+	for _, m := range []int64{2, 3, 100, 4096, 102400, 1 << 21, 1<<40 - 1, samplingstate.MaxMeanBytes} {
 		inv := 1 / math.Log1p(-1/float64(m))
 		mg := MaxGap(m)
 		if got := gapFromUniform(0x1p-53, inv); got != mg {
@@ -174,8 +176,8 @@ func TestMaxGap(t *testing.T) {
 			t.Errorf("mean %d: MaxGap %d above %v*mean", m, mg, MaxGapFactor)
 		}
 	}
-	if mg := MaxGap(MaxMeanBytes); mg >= 1<<46 {
-		t.Errorf("MaxGap(MaxMeanBytes) = %d, not below 2^46", mg)
+	if mg := MaxGap(samplingstate.MaxMeanBytes); mg >= 1<<46 {
+		t.Errorf("MaxGap(samplingstate.MaxMeanBytes) = %d, not below 2^46", mg)
 	}
 	if MaxGap(1) != 0 || MaxGap(0) != 0 || MaxGap(-3) != 0 {
 		t.Error("MaxGap for mean <= 1 is not 0")
@@ -194,10 +196,10 @@ func TestGapSamplerModes(t *testing.T) {
 	if err := g.SetMean(-5); err != nil || g.Enabled() || g.Next() != -1 {
 		t.Errorf("negative mean does not disable: %v", err)
 	}
-	if err := g.SetMean(MaxMeanBytes + 1); err == nil {
-		t.Error("mean above MaxMeanBytes accepted")
+	if err := g.SetMean(samplingstate.MaxMeanBytes + 1); err == nil {
+		t.Error("mean above samplingstate.MaxMeanBytes accepted")
 	}
-	if _, err := NewGapSamplerSeeded(MaxMeanBytes+1, 1, 1); err == nil {
+	if _, err := NewGapSamplerSeeded(samplingstate.MaxMeanBytes+1, 1, 1); err == nil {
 		t.Error("NewGapSamplerSeeded accepted a too large mean")
 	}
 	// Same seed, same stream.
