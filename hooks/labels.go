@@ -16,6 +16,10 @@ type Labels struct {
 
 // NewLabels builds a label set from key/value pairs. A later pair overrides
 // an earlier one with the same key. It panics if kv has an odd length.
+//
+// For the pprof labels of a context (runtime/pprof.Do, WithLabels), collect
+// them with pprof.ForLabels and pass them here, as package arena's Pool
+// does.
 func NewLabels(kv ...string) Labels {
 	if len(kv)%2 != 0 {
 		panic("arenaprof: hooks.NewLabels needs key/value pairs, got an odd number of strings")
