@@ -22,7 +22,7 @@ import (
 
 // arenaModel reads the samples of an arenaprof profile.
 type arenaModel struct {
-	p      *profile.Profile
+	period int64                       // the profile's Period: the mean of samples without a sampling_mean label
 	idx    [pprofmt.NumSampleTypes]int // value positions, from sampleIndexes
 	inuse  bool
 	window estimate.Window // the profile's window marking
@@ -142,7 +142,7 @@ func (m *arenaModel) read(s *profile.Sample) (c contribution, skip bool, err err
 	if c.bytes < 0 || c.objects < 0 || c.samples < 0 || c.tailLo < 0 {
 		return c, false, fmt.Errorf("report: a sample has negative values (%s bytes %d, objects %d, sample events %d, tail %d); subtract profiles only in time order", what, c.bytes, c.objects, c.samples, c.tailLo)
 	}
-	if c.mean, err = sampleMean(s, m.p.Period); err != nil {
+	if c.mean, err = sampleMean(s, m.period); err != nil {
 		return c, false, err
 	}
 	if err := checkSampleMean(s, v(pprofmt.IndexAllocSpace), v(pprofmt.IndexAllocSamples), v(pprofmt.IndexAllocTail), c.mean); err != nil {
@@ -297,7 +297,7 @@ func inuseRawSums(s *profile.Sample, inuseBytes, mean int64) (count, countHi, ta
 func (a *arenaSums) interval(row *TableRow, conf float64) (lo, hi float64, err error) {
 	a.allow()
 	if len(a.strata) == 0 {
-		period := a.m.p.Period
+		period := a.m.period
 		if period < 1 || period > samplingstate.MaxMeanBytes {
 			return 0, 0, nil
 		}

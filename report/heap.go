@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/arenaprof/arenaprof/internal/estimate"
+
 	"fmt"
 	"maps"
 	"math"
@@ -44,6 +46,7 @@ import (
 
 // heapSums are the Go heap part of a group: raw counts by object size.
 type heapSums struct {
+	m              *heapModel
 	count, countHi map[int64]int64 // by size: count <= true count <= countHi
 	rate           int64           // runtime.MemProfileRate; 0 if the group has none
 }
@@ -91,6 +94,13 @@ func (h *heapSums) strata(hi bool) []goheap.Stratum {
 // interval returns the bounds on the group's true bytes at confidence conf
 // (see the model above).
 func (h *heapSums) interval(row *TableRow, conf float64) (lo, hi float64, err error) {
+	if h.rate == 0 {
+		// No sample (the total of a profile with nothing in use): the
+		// bound of zero events at a mean of MemProfileRate, an allowance
+		// for what the runtime may have allocated unsampled.
+		empty := &arenaModel{period: h.m.rate, window: h.m.window}
+		return empty.newArenaSums().interval(row, conf)
+	}
 	lo, hi, err = goheap.Interval(h.strata(false), h.rate, conf)
 	if err == nil && !maps.Equal(h.count, h.countHi) {
 		_, hi, err = goheap.Interval(h.strata(true), h.rate, conf)
@@ -117,9 +127,10 @@ type heapModel struct {
 	// records in a combined profile; -1 for a runtime profile, whose raw
 	// counts are recovered from its scaled values.
 	rawAlloc int
+	window   estimate.Window // the window marking, for a group without samples
 }
 
-func (m *heapModel) newSums() sums { return &heapSums{} }
+func (m *heapModel) newSums() sums { return &heapSums{m: m} }
 
 func (m *heapModel) unseenHi(float64) (float64, error) { return 0, nil }
 

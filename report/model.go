@@ -93,7 +93,7 @@ func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
 		if err := checkValueCounts(p); err != nil {
 			return nil, err
 		}
-		return &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1}, nil
+		return &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1, window: pprofmt.WindowOf(p)}, nil
 	}
 	if pprofmt.IsHoldings(p) {
 		return nil, errors.New("report: a live-arenas profile holds exact counts, not samples: read it with Holdings")
@@ -106,10 +106,10 @@ func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
 	if err != nil {
 		return nil, err
 	}
-	arena := &arenaModel{p: p, idx: idx, inuse: inuse, window: pprofmt.WindowOf(p), means: means}
+	arena := &arenaModel{period: p.Period, idx: idx, inuse: inuse, window: pprofmt.WindowOf(p), means: means}
 	for _, s := range p.Sample {
 		if isHeapSample(s) {
-			return &combinedModel{arena: arena, heap: &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples]}}, nil
+			return &combinedModel{arena: arena, heap: &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples], window: arena.window}}, nil
 		}
 	}
 	return arena, nil
@@ -129,7 +129,9 @@ func (m *combinedModel) read(s *profile.Sample) (contribution, bool, error) {
 	return m.arena.read(s)
 }
 
-func (m *combinedModel) newSums() sums { return &combinedSums{arena: m.arena.newArenaSums()} }
+func (m *combinedModel) newSums() sums {
+	return &combinedSums{arena: m.arena.newArenaSums(), heap: heapSums{m: m.heap}}
+}
 
 func (m *combinedModel) unseenHi(conf float64) (float64, error) { return m.arena.unseenHi(conf) }
 
