@@ -67,7 +67,7 @@ func run(args []string, stdout io.Writer) error {
 	server := flag.String("server", "", "push profiles to this Pyroscope-compatible server URL (user:password@ in the URL for basic auth)")
 	tenant := flag.String("tenant", "", "tenant sent as X-Scope-OrgID to -server")
 	app := flag.String("app", "arenaprof-example", "application name")
-	interval := flag.Duration("interval", agent.DefaultInterval, "upload interval")
+	interval := flag.Duration("interval", 15*time.Second, "upload interval")
 	duration := flag.Duration("duration", 0, "run this long, then stop the agent, print its counters and exit (0: until interrupted)")
 	workers := flag.Int("workers", 4, "worker goroutines")
 	if err := flag.Parse(args); err != nil {

@@ -89,9 +89,3 @@ func ExampleNewPyroscope() {
 	// POST /ingest shop{memory=heap,region=eu-west-1} team-a
 	// uploaded 1
 }
-
-func ExampleFileName() {
-	until := time.Date(2026, 11, 21, 19, 45, 0, 0, time.UTC)
-	fmt.Println(agent.FileName("shop", map[string]string{"env": "prod", "path": "../x"}, "arena", until))
-	// Output: 20261121T194500.000Z-shop-env=prod,path=.._x-arena.pb.gz
-}
