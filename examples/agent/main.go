@@ -61,7 +61,7 @@ func main() {
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(args []string, stdout io.Writer) (err error) {
 	flag := flag.NewFlagSet("agent", flag.ContinueOnError)
 	dir := flag.String("dir", "", "write profiles to this directory (the default when no -server is given: a new temporary directory)")
 	server := flag.String("server", "", "push profiles to this Pyroscope-compatible server URL (user:password@ in the URL for basic auth)")
@@ -98,6 +98,14 @@ func run(args []string, stdout io.Writer) error {
 		if *dir, err = os.MkdirTemp("", "arenaprof-profiles-"); err != nil {
 			return err
 		}
+		// A run that fails before it writes a profile leaves no empty
+		// directory behind.
+		created := *dir
+		defer func() {
+			if err != nil {
+				os.RemoveAll(created)
+			}
+		}()
 	}
 	if *dir != "" {
 		d, err := agent.NewDir(agent.DirConfig{Path: *dir, MaxFiles: 1000})
