@@ -756,8 +756,9 @@ type DestinationStats struct {
 	// being uploaded or waiting for a retry (0 or 1).
 	Queued, InFlight int
 	// LastError is this destination's most recent upload error, retried
-	// or not, as the uploader reported it (the errors of [Pyroscope] and
-	// [Dir] hold no credentials), and LastErrorTime when it happened.
+	// or not, as the uploader reported it (the errors of the destinations
+	// of [NewPyroscope], [NewOTLP] and [NewDir] hold no credentials), and
+	// LastErrorTime when it happened.
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
 }

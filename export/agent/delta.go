@@ -20,7 +20,7 @@ func isInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inu
 // profileDelta returns the profile of the window between two snapshots of the
 // same cumulative profile (the runtime's heap profile, or the arena profile
 // since its profiler started): for every sample type but the in-use ones
-// (see [isInUse]) the value is cur minus prev; in-use values are cur's,
+// (see isInUse) the value is cur minus prev; in-use values are cur's,
 // absolute (subtracting levels gives meaningless negative memory, see
 // golang/go#57765). A running total that went down (a profile reset, a
 // bucket evicted) is clamped at zero. Samples whose values are all zero are

@@ -18,7 +18,7 @@ import (
 	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
-// httpSender is what the HTTP destinations ([Pyroscope], [OTLP]) share:
+// httpSender is what the HTTP destinations (NewPyroscope's, NewOTLP's) share:
 // the client that never follows redirects, the credentials kept out of
 // every message, the classification of failures into retryable,
 // unconfirmed and final, and the probe that holds profiles back while a

@@ -40,8 +40,8 @@ const otlpProfilesPath = "/v1development/profiles"
 // wins):
 //
 //   - URL: OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT (the full URL, used as it
-//     is), else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL, [otlpProfilesPath]
-//     appended);
+//     is), else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL,
+//     "/v1development/profiles" appended);
 //   - Headers: OTEL_EXPORTER_OTLP_PROFILES_HEADERS and
 //     OTEL_EXPORTER_OTLP_HEADERS ("k1=v1,k2=v2", values percent-encoded),
 //     merged under the explicit ones;
@@ -57,9 +57,9 @@ const otlpProfilesPath = "/v1development/profiles"
 type OTLPConfig struct {
 	// URL is the receiver's base URL (http or https), e.g.
 	// "http://otel-collector:4318" or "http://pyroscope:4040";
-	// [otlpProfilesPath] is appended to its path. User information in the
-	// URL ("https://user:password@host") is sent as basic authentication
-	// and removed from the URL.
+	// "/v1development/profiles" is appended to its path. User information
+	// in the URL ("https://user:password@host") is sent as basic
+	// authentication and removed from the URL.
 	URL string
 	// Headers are added to every request (e.g. "Authorization"); they
 	// cannot override Content-Type or Content-Encoding.

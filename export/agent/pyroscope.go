@@ -362,12 +362,12 @@ func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 	return buf.Bytes(), w.FormDataContentType(), nil
 }
 
-// maxRetryAfter bounds what [parseRetryAfter] returns.
+// maxRetryAfter bounds what parseRetryAfter returns.
 const maxRetryAfter = 24 * time.Hour
 
 // parseRetryAfter reads a Retry-After header value: a number of seconds or
 // an HTTP date (relative to now). It returns 0 for an empty, malformed,
-// negative or past value, and at most [maxRetryAfter].
+// negative or past value, and at most maxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {

@@ -68,8 +68,8 @@ func isMemoryProfile(types map[string]sampleTypeConfig) bool {
 // carry them as string labels too, under the same keys.
 var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 
-// typeFrameFile is the file name of the frames [Pyroscope] adds as the
-// leaf of each arena sample's stack, named after the sample's type: the
+// typeFrameFile is the file name of the frames NewPyroscope's destination
+// adds as the leaf of each arena sample's stack, named after the sample's type: the
 // frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's and
 // Grafana's flame graphs end in types. A reader of the stacks drops them
 // by this mark (a function without a line, in a file named "type").
@@ -79,7 +79,7 @@ const typeFrameFile = pprofmt.LabelType
 // memory profile, with the numeric labels a reader needs repeated as string
 // labels (see stringLabelKeys; the object size of Go heap samples as
 // well) and, with typeFrames, the type of each arena sample as the leaf
-// frame of its stack (see [typeFrameFile]). Other profiles, and data that
+// frame of its stack (see typeFrameFile). Other profiles, and data that
 // does not decode, are sent as they are.
 func pyroscopeData(u *Upload, typeFrames bool) []byte {
 	if !isMemoryProfile(u.sampleTypes) {

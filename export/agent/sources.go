@@ -124,9 +124,12 @@ var ErrCPUProfileInUse = errors.New("another CPU profile is already running in t
 // CPUSource returns the runtime CPU profile source, named "cpu": a
 // runtime/pprof CPU profile over each interval. Starting the agent fails
 // with [ErrCPUProfileInUse] when a CPU profile is already running (for
-// example `go test -cpuprofile`, or net/http/pprof serving /profile). If
-// another user takes the CPU profiler between two intervals, the interval
-// reports that error and the source tries again at the next one.
+// example `go test -cpuprofile`, or net/http/pprof serving /profile).
+// While the source runs, it holds the process's one CPU profile:
+// net/http/pprof's /debug/pprof/profile answers 500 "cpu profiling already in use", and
+// runtime/pprof.StartCPUProfile fails. If another user takes the CPU
+// profiler between two intervals, the interval reports that error and the
+// source tries again at the next one.
 func CPUSource() Source { return &cpuSource{} }
 
 type cpuSource struct {
