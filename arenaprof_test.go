@@ -126,6 +126,10 @@ func TestStartErrors(t *testing.T) {
 		{"bad url", arenaprof.Config{AppName: "x", PyroscopeURL: "ftp://h"}, "http"},
 		{"bad buckets", arenaprof.Config{MaxBuckets: -1}, "bucket"},
 		{"mux taken", arenaprof.Config{Mux: taken}, handlerPath},
+		{"unknown profile", arenaprof.Config{Profiles: []string{"arena", "goroutine"}}, `unknown profile "goroutine"`},
+		{"profile twice", arenaprof.Config{Profiles: []string{"heap", "heap"}}, `"heap" twice`},
+		{"negative mean", arenaprof.Config{SampleMeanBytes: -1}, "SampleMeanBytes"},
+		{"mean too large", arenaprof.Config{SampleMeanBytes: 1<<40 + 1}, "SampleMeanBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := arenaprof.Start(tc.cfg)

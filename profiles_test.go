@@ -72,30 +72,6 @@ func TestProfiles(t *testing.T) {
 	}
 }
 
-func TestProfilesErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  arenaprof.Config
-		want string
-	}{
-		{"unknown", arenaprof.Config{Profiles: []string{"arena", "goroutine"}}, `unknown profile "goroutine"`},
-		{"twice", arenaprof.Config{Profiles: []string{"heap", "heap"}}, `"heap" twice`},
-		{"negative mean", arenaprof.Config{SampleMeanBytes: -1}, "SampleMeanBytes"},
-		{"mean too large", arenaprof.Config{SampleMeanBytes: 1<<40 + 1}, "SampleMeanBytes"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := arenaprof.Start(tc.cfg)
-			if err == nil {
-				s.Stop(context.Background())
-				t.Fatal("no error")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q lacks %q", err, tc.want)
-			}
-		})
-	}
-}
-
 // cpuProfileStatus asks net/http/pprof's CPU profile handler for a one
 // second profile and returns its status and body.
 func cpuProfileStatus(t *testing.T) (int, string) {

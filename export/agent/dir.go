@@ -65,13 +65,7 @@ type dirUploader struct {
 //
 // Write errors (read-only directory, disk full) are not retried: the
 // profile is counted as failed and the next interval tries again.
-func NewDir(cfg DirConfig) (Uploader, error) {
-	u, err := newDir(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
+func NewDir(cfg DirConfig) (Uploader, error) { return uploader(newDir(cfg)) }
 
 func newDir(cfg DirConfig) (*dirUploader, error) {
 	if cfg.Path == "" {

@@ -187,13 +187,7 @@ type otlpUploader struct {
 // other answers fail the upload, and so does a 2xx answer whose partial
 // success reports rejected profiles. No error or log message holds a
 // header value or the URL's password.
-func NewOTLP(cfg OTLPConfig) (Uploader, error) {
-	u, err := newOTLP(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
+func NewOTLP(cfg OTLPConfig) (Uploader, error) { return uploader(newOTLP(cfg)) }
 
 func newOTLP(cfg OTLPConfig) (*otlpUploader, error) {
 	cfg, asIs, err := otlpFromEnv(cfg, os.Getenv)

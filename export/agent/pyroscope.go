@@ -197,13 +197,7 @@ type pyroscopeUploader struct {
 // message holds the password, the token or URL user information. The
 // destination is closed (its idle connections released) when the agent
 // stops.
-func NewPyroscope(cfg PyroscopeConfig) (Uploader, error) {
-	u, err := newPyroscope(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return u, nil
-}
+func NewPyroscope(cfg PyroscopeConfig) (Uploader, error) { return uploader(newPyroscope(cfg)) }
 
 func newPyroscope(cfg PyroscopeConfig) (*pyroscopeUploader, error) {
 	if cfg.URL == "" {

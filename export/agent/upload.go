@@ -182,6 +182,15 @@ func isUnconfirmed(err error) bool {
 	return errors.As(err, &ue)
 }
 
+// uploader returns u as an Uploader, or, with an error, a nil Uploader
+// rather than one holding a nil pointer.
+func uploader[U Uploader](u U, err error) (Uploader, error) {
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
 // uploaderFunc adapts a function to Uploader.
 type uploaderFunc struct {
 	name string
