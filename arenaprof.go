@@ -131,12 +131,14 @@ type Config struct {
 	// mean it found.
 	SampleMeanBytes int64
 	// MaxBuckets bounds the profiler's memory, in distinct (stack, type,
-	// labels) rows; default 16384 (see profiler.WithMaxBuckets).
+	// labels) rows; default 16384 (about 10 MiB with 64-frame stacks).
+	// Past the bound, new rows go to one overflow row per type and mean,
+	// whose stack is a single synthetic frame, so totals still hold them.
 	MaxBuckets int
 	// MaxConcurrentBuilds bounds the profiles that the handlers mounted on
-	// Mux and Session.Handler build at once, all together; default 1. A request past the bound waits up to a
-	// second for its turn, then gets 429 Too Many Requests (see
-	// export.Limiter).
+	// Mux and Session.Handler build at once, all together; default 1. A
+	// request past the bound waits up to a second for its turn, then gets
+	// 429 Too Many Requests.
 	MaxConcurrentBuilds int
 	// Logger receives the agent's warnings; when nil, persistent upload
 	// failures are logged through slog.Default at most once a minute.

@@ -11,8 +11,8 @@ import (
 // uploaded (and their bytes), retried, dropped, failed and unconfirmed,
 // and the last upload error (without credentials) with its time, in total
 // and per destination. It is the zero value when the session uploads
-// nothing (no PyroscopeURL, Pyroscope or Dir). After Stop the counters are
-// final.
+// nothing (no PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir). After Stop
+// the counters are final.
 func (s *Session) Stats() agent.Stats {
 	if s == nil || s.agent == nil {
 		return agent.Stats{}
