@@ -131,7 +131,7 @@ func TestSampleMeanBytes(t *testing.T) {
 	allocOrders(a, 1000)
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof", nil))
-	prof, err := report.Parse(rec.Body, 0)
+	prof, err := report.Parse(rec.Body, report.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
