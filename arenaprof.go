@@ -16,26 +16,17 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
-// HandlerPath is where [Start] mounts the profile handler on Config.Mux,
-// beside net/http/pprof's /debug/pprof/, and MemoryHandlerPath where it
-// mounts the handler of the profile of all memory, arenas and Go heap
-// (export.MemoryHandler).
+// The paths where Start mounts the handlers on Config.Mux.
 const (
-	HandlerPath       = "/debug/arenaprof"
-	MemoryHandlerPath = "/debug/arenaprof/memory"
-)
-
-// ArenasHandlerPath is where [Start] mounts the handler of the live-arenas
-// profile (export.ArenasHandler): where arena memory is held now; and
-// PeakHandlerPath the handler of the peak profile (export.PeakHandler):
-// the in-use profile at the highest estimated live arena bytes.
-const (
-	ArenasHandlerPath = "/debug/arenaprof/arenas"
-	PeakHandlerPath   = "/debug/arenaprof/peak"
+	handlerPath       = "/debug/arenaprof"
+	memoryHandlerPath = "/debug/arenaprof/memory"
+	arenasHandlerPath = "/debug/arenaprof/arenas"
+	peakHandlerPath   = "/debug/arenaprof/peak"
 )
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
@@ -51,11 +42,17 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets the profile handler at HandlerPath
-	// (go tool pprof http://host/debug/arenaprof), the handler of the
-	// profile of all memory, arenas and Go heap, at MemoryHandlerPath, and
-	// the handlers of the live-arenas profile at ArenasHandlerPath and of
-	// the peak profile at PeakHandlerPath.
+	// Mux, if not nil, gets four handlers, beside net/http/pprof's
+	// /debug/pprof/ (each takes go tool pprof's ?seconds=N, see
+	// export.Handler):
+	//
+	//	/debug/arenaprof         arena allocations and in-use arena memory
+	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
+	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
+	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
+	//
+	// e.g. go tool pprof http://host/debug/arenaprof. Start fails, mounting
+	// nothing, when one of the paths is taken.
 	Mux *http.ServeMux
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
@@ -81,22 +78,68 @@ type Config struct {
 	OTLP *agent.OTLPConfig
 
 	// Dir, if set, writes profiles into this directory (created if
-	// missing), keeping at most agent.DefaultDirMaxFiles files.
+	// missing), keeping at most 10000 files (see agent.DirConfig).
 	Dir string
 
-	// Interval between uploads; default agent.DefaultInterval (15 s).
+	// Interval between uploads; default 15 s, at least 1 ms.
 	Interval time.Duration
-	// NoRuntimeProfiles leaves out the Go runtime's profiles (CPU, heap)
-	// and the wall-clock profile, which are otherwise uploaded beside the
-	// arena profiles (allocations, live arenas and the peak).
-	NoRuntimeProfiles bool
-	// MaxBuckets bounds the profiler's memory; default
-	// 16384 (see profiler.WithMaxBuckets).
+	// Profiles names the profiles uploaded every Interval, each by the
+	// name it carries in uploads (file names, Pyroscope's memory label):
+	//
+	//	"arena"   arena allocations over the interval (alloc_objects,
+	//	          alloc_space) and in-use arena memory at its end
+	//	          (inuse_objects, inuse_space), estimated from samples
+	//	"arenas"  the live arenas at the interval's end: where arena memory
+	//	          is held, exact
+	//	"peak"    in-use arena memory at the interval's highest estimate
+	//	"heap"    the Go heap (runtime/pprof's heap profile) over the interval
+	//	"wall"    wall-clock time of every goroutine, running or waiting
+	//	          (github.com/felixge/fgprof, 99 stack samples a second)
+	//	"cpu"     CPU time (runtime/pprof's CPU profile)
+	//
+	// Empty (the default) uploads all but "cpu": ["arena", "arenas",
+	// "peak", "heap", "wall"]. A name twice or an unknown name is an error.
+	//
+	// The Go runtime runs one CPU profile per process. While a session
+	// uploads "cpu", net/http/pprof's /debug/pprof/profile answers 500
+	// "cpu profiling already in use", and so does every other
+	// runtime/pprof.StartCPUProfile (go test -cpuprofile); Start fails when
+	// a CPU profile is running already. So "cpu" is left out by default: a
+	// service that serves /debug/pprof/profile keeps serving it. Add "cpu"
+	// when the agent is the only CPU profiler of the process.
+	Profiles []string
+	// SampleMeanBytes is the sampling mean of arena allocations: the
+	// average number of bytes allocated between two sampled bytes, as
+	// runtime.MemProfileRate is for the Go heap. Each byte is sampled with
+	// probability 1/SampleMeanBytes, so an object of S bytes is sampled
+	// with probability 1-(1-1/SampleMeanBytes)^S, and every sample is
+	// weighted so that estimates are unbiased at any mean. Zero keeps the
+	// mean in force: 102400 (100 KiB, the .NET runtime's default;
+	// runtime.MemProfileRate defaults to 512 KiB) unless
+	// hooks.SetMeanBytes changed it. 1 samples every object; above 2^40 or
+	// negative is an error.
+	//
+	// The trade-off: each sample costs a stack capture and an event in
+	// the allocating goroutine (about 0.1-0.3 µs, see BENCHMARKS.md), and
+	// a profile's interval narrows about as 1/sqrt(samples): halving the
+	// mean doubles the samples and their cost, and narrows intervals by
+	// about 30%. At the default, a service allocating 1 GB/s in arenas
+	// takes about 10,000 samples a second: 1-3 ms of CPU a second.
+	//
+	// Like runtime.MemProfileRate, the mean is process-wide: Start sets it
+	// for every arena (and every allocator reporting through package
+	// hooks), and it stays set after Stop. A failed Start restores the
+	// mean it found.
+	SampleMeanBytes int64
+	// MaxBuckets bounds the profiler's memory, in distinct (stack, type,
+	// labels) rows; default 16384 (about 10 MiB with 64-frame stacks).
+	// Past the bound, new rows go to one overflow row per type and mean,
+	// whose stack is a single synthetic frame, so totals still hold them.
 	MaxBuckets int
 	// MaxConcurrentBuilds bounds the profiles that the handlers mounted on
 	// Mux and Session.Handler build at once, all together; default 1. A
 	// request past the bound waits up to a second for its turn, then gets
-	// 429 Too Many Requests (see export.Handler).
+	// 429 Too Many Requests.
 	MaxConcurrentBuilds int
 	// Logger receives the agent's warnings; when nil, persistent upload
 	// failures are logged through slog.Default at most once a minute.
@@ -113,13 +156,12 @@ type Session struct {
 }
 
 // Start turns arena profiling on and sets up what cfg asks for, in one call:
-// a profiler (which turns sampling on, at the mean hooks.SetMeanBytes set,
-// by default 102400 bytes), the profile handler on cfg.Mux, and an
-// agent pushing a profile every interval to Pyroscope, OTLP and/or a
-// directory.
-// Start is all or nothing: it checks that both paths are free on cfg.Mux
-// before it mounts either, and on error nothing is left mounted or running.
-// Its errors are one line.
+// a profiler (which turns sampling on, at cfg.SampleMeanBytes), the profile
+// handlers on cfg.Mux, and an agent pushing cfg.Profiles every interval to
+// Pyroscope, OTLP and/or a directory.
+// Start is all or nothing: it checks that every path is free on cfg.Mux
+// before it mounts any, and on error nothing is left mounted or running
+// and the sampling mean is as it was. Its errors are one line.
 //
 //	s, err := arenaprof.Start(arenaprof.Config{
 //		AppName:      "shop",
@@ -143,9 +185,9 @@ func Start(cfg Config) (*Session, error) {
 	return s, nil
 }
 
-func start(cfg Config) (*Session, error) {
+func start(cfg Config) (s *Session, _ error) {
 	if cfg.Mux != nil {
-		for _, path := range []string{HandlerPath, MemoryHandlerPath, ArenasHandlerPath, PeakHandlerPath} {
+		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath} {
 			if taken(cfg.Mux, path) {
 				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -167,6 +209,13 @@ func start(cfg Config) (*Session, error) {
 	}
 	if (pc != nil || oc != nil || cfg.Dir != "") && cfg.AppName == "" {
 		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
+	}
+	if cfg.SampleMeanBytes < 0 {
+		return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes is %d: want 0 (the mean in force) or more", cfg.SampleMeanBytes)
+	}
+	uploads, err := sourcesOf(cfg.Profiles)
+	if err != nil {
+		return nil, err
 	}
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
@@ -194,18 +243,29 @@ func start(cfg Config) (*Session, error) {
 		}
 		uploaders = append(uploaders, d)
 	}
+	if cfg.SampleMeanBytes != 0 {
+		prev := hooks.MeanBytes()
+		if err := hooks.SetMeanBytes(cfg.SampleMeanBytes); err != nil {
+			return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes: %w", err)
+		}
+		defer func() {
+			if s == nil {
+				hooks.SetMeanBytes(prev)
+			}
+		}()
+	}
 	p, err := profiler.Start(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("arenaprof: %w", err)
 	}
 	limit := buildlimit.New(cfg.MaxConcurrentBuilds)
-	s := &Session{prof: p, handler: buildlimit.Share(limit, export.Handler(p))}
+	sess := &Session{prof: p, handler: buildlimit.Share(limit, export.Handler(p))}
 	if len(uploaders) > 0 {
-		sources := []agent.Source{agent.ProfilerSource(p), agent.ArenasSource(), agent.PeakSource(p)}
-		if !cfg.NoRuntimeProfiles {
-			sources = append(sources, agent.CPUSource(), agent.HeapSource(), agent.WallSource())
+		sources := make([]agent.Source, len(uploads))
+		for i, name := range uploads {
+			sources[i] = profileSources[name](p)
 		}
-		s.agent, err = agent.Start(agent.Config{
+		sess.agent, err = agent.Start(agent.Config{
 			AppName:   cfg.AppName,
 			Labels:    cfg.Labels,
 			Interval:  cfg.Interval,
@@ -220,18 +280,52 @@ func start(cfg Config) (*Session, error) {
 	}
 	if cfg.Mux != nil {
 		if err := mount(cfg.Mux, map[string]http.Handler{
-			HandlerPath:       s.handler,
-			MemoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
-			ArenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
-			PeakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
+			handlerPath:       sess.handler,
+			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
+			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
+			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
-			s.Stop(ctx)
+			sess.Stop(ctx)
 			return nil, err
 		}
 	}
-	return s, nil
+	return sess, nil
+}
+
+// profileSources makes the agent's source of each name Config.Profiles
+// accepts, in the order the default uploads them.
+var profileSources = map[string]func(*profiler.Profiler) agent.Source{
+	"arena":  func(p *profiler.Profiler) agent.Source { return agent.ProfilerSource(p) },
+	"arenas": func(*profiler.Profiler) agent.Source { return agent.ArenasSource() },
+	"peak":   func(p *profiler.Profiler) agent.Source { return agent.PeakSource(p) },
+	"heap":   func(*profiler.Profiler) agent.Source { return agent.HeapSource() },
+	"wall":   func(*profiler.Profiler) agent.Source { return agent.WallSource() },
+	"cpu":    func(*profiler.Profiler) agent.Source { return agent.CPUSource() },
+}
+
+// defaultProfiles is what an empty Config.Profiles uploads: all but "cpu"
+// (see Config.Profiles).
+var defaultProfiles = []string{"arena", "arenas", "peak", "heap", "wall"}
+
+// sourcesOf checks the names of Config.Profiles and returns them, or the
+// default when there are none.
+func sourcesOf(names []string) ([]string, error) {
+	if len(names) == 0 {
+		return defaultProfiles, nil
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if profileSources[n] == nil {
+			return nil, fmt.Errorf("arenaprof: Config.Profiles: unknown profile %q (known: %s)", n, strings.Join(append(slices.Clone(defaultProfiles), "cpu"), ", "))
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("arenaprof: Config.Profiles names %q twice", n)
+		}
+		seen[n] = true
+	}
+	return names, nil
 }
 
 // taken reports whether mux has a handler registered for exactly path,

@@ -38,6 +38,15 @@ func allocOrders(a *arena.Arena, n int) {
 	}
 }
 
+// The paths Start mounts on Config.Mux (see Config.Mux).
+const (
+	handlerPath = "/debug/arenaprof"
+	memoryPath  = "/debug/arenaprof/memory"
+)
+
+// arenaProfiles are the arena profiles alone, without the runtime's.
+var arenaProfiles = []string{"arena", "arenas", "peak"}
+
 // setMeanBytes sets the sampling mean for the rest of tb (meantest.Set).
 func setMeanBytes(tb testing.TB, n int64) { tb.Helper(); meantest.Set(tb, n) }
 
@@ -48,7 +57,7 @@ func TestStartServesAndWrites(t *testing.T) {
 	dir := t.TempDir()
 	mux := http.NewServeMux()
 	s, err := arenaprof.Start(arenaprof.Config{
-		AppName: "shop", Mux: mux, Dir: dir, NoRuntimeProfiles: true,
+		AppName: "shop", Mux: mux, Dir: dir, Profiles: arenaProfiles,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +67,7 @@ func TestStartServesAndWrites(t *testing.T) {
 
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + arenaprof.HandlerPath)
+	resp, err := http.Get(srv.URL + handlerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +116,7 @@ func TestStartServesAndWrites(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	taken := http.NewServeMux()
-	taken.Handle(arenaprof.HandlerPath, http.NotFoundHandler())
+	taken.Handle(handlerPath, http.NotFoundHandler())
 	for _, tc := range []struct {
 		name string
 		cfg  arenaprof.Config
@@ -116,7 +125,11 @@ func TestStartErrors(t *testing.T) {
 		{"no app name", arenaprof.Config{Dir: t.TempDir()}, "AppName"},
 		{"bad url", arenaprof.Config{AppName: "x", PyroscopeURL: "ftp://h"}, "http"},
 		{"bad buckets", arenaprof.Config{MaxBuckets: -1}, "bucket"},
-		{"mux taken", arenaprof.Config{Mux: taken}, arenaprof.HandlerPath},
+		{"mux taken", arenaprof.Config{Mux: taken}, handlerPath},
+		{"unknown profile", arenaprof.Config{Profiles: []string{"arena", "goroutine"}}, `unknown profile "goroutine"`},
+		{"profile twice", arenaprof.Config{Profiles: []string{"heap", "heap"}}, `"heap" twice`},
+		{"negative mean", arenaprof.Config{SampleMeanBytes: -1}, "SampleMeanBytes"},
+		{"mean too large", arenaprof.Config{SampleMeanBytes: 1<<40 + 1}, "SampleMeanBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := arenaprof.Start(tc.cfg)
@@ -209,7 +222,7 @@ func TestStartOTLP(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("OTEL_SERVICE_NAME", "shop-from-env")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	s := startAllocStop(t, arenaprof.Config{OTLP: &agent.OTLPConfig{}, NoRuntimeProfiles: true})
+	s := startAllocStop(t, arenaprof.Config{OTLP: &agent.OTLPConfig{}, Profiles: arenaProfiles})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) == 0 {
@@ -256,8 +269,8 @@ func TestStartAllOrNothing(t *testing.T) {
 	for _, tc := range []struct {
 		taken, free string
 	}{
-		{arenaprof.MemoryHandlerPath, arenaprof.HandlerPath},
-		{arenaprof.HandlerPath, arenaprof.MemoryHandlerPath},
+		{memoryPath, handlerPath},
+		{handlerPath, memoryPath},
 	} {
 		t.Run(tc.taken, func(t *testing.T) {
 			mux := http.NewServeMux()
@@ -282,7 +295,7 @@ func TestStartAllOrNothing(t *testing.T) {
 				t.Fatalf("Start on a free mux after a failed one: %v", err)
 			}
 			defer s.Stop(context.Background())
-			for _, path := range []string{arenaprof.HandlerPath, arenaprof.MemoryHandlerPath} {
+			for _, path := range []string{handlerPath, memoryPath} {
 				rec := httptest.NewRecorder()
 				other.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				if rec.Code != http.StatusOK {
@@ -293,7 +306,7 @@ func TestStartAllOrNothing(t *testing.T) {
 	}
 	t.Run("method pattern", func(t *testing.T) {
 		mux := http.NewServeMux()
-		mux.Handle("POST "+arenaprof.HandlerPath, http.NotFoundHandler())
+		mux.Handle("POST "+handlerPath, http.NotFoundHandler())
 		s, err := arenaprof.Start(arenaprof.Config{Mux: mux})
 		if err != nil {
 			t.Fatalf("a POST pattern does not conflict: %v", err)
@@ -316,11 +329,11 @@ func TestStartSharesLimiter(t *testing.T) {
 	w := &blockingWriter{h: http.Header{}, wrote: make(chan struct{}), release: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
-		mux.ServeHTTP(w, httptest.NewRequest("GET", arenaprof.HandlerPath, nil))
+		mux.ServeHTTP(w, httptest.NewRequest("GET", handlerPath, nil))
 		close(done)
 	}()
 	<-w.wrote // the first request holds the slot while it writes
-	for _, path := range []string{arenaprof.MemoryHandlerPath, arenaprof.HandlerPath + "?debug=1"} {
+	for _, path := range []string{memoryPath, handlerPath + "?debug=1"} {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
@@ -330,7 +343,7 @@ func TestStartSharesLimiter(t *testing.T) {
 	close(w.release)
 	<-done
 	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httptest.NewRequest("GET", arenaprof.MemoryHandlerPath, nil))
+	mux.ServeHTTP(rec, httptest.NewRequest("GET", memoryPath, nil))
 	if rec.Code != http.StatusOK {
 		t.Errorf("after the slot is freed: %d", rec.Code)
 	}

@@ -25,12 +25,17 @@
 //	defer pool.Put(a)
 //	u := arena.New[user](a)
 //
-// The sampling mean (the average number of bytes between sampled bytes) is
-// process-wide, like runtime.MemProfileRate: set it with hooks.SetMeanBytes
-// before Start, or leave the default (102400 bytes, 100 KiB).
+// Config.Profiles picks the uploaded profiles one by one (arena
+// allocations and in-use memory, live arenas, peak, Go heap, wall-clock
+// time, CPU); the CPU profile is off by default, since the Go runtime runs
+// one per process and net/http/pprof's /debug/pprof/profile would answer
+// 500 while the agent holds it. Config.SampleMeanBytes sets the sampling
+// mean (the average number of bytes between sampled bytes), process-wide
+// like runtime.MemProfileRate; the default is 100 KiB.
 //
-// Session.Stats counts uploads, retries, failures and the last error;
-// Session.StatsHandler serves them as JSON. examples/shutdown is a complete
+// Printed with fmt, log/slog or encoding/json, a Config shows no
+// credential. Session.Stats counts uploads, retries, failures and the last
+// error; Session.StatsHandler serves them as JSON. examples/shutdown is a complete
 // service that stops on SIGTERM without losing its last interval.
 //
 // The packages underneath are there for what the one call does not cover:

@@ -2,7 +2,6 @@ package arenaprof
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/arenaprof/arenaprof/export/agent"
@@ -12,8 +11,8 @@ import (
 // uploaded (and their bytes), retried, dropped, failed and unconfirmed,
 // and the last upload error (without credentials) with its time, in total
 // and per destination. It is the zero value when the session uploads
-// nothing (no PyroscopeURL, Pyroscope or Dir). After Stop the counters are
-// final.
+// nothing (no PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir). After Stop
+// the counters are final.
 func (s *Session) Stats() agent.Stats {
 	if s == nil || s.agent == nil {
 		return agent.Stats{}
@@ -26,7 +25,10 @@ func (s *Session) Stats() agent.Stats {
 //
 //	mux.Handle("/debug/arenaprof/stats", s.StatsHandler())
 //
-// It answers GET and HEAD; other methods get 405.
+// It answers GET and HEAD; other methods get 405. To publish them with
+// expvar instead:
+//
+//	expvar.Publish("arenaprof", expvar.Func(func() any { return s.Stats() }))
 func (s *Session) StatsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -47,24 +49,4 @@ func (s *Session) StatsHandler() http.Handler {
 		}
 		w.Write(append(b, '\n'))
 	})
-}
-
-// StatsVar returns [Session.Stats] as an expvar.Var, read at each call of
-// its String method (which returns them as JSON). Publish it under a name
-// of your choosing:
-//
-//	expvar.Publish("arenaprof", s.StatsVar())
-//
-// This package does not import expvar itself: importing it mounts
-// /debug/vars on http.DefaultServeMux.
-func (s *Session) StatsVar() fmt.Stringer { return statsVar{s} }
-
-type statsVar struct{ s *Session }
-
-func (v statsVar) String() string {
-	b, err := json.Marshal(v.s.Stats())
-	if err != nil {
-		return "null"
-	}
-	return string(b)
 }

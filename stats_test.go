@@ -46,7 +46,7 @@ func TestStats(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := tt.cfg
 			cfg.Interval = 10 * time.Millisecond
-			cfg.NoRuntimeProfiles = true
+			cfg.Profiles = arenaProfiles
 			cfg.Logger = slog.New(slog.DiscardHandler)
 			s, err := arenaprof.Start(cfg)
 			if err != nil {
@@ -88,7 +88,7 @@ func TestStats(t *testing.T) {
 				t.Errorf("POST: %s", resp.Status)
 			}
 			name := fmt.Sprintf("arenaprof_test_%d", i)
-			expvar.Publish(name, s.StatsVar())
+			expvar.Publish(name, expvar.Func(func() any { return s.Stats() }))
 			if v := expvar.Get(name).String(); strings.Contains(v, "pa55-w0rd-xyz") {
 				t.Errorf("password in the stats: %s", v)
 			}
@@ -102,7 +102,7 @@ func TestStats(t *testing.T) {
 
 // TestStatsFinalAfterStop: once Stop returns, Stats no longer changes.
 func TestStatsFinalAfterStop(t *testing.T) {
-	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Dir: t.TempDir(), Interval: 5 * time.Millisecond, NoRuntimeProfiles: true})
+	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Dir: t.TempDir(), Interval: 5 * time.Millisecond, Profiles: arenaProfiles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,13 +61,13 @@ func main() {
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(args []string, stdout io.Writer) (err error) {
 	flag := flag.NewFlagSet("agent", flag.ContinueOnError)
 	dir := flag.String("dir", "", "write profiles to this directory (the default when no -server is given: a new temporary directory)")
 	server := flag.String("server", "", "push profiles to this Pyroscope-compatible server URL (user:password@ in the URL for basic auth)")
 	tenant := flag.String("tenant", "", "tenant sent as X-Scope-OrgID to -server")
 	app := flag.String("app", "arenaprof-example", "application name")
-	interval := flag.Duration("interval", agent.DefaultInterval, "upload interval")
+	interval := flag.Duration("interval", 15*time.Second, "upload interval")
 	duration := flag.Duration("duration", 0, "run this long, then stop the agent, print its counters and exit (0: until interrupted)")
 	workers := flag.Int("workers", 4, "worker goroutines")
 	if err := flag.Parse(args); err != nil {
@@ -98,6 +98,14 @@ func run(args []string, stdout io.Writer) error {
 		if *dir, err = os.MkdirTemp("", "arenaprof-profiles-"); err != nil {
 			return err
 		}
+		// A run that fails before it writes a profile leaves no empty
+		// directory behind.
+		created := *dir
+		defer func() {
+			if err != nil {
+				os.RemoveAll(created)
+			}
+		}()
 	}
 	if *dir != "" {
 		d, err := agent.NewDir(agent.DirConfig{Path: *dir, MaxFiles: 1000})

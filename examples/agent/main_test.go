@@ -52,10 +52,18 @@ func TestRunServer(t *testing.T) {
 	}
 }
 
+// TestRunBadFlags: bad flags fail the run, which leaves nothing behind
+// (without -dir or -server it writes into a temporary directory of its
+// own).
 func TestRunBadFlags(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	for _, args := range [][]string{{"-duration", "-1s"}, {"-workers", "0"}, {"-interval", "1ns"}, {"-server", "ftp://x"}, {"-nope"}} {
 		if err := run(args, new(strings.Builder)); err == nil {
 			t.Errorf("run(%q) succeeded", args)
 		}
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("failed runs left %v in the temporary directory", ents)
 	}
 }

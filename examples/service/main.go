@@ -44,7 +44,6 @@ import (
 
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/hooks"
 )
 
 func main() {
@@ -145,15 +144,12 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready chan<- stri
 	dir := fs.String("dir", "", "write profiles into this directory")
 	interval := fs.Duration("interval", 15*time.Second, "upload interval")
 	load := fs.Int("load", 0, "send the service N requests of each kind at start")
-	mean := fs.Int64("mean", hooks.MeanBytes(), "sampling mean in bytes (process-wide, like runtime.MemProfileRate)")
+	mean := fs.Int64("mean", 102400, "sampling mean in bytes (process-wide, like runtime.MemProfileRate)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *mean < 1 {
-		return fmt.Errorf("bad -mean %d: use a positive number of bytes", *mean)
-	}
-	if err := hooks.SetMeanBytes(*mean); err != nil {
-		return fmt.Errorf("bad -mean: %w", err)
+		return fmt.Errorf("bad -mean %d: use a number of bytes, at least 1", *mean)
 	}
 
 	mux := http.NewServeMux()
@@ -163,14 +159,17 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready chan<- stri
 	mux.HandleFunc("/orders", s.orders)
 	mux.HandleFunc("/search", s.search)
 
-	// One call: profiler on, /debug/arenaprof on the mux, uploads.
+	// One call: profiler on, /debug/arenaprof on the mux, uploads. The
+	// default Profiles leave out the CPU profile, so /debug/pprof/profile
+	// above keeps working.
 	prof, err := arenaprof.Start(arenaprof.Config{
-		AppName:      *app,
-		Mux:          mux,
-		PyroscopeURL: *pyro,
-		Dir:          *dir,
-		Interval:     *interval,
-		Logger:       slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		AppName:         *app,
+		Mux:             mux,
+		PyroscopeURL:    *pyro,
+		Dir:             *dir,
+		Interval:        *interval,
+		SampleMeanBytes: *mean,
+		Logger:          slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	if err != nil {
 		return err

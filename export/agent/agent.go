@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -19,46 +20,40 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Defaults and bounds of [Config].
+// Defaults and bounds of Config, documented on its fields.
 const (
-	DefaultInterval      = 15 * time.Second
-	DefaultTimeout       = 10 * time.Second
-	DefaultDrainTimeout  = 10 * time.Second
-	DefaultMaxRetryTime  = 2 * time.Minute
-	DefaultQueueSize     = 20
-	DefaultBackoffBase   = time.Second
-	DefaultBackoffMax    = 30 * time.Second
-	DefaultRetryAfterMax = time.Minute
+	defaultInterval      = 15 * time.Second
+	defaultTimeout       = 10 * time.Second
+	defaultDrainTimeout  = 10 * time.Second
+	defaultMaxRetryTime  = 2 * time.Minute
+	defaultQueueSize     = 20
+	defaultBackoffBase   = time.Second
+	defaultBackoffMax    = 30 * time.Second
+	defaultRetryAfterMax = time.Minute
 
-	// DefaultMaxRetries was the default bound on the retries of one
-	// profile.
-	//
-	// Deprecated: retries are bounded by Config.MaxRetryTime; a zero
-	// Config.MaxRetries no longer selects this value but no count bound.
-	DefaultMaxRetries = 2
-
-	// MinInterval and MaxInterval bound Config.Interval.
-	MinInterval = time.Millisecond
-	MaxInterval = 24 * time.Hour
-	// MaxQueueSize bounds Config.QueueSize.
-	MaxQueueSize = 1 << 16
-	// MaxRetriesLimit bounds Config.MaxRetries.
-	MaxRetriesLimit = 100
-	// MaxLabels bounds the number of entries of Config.Labels.
-	MaxLabels = 64
+	minInterval     = time.Millisecond
+	maxInterval     = 24 * time.Hour
+	maxQueueSize    = 1 << 16
+	maxRetriesLimit = 100
+	maxLabels       = 64
 )
 
 // Source produces one kind of profile, one interval at a time.
 //
-// A Source may also implement [Starter] (called once by [Start], before the
-// first interval begins) and [Closer] (called once by [Agent.Stop], after the
-// last Collect). The agent calls these methods and Collect from one
-// goroutine, never concurrently.
+// A Source may also have a method
+//
+//	Start(ctx context.Context) error
+//
+// which [Start] calls once before the first interval begins (to begin
+// recording or take a baseline; an error fails Start), and implement
+// io.Closer, whose Close [Agent.Stop] calls once after the last Collect (to
+// release a running profiler). The agent calls these methods and Collect
+// from one goroutine, never concurrently.
 type Source interface {
 	// Name says what the profile holds ("arena", "wall", "cpu", "heap"). It is
 	// used in file names and, for a memory profile, as the value of the
-	// Pyroscope series label memory (see [SeriesLabel]), so it must match
-	// [a-z0-9_]+ and be unique within a Config.
+	// Pyroscope series label memory (see [NewPyroscope]), so it must match
+	// [a-z0-9_]{1,32} and be unique within a Config.
 	Name() string
 	// Collect returns the profile of the interval that ends now and began at
 	// the previous Collect (or at Start). A nil profile with a nil error means
@@ -67,16 +62,10 @@ type Source interface {
 	Collect(ctx context.Context) (*profile.Profile, error)
 }
 
-// Starter is implemented by sources that must begin recording (or take a
-// baseline) when the agent starts.
-type Starter interface {
+// starter is implemented by sources that must begin recording (or take a
+// baseline) when the agent starts (see [Source]).
+type starter interface {
 	Start(ctx context.Context) error
-}
-
-// Closer is implemented by sources and uploaders that hold resources (a
-// running profiler, idle connections) to release when the agent stops.
-type Closer interface {
-	Close() error
 }
 
 // Config says what the agent collects, how often, and where it sends it.
@@ -86,52 +75,50 @@ type Config struct {
 	// sanitise it as their format needs.
 	AppName string
 	// Labels are attached to every profile (e.g. env, region, version,
-	// pod). Pyroscope uploads of memory profiles set memory (see
-	// [SeriesLabel]) themselves.
+	// pod), at most 64. Pyroscope uploads of memory profiles set the label
+	// memory themselves (see [NewPyroscope]).
 	// Keys match [A-Za-z_][A-Za-z0-9_]* and must not start with "__"
 	// (reserved by Pyroscope); values are non-empty valid UTF-8 and may
 	// hold any character: each destination escapes or replaces what its
 	// format cannot carry.
 	Labels map[string]string
-	// Interval between collections; default [DefaultInterval], bounded by
-	// [MinInterval] and [MaxInterval].
+	// Interval between collections; default 15 s, at least 1 ms and at
+	// most 24 h.
 	Interval time.Duration
 	// Sources are the profiles to collect each interval (at least one).
 	Sources []Source
 	// Uploaders are the destinations (at least one). Each has its own queue
 	// and upload goroutine, so a slow destination never delays another.
 	Uploaders []Uploader
-	// Timeout bounds one upload attempt; default [DefaultTimeout]. An
+	// Timeout bounds one upload attempt; default 10 s. An
 	// attempt that times out after its request was sent is counted
 	// unconfirmed (see [DestinationStats]) and not retried.
 	Timeout time.Duration
 	// DrainTimeout bounds how long [Agent.Stop] spends collecting the
 	// last interval and delivering what is queued when its context has no
-	// deadline; default [DefaultDrainTimeout]. A context with a deadline
+	// deadline; default 10 s. A context with a deadline
 	// sets the bound instead.
 	DrainTimeout time.Duration
 	// MaxRetryTime bounds how long one profile is retried, from its first
 	// attempt: retryable errors (network errors before the request was
 	// sent, 5xx, 429, an unhealthy Pyroscope ring) are retried with
 	// backoff until then, so a server that is down for less than this
-	// loses nothing while the queue has room. Default
-	// [DefaultMaxRetryTime].
+	// loses nothing while the queue has room. Default 2 min.
 	MaxRetryTime time.Duration
 	// MaxRetries, if positive, also bounds the number of retries of one
-	// profile (at most [MaxRetriesLimit]); zero sets no count bound (only
+	// profile (at most 100); zero sets no count bound (only
 	// MaxRetryTime); a negative value disables retries.
 	MaxRetries int
 	// QueueSize bounds the profiles waiting for upload per destination;
-	// when it is full the oldest one is dropped. Default
-	// [DefaultQueueSize], at most [MaxQueueSize].
+	// when it is full the oldest one is dropped. Default 20, at most
+	// 65536.
 	QueueSize int
 	// BackoffBase and BackoffMax shape the exponential backoff with full
 	// jitter between retries: attempt n waits a uniform random time in
-	// [0, min(BackoffMax, BackoffBase*2^n)). Defaults [DefaultBackoffBase]
-	// and [DefaultBackoffMax].
+	// [0, min(BackoffMax, BackoffBase*2^n)). Defaults 1 s and 30 s.
 	BackoffBase, BackoffMax time.Duration
 	// RetryAfterMax caps the wait a server asks for with Retry-After;
-	// default [DefaultRetryAfterMax].
+	// default 1 min.
 	RetryAfterMax time.Duration
 	// Logger receives a warning about every failed collection and
 	// upload. When it is nil, failures that persist (a profile given up,
@@ -160,8 +147,8 @@ func (c Config) validate() (Config, error) {
 	if !utf8.ValidString(c.AppName) || len(c.AppName) > 256 {
 		return c, errors.New("agent: Config.AppName must be valid UTF-8 of at most 256 bytes")
 	}
-	if len(c.Labels) > MaxLabels {
-		return c, fmt.Errorf("agent: Config.Labels has %d entries, at most %d allowed", len(c.Labels), MaxLabels)
+	if len(c.Labels) > maxLabels {
+		return c, fmt.Errorf("agent: Config.Labels has %d entries, at most %d allowed", len(c.Labels), maxLabels)
 	}
 	for k, v := range c.Labels {
 		if !labelKeyRE.MatchString(k) {
@@ -180,9 +167,9 @@ func (c Config) validate() (Config, error) {
 	}
 	switch {
 	case c.Interval == 0:
-		c.Interval = DefaultInterval
-	case c.Interval < MinInterval || c.Interval > MaxInterval:
-		return c, fmt.Errorf("agent: Config.Interval %v outside [%v, %v]", c.Interval, MinInterval, MaxInterval)
+		c.Interval = defaultInterval
+	case c.Interval < minInterval || c.Interval > maxInterval:
+		return c, fmt.Errorf("agent: Config.Interval %v outside [%v, %v]", c.Interval, minInterval, maxInterval)
 	}
 	if len(c.Sources) == 0 {
 		return c, errors.New("agent: Config.Sources is empty: name at least one profile to collect (e.g. agent.WallSource())")
@@ -209,37 +196,37 @@ func (c Config) validate() (Config, error) {
 			return c, fmt.Errorf("agent: Config.Uploaders[%d] is nil", i)
 		}
 	}
-	if err := defaultDuration(&c.Timeout, DefaultTimeout, "Timeout"); err != nil {
+	if err := defaultDuration(&c.Timeout, defaultTimeout, "Timeout"); err != nil {
 		return c, err
 	}
-	if err := defaultDuration(&c.DrainTimeout, DefaultDrainTimeout, "DrainTimeout"); err != nil {
+	if err := defaultDuration(&c.DrainTimeout, defaultDrainTimeout, "DrainTimeout"); err != nil {
 		return c, err
 	}
-	if err := defaultDuration(&c.MaxRetryTime, DefaultMaxRetryTime, "MaxRetryTime"); err != nil {
+	if err := defaultDuration(&c.MaxRetryTime, defaultMaxRetryTime, "MaxRetryTime"); err != nil {
 		return c, err
 	}
 	switch {
 	case c.MaxRetries < 0:
 		c.MaxRetries = -1
-	case c.MaxRetries > MaxRetriesLimit:
-		return c, fmt.Errorf("agent: Config.MaxRetries %d above %d", c.MaxRetries, MaxRetriesLimit)
+	case c.MaxRetries > maxRetriesLimit:
+		return c, fmt.Errorf("agent: Config.MaxRetries %d above %d", c.MaxRetries, maxRetriesLimit)
 	}
 	switch {
 	case c.QueueSize == 0:
-		c.QueueSize = DefaultQueueSize
-	case c.QueueSize < 0 || c.QueueSize > MaxQueueSize:
-		return c, fmt.Errorf("agent: Config.QueueSize %d outside [1, %d]", c.QueueSize, MaxQueueSize)
+		c.QueueSize = defaultQueueSize
+	case c.QueueSize < 0 || c.QueueSize > maxQueueSize:
+		return c, fmt.Errorf("agent: Config.QueueSize %d outside [1, %d]", c.QueueSize, maxQueueSize)
 	}
-	if err := defaultDuration(&c.BackoffBase, DefaultBackoffBase, "BackoffBase"); err != nil {
+	if err := defaultDuration(&c.BackoffBase, defaultBackoffBase, "BackoffBase"); err != nil {
 		return c, err
 	}
-	if err := defaultDuration(&c.BackoffMax, DefaultBackoffMax, "BackoffMax"); err != nil {
+	if err := defaultDuration(&c.BackoffMax, defaultBackoffMax, "BackoffMax"); err != nil {
 		return c, err
 	}
 	if c.BackoffMax < c.BackoffBase {
 		return c, fmt.Errorf("agent: Config.BackoffMax %v below BackoffBase %v", c.BackoffMax, c.BackoffBase)
 	}
-	if err := defaultDuration(&c.RetryAfterMax, DefaultRetryAfterMax, "RetryAfterMax"); err != nil {
+	if err := defaultDuration(&c.RetryAfterMax, defaultRetryAfterMax, "RetryAfterMax"); err != nil {
 		return c, err
 	}
 	if c.warnEvery == 0 {
@@ -302,7 +289,7 @@ type warnState struct {
 	suppressed int       // warnings not sent since
 }
 
-// Start validates cfg, starts every source that implements [Starter] and
+// Start validates cfg, starts every source that has a Start method and
 // begins collecting. It returns an error, and leaves nothing running, when
 // the config is invalid or a source cannot start (for example a CPU
 // profile that is already running in the process).
@@ -319,7 +306,7 @@ func Start(cfg Config) (*Agent, error) {
 	}
 	ctx := context.Background()
 	for i, s := range cfg.Sources {
-		st, ok := s.(Starter)
+		st, ok := s.(starter)
 		if !ok {
 			continue
 		}
@@ -402,7 +389,7 @@ func (a *Agent) count(fn func()) bool {
 
 func (a *Agent) closeSources(srcs []Source) {
 	for _, s := range srcs {
-		if c, ok := s.(Closer); ok {
+		if c, ok := s.(io.Closer); ok {
 			if err := c.Close(); err != nil {
 				a.logf(slog.LevelWarn, true, "arenaprof agent: closing source", "source", s.Name(), "err", err)
 			}
@@ -536,7 +523,7 @@ const stopGrace = 250 * time.Millisecond
 // returned.
 func (a *Agent) closeUploaders() {
 	for _, d := range a.dests {
-		if c, ok := d.up.(Closer); ok {
+		if c, ok := d.up.(io.Closer); ok {
 			if cerr := c.Close(); cerr != nil {
 				a.logf(slog.LevelWarn, true, "arenaprof agent: closing uploader", "uploader", d.name, "err", cerr)
 			}
@@ -623,7 +610,7 @@ func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time
 		From:        from,
 		Until:       until,
 		Data:        buf.Bytes(),
-		SampleTypes: SampleTypes(p),
+		sampleTypes: sampleTypesOf(p),
 	}
 	if a.parsed {
 		u.parsed = p
@@ -669,8 +656,8 @@ func (a *Agent) deliver(d *dest, u *Upload) {
 			return
 		}
 		msg := err.Error()
-		unconfirmed := IsUnconfirmed(err)
-		retry, after := IsRetryable(err)
+		unconfirmed := isUnconfirmed(err)
+		retry, after := isRetryable(err)
 		if !unconfirmed && !retry && timedOut && errors.Is(err, context.DeadlineExceeded) {
 			// An uploader that says nothing about its timeout may have
 			// delivered: a second copy could count twice.
@@ -769,8 +756,9 @@ type DestinationStats struct {
 	// being uploaded or waiting for a retry (0 or 1).
 	Queued, InFlight int
 	// LastError is this destination's most recent upload error, retried
-	// or not, as the uploader reported it (the errors of [Pyroscope] and
-	// [Dir] hold no credentials), and LastErrorTime when it happened.
+	// or not, as the uploader reported it (the errors of the destinations
+	// of [NewPyroscope], [NewOTLP] and [NewDir] hold no credentials), and
+	// LastErrorTime when it happened.
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
 }

@@ -43,7 +43,7 @@ func TestConfigValidation(t *testing.T) {
 		{"too many retries", func(c *Config) { c.MaxRetries = 1000 }, "MaxRetries"},
 		{"no retries ok", func(c *Config) { c.MaxRetries = -1 }, ""},
 		{"negative queue", func(c *Config) { c.QueueSize = -1 }, "QueueSize"},
-		{"huge queue", func(c *Config) { c.QueueSize = MaxQueueSize + 1 }, "QueueSize"},
+		{"huge queue", func(c *Config) { c.QueueSize = maxQueueSize + 1 }, "QueueSize"},
 		{"backoff max below base", func(c *Config) { c.BackoffBase, c.BackoffMax = time.Second, time.Millisecond }, "BackoffMax"},
 		{"negative retry-after cap", func(c *Config) { c.RetryAfterMax = -time.Second }, "RetryAfterMax"},
 	}
@@ -56,8 +56,8 @@ func TestConfigValidation(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
-				if got.Interval != DefaultInterval || got.QueueSize != DefaultQueueSize ||
-					got.DrainTimeout != DefaultDrainTimeout || got.MaxRetryTime != DefaultMaxRetryTime {
+				if got.Interval != defaultInterval || got.QueueSize != defaultQueueSize ||
+					got.DrainTimeout != defaultDrainTimeout || got.MaxRetryTime != defaultMaxRetryTime {
 					t.Fatalf("defaults not applied: %+v", got)
 				}
 				return
@@ -110,8 +110,8 @@ func TestStopFlushesPartialInterval(t *testing.T) {
 		if u.AppName != "shop" || u.Labels["env"] != "test" {
 			t.Errorf("app %q labels %v", u.AppName, u.Labels)
 		}
-		if _, ok := u.SampleTypes["inuse_space"]; !ok {
-			t.Errorf("sample types %v", u.SampleTypes)
+		if _, ok := u.sampleTypes["inuse_space"]; !ok {
+			t.Errorf("sample types %v", u.sampleTypes)
 		}
 	}
 	// A second Stop returns the first result at once.
@@ -344,11 +344,11 @@ func TestStartStopMany(t *testing.T) {
 	}
 	base := runtime.NumGoroutine()
 	for i := range n {
-		dir, err := NewDir(DirConfig{Path: t.TempDir()})
+		dir, err := newDir(DirConfig{Path: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+		py, err := newPyroscope(PyroscopeConfig{URL: srv.URL})
 		if err != nil {
 			t.Fatal(err)
 		}

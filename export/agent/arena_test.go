@@ -24,7 +24,7 @@ func TestProfilerSource(t *testing.T) {
 	a := arena.NewArena()
 	defer a.Free()
 	s := ProfilerSource(p)
-	if err := s.(Starter).Start(context.Background()); err != nil {
+	if err := s.(starter).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	live := int64(0)
@@ -58,7 +58,7 @@ func TestProfilerSource(t *testing.T) {
 	if got := sampleValue(t, prof, "inuse_space"); got != 0 {
 		t.Errorf("after Reset: inuse_space %d", got)
 	}
-	if err := ProfilerSource(nil).(Starter).Start(context.Background()); err == nil {
+	if err := ProfilerSource(nil).(starter).Start(context.Background()); err == nil {
 		t.Fatal("nil profiler accepted")
 	}
 }

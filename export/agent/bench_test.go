@@ -19,7 +19,7 @@ import (
 // BenchmarkPush measures handing a profile to a full destination queue
 // (drop the oldest, append): the only work collection does per destination.
 func BenchmarkPush(b *testing.B) {
-	d := &dest{cap: DefaultQueueSize, notify: make(chan struct{}, 1)}
+	d := &dest{cap: defaultQueueSize, notify: make(chan struct{}, 1)}
 	u := &Upload{}
 	for b.Loop() {
 		d.push(u)
@@ -41,7 +41,7 @@ func BenchmarkEncode(b *testing.B) {
 // BenchmarkDirUpload measures writing one small profile file (temporary
 // file, fsync, rename, retention scan of up to 100 files).
 func BenchmarkDirUpload(b *testing.B) {
-	d, err := NewDir(DirConfig{Path: b.TempDir(), MaxFiles: 100})
+	d, err := newDir(DirConfig{Path: b.TempDir(), MaxFiles: 100})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func BenchmarkDirUpload(b *testing.B) {
 func BenchmarkPyroscopeUpload(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	py, err := newPyroscope(PyroscopeConfig{URL: srv.URL})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkPyroscopeUploadReal(b *testing.B) {
 	if base == "" {
 		b.Skip("ARENAPROF_PYROSCOPE_URL is not set: no Pyroscope server to measure against")
 	}
-	py, err := NewPyroscope(PyroscopeConfig{URL: base})
+	py, err := newPyroscope(PyroscopeConfig{URL: base})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,15 +12,15 @@ import (
 // (DESIGN.md, "Profile format"): "arenaprof window=W".
 const windowComment = "arenaprof window="
 
-// IsInUse reports whether a sample type holds a level rather than a running
+// isInUse reports whether a sample type holds a level rather than a running
 // total: a type whose name starts with "inuse" (inuse_space,
 // inuse_objects). profileDelta keeps such values absolute.
-func IsInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inuse") }
+func isInUse(sampleType string) bool { return strings.HasPrefix(sampleType, "inuse") }
 
 // profileDelta returns the profile of the window between two snapshots of the
 // same cumulative profile (the runtime's heap profile, or the arena profile
 // since its profiler started): for every sample type but the in-use ones
-// (see [IsInUse]) the value is cur minus prev; in-use values are cur's,
+// (see isInUse) the value is cur minus prev; in-use values are cur's,
 // absolute (subtracting levels gives meaningless negative memory, see
 // golang/go#57765). A running total that went down (a profile reset, a
 // bucket evicted) is clamped at zero. Samples whose values are all zero are
@@ -46,7 +46,7 @@ func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 			return nil, fmt.Errorf("agent: delta: sample type %d changed from %s/%s to %s/%s", i,
 				prev.SampleType[i].Type, prev.SampleType[i].Unit, st.Type, st.Unit)
 		}
-		if !IsInUse(st.Type) {
+		if !isInUse(st.Type) {
 			ratios[i] = -1
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// DefaultDirMaxFiles is the retention bound of a [Dir] by count when
+// defaultDirMaxFiles is the retention bound by count when
 // DirConfig.MaxFiles is zero.
-const DefaultDirMaxFiles = 10000
+const defaultDirMaxFiles = 10000
 
 // DirConfig configures a directory destination.
 type DirConfig struct {
@@ -24,7 +24,7 @@ type DirConfig struct {
 	Path string
 	// MaxFiles bounds the number of profile files kept: before each write
 	// the oldest are deleted to make room for the new file. Zero selects
-	// [DefaultDirMaxFiles]; negative means no bound by count.
+	// 10000; negative means no bound by count.
 	MaxFiles int
 	// MaxBytes bounds the total size of the profile files kept, the new
 	// file included (a new file larger than the bound is still written,
@@ -32,7 +32,21 @@ type DirConfig struct {
 	MaxBytes int64
 }
 
-// Dir writes each profile to its own file in a directory:
+// dirUploader is the destination NewDir returns.
+type dirUploader struct {
+	path     string
+	maxFiles int
+	maxBytes int64
+
+	mu sync.Mutex
+	// write is the file write used by Upload; tests replace it to simulate
+	// a full disk.
+	write func(f *os.File, data []byte) (int, error)
+}
+
+// NewDir returns a destination that writes each profile to its own file in
+// a directory, creating the directory if needed (it fails if the path
+// exists and is not a directory):
 //
 //	20261121T194500.123Z-APP-KEY=VALUE,...-PROFILE.pb.gz
 //
@@ -51,20 +65,9 @@ type DirConfig struct {
 //
 // Write errors (read-only directory, disk full) are not retried: the
 // profile is counted as failed and the next interval tries again.
-type Dir struct {
-	path     string
-	maxFiles int
-	maxBytes int64
+func NewDir(cfg DirConfig) (Uploader, error) { return uploader(newDir(cfg)) }
 
-	mu sync.Mutex
-	// write is the file write used by Upload; tests replace it to simulate
-	// a full disk.
-	write func(f *os.File, data []byte) (int, error)
-}
-
-// NewDir creates the directory destination, creating the directory if
-// needed. It fails if the path exists and is not a directory.
-func NewDir(cfg DirConfig) (*Dir, error) {
+func newDir(cfg DirConfig) (*dirUploader, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("agent: DirConfig.Path is empty")
 	}
@@ -90,29 +93,26 @@ func NewDir(cfg DirConfig) (*Dir, error) {
 	if err := os.Remove(probe.Name()); err != nil {
 		return nil, fmt.Errorf("agent: profile directory %s: removing the write probe: %w", cfg.Path, err)
 	}
-	d := &Dir{path: cfg.Path, maxFiles: cfg.MaxFiles, maxBytes: cfg.MaxBytes}
+	d := &dirUploader{path: cfg.Path, maxFiles: cfg.MaxFiles, maxBytes: cfg.MaxBytes}
 	if d.maxFiles == 0 {
-		d.maxFiles = DefaultDirMaxFiles
+		d.maxFiles = defaultDirMaxFiles
 	}
 	d.write = func(f *os.File, data []byte) (int, error) { return f.Write(data) }
 	return d, nil
 }
 
-// Path returns the directory.
-func (d *Dir) Path() string { return d.path }
-
 // String names the destination in stats and logs.
-func (d *Dir) String() string { return "dir:" + d.path }
+func (d *dirUploader) String() string { return "dir:" + d.path }
 
 // Upload applies the retention bounds, making room for u, then writes u to
 // a new file.
-func (d *Dir) Upload(ctx context.Context, u *Upload) error {
+func (d *dirUploader) Upload(ctx context.Context, u *Upload) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	name := FileName(u.AppName, u.Labels, u.Profile, u.Until)
+	name := fileName(u.AppName, u.Labels, u.Profile, u.Until)
 	final := filepath.Join(d.path, name)
 	// Two intervals ending in the same millisecond (a very short interval,
 	// or the final partial one) get distinct names.
@@ -144,7 +144,7 @@ func (d *Dir) Upload(ctx context.Context, u *Upload) error {
 	return nil
 }
 
-func (d *Dir) writeFile(final string, data []byte) (err error) {
+func (d *dirUploader) writeFile(final string, data []byte) (err error) {
 	f, err := os.CreateTemp(d.path, tmpPrefix+"*.tmp")
 	if err != nil {
 		return fmt.Errorf("agent: writing profile: %w", err)
@@ -180,7 +180,7 @@ func (d *Dir) writeFile(final string, data []byte) (err error) {
 
 // retain deletes the oldest profile files until one more file of size
 // incoming fits the bounds (or no profile file is left).
-func (d *Dir) retain(incoming int64) error {
+func (d *dirUploader) retain(incoming int64) error {
 	if d.maxFiles < 0 && d.maxBytes <= 0 {
 		return nil
 	}
@@ -231,11 +231,11 @@ const (
 	maxProfileComponent = 40
 )
 
-// FileName returns the file name [Dir] gives a profile: the end of its
+// fileName returns the file name NewDir's destination gives a profile: the end of its
 // interval in UTC, the application, the labels (sorted by key) and the
 // profile name, each sanitised. The result is a single path element that
 // sorts by time.
-func FileName(app string, labels map[string]string, profileName string, until time.Time) string {
+func fileName(app string, labels map[string]string, profileName string, until time.Time) string {
 	var b strings.Builder
 	until = until.UTC()
 	// Keep the year to four digits so that names keep sorting by time.
@@ -271,7 +271,7 @@ func FileName(app string, labels map[string]string, profileName string, until ti
 	return b.String()
 }
 
-// isProfileFileName reports whether name follows the pattern of FileName.
+// isProfileFileName reports whether name follows the pattern of fileName.
 func isProfileFileName(name string) bool {
 	if !strings.HasSuffix(name, fileSuffix) || len(name) < len(timeLayout)+len(fileSuffix) {
 		return false

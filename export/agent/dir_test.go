@@ -15,7 +15,7 @@ import (
 
 func TestDirAgentWritesFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "profiles", "nested")
-	dir, err := NewDir(DirConfig{Path: path})
+	dir, err := newDir(DirConfig{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +106,15 @@ func TestFileName(t *testing.T) {
 		{"", map[string]string{"k": "a,b=c"}, "", "20261121T184500.123Z-_-k=a_b_c-_.pb.gz"},
 	}
 	for _, tt := range tests {
-		got := FileName(tt.app, tt.labels, tt.profile, until)
+		got := fileName(tt.app, tt.labels, tt.profile, until)
 		if got != tt.want {
-			t.Errorf("FileName(%q, %v, %q) = %q, want %q", tt.app, tt.labels, tt.profile, got, tt.want)
+			t.Errorf("fileName(%q, %v, %q) = %q, want %q", tt.app, tt.labels, tt.profile, got, tt.want)
 		}
 		checkSafeName(t, got)
 	}
 	long := strings.Repeat("x", 1000)
-	a := FileName(long+"1", map[string]string{"k": long + "a"}, "arena", until)
-	b := FileName(long+"2", map[string]string{"k": long + "b"}, "arena", until)
+	a := fileName(long+"1", map[string]string{"k": long + "a"}, "arena", until)
+	b := fileName(long+"2", map[string]string{"k": long + "b"}, "arena", until)
 	checkSafeName(t, a)
 	if a == b {
 		t.Fatalf("long names collide: %s", a)
@@ -141,7 +141,7 @@ func checkSafeName(t *testing.T, name string) {
 func TestDirLabelsCannotEscape(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "d")
-	dir, err := NewDir(DirConfig{Path: path})
+	dir, err := newDir(DirConfig{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,14 +181,14 @@ func TestDirRetention(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(path, "README"), []byte("keep"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			dir, err := NewDir(DirConfig{Path: path, MaxFiles: tt.maxFiles, MaxBytes: tt.maxBytes})
+			dir, err := newDir(DirConfig{Path: path, MaxFiles: tt.maxFiles, MaxBytes: tt.maxBytes})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var all []string
 			for i := range 10 {
 				u := &Upload{AppName: "a", Profile: "arena", Until: time.Unix(1000+int64(i), 0), Data: make([]byte, 100)}
-				all = append(all, FileName(u.AppName, nil, u.Profile, u.Until))
+				all = append(all, fileName(u.AppName, nil, u.Profile, u.Until))
 				if err := dir.Upload(context.Background(), u); err != nil {
 					t.Fatal(err)
 				}
@@ -205,7 +205,7 @@ func TestDirRetention(t *testing.T) {
 }
 
 func TestDirSameMillisecond(t *testing.T) {
-	dir, err := NewDir(DirConfig{Path: t.TempDir()})
+	dir, err := newDir(DirConfig{Path: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestDirSameMillisecond(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(profileFiles(t, dir.Path())); n != 3 {
+	if n := len(profileFiles(t, dir.path)); n != 3 {
 		t.Fatalf("%d files, want 3 distinct", n)
 	}
 }
@@ -226,8 +226,8 @@ func TestNewDirErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"", f, filepath.Join(f, "sub"), "a\x00b"} {
-		if _, err := NewDir(DirConfig{Path: p}); err == nil {
-			t.Errorf("NewDir(%q) succeeded", p)
+		if _, err := newDir(DirConfig{Path: p}); err == nil {
+			t.Errorf("newDir(%q) succeeded", p)
 		}
 	}
 }
@@ -261,7 +261,7 @@ func unwritable(t *testing.T, path string) string {
 // keeps collecting.
 func TestDirUnwritable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p")
-	dir, err := NewDir(DirConfig{Path: path})
+	dir, err := newDir(DirConfig{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestDirUnwritable(t *testing.T) {
 // space is back.
 func TestDirFull(t *testing.T) {
 	path := t.TempDir()
-	dir, err := NewDir(DirConfig{Path: path})
+	dir, err := newDir(DirConfig{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestDirFull(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("err %v, want ENOSPC", err)
 	}
-	if ok, _ := IsRetryable(err); ok {
+	if ok, _ := isRetryable(err); ok {
 		t.Fatal("a full disk is not retried")
 	}
 	ents, _ := os.ReadDir(path)
@@ -366,7 +366,7 @@ func TestDirFullDiskRetentionFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := t.TempDir()
-			dir, err := NewDir(DirConfig{Path: path, MaxFiles: tt.maxFiles, MaxBytes: tt.maxBytes})
+			dir, err := newDir(DirConfig{Path: path, MaxFiles: tt.maxFiles, MaxBytes: tt.maxBytes})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +387,7 @@ func TestDirFullDiskRetentionFirst(t *testing.T) {
 			var all []string
 			for i := range 10 {
 				u := &Upload{AppName: "a", Profile: "arena", Until: time.Unix(2000+int64(i), 0), Data: make([]byte, size)}
-				all = append(all, FileName(u.AppName, nil, u.Profile, u.Until))
+				all = append(all, fileName(u.AppName, nil, u.Profile, u.Until))
 				if err := dir.Upload(context.Background(), u); err != nil {
 					t.Fatalf("upload %d on a disk the bounds fill: %v", i, err)
 				}
@@ -414,8 +414,8 @@ func TestNewDirRejectsReadOnly(t *testing.T) {
 	// /proc/self is a directory no process, not even root, can create a
 	// file in: the check runs even where permission bits do not bind.
 	if fi, err := os.Stat("/proc/self"); err == nil && fi.IsDir() {
-		if _, err := NewDir(DirConfig{Path: "/proc/self"}); err == nil || !strings.Contains(err.Error(), "not writable") {
-			t.Errorf("NewDir(/proc/self): %v", err)
+		if _, err := newDir(DirConfig{Path: "/proc/self"}); err == nil || !strings.Contains(err.Error(), "not writable") {
+			t.Errorf("newDir(/proc/self): %v", err)
 		}
 	}
 	if os.Geteuid() == 0 {
@@ -427,13 +427,13 @@ func TestNewDirRejectsReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o755)
-	if _, err := NewDir(DirConfig{Path: dir}); err == nil || !strings.Contains(err.Error(), "not writable") {
+	if _, err := newDir(DirConfig{Path: dir}); err == nil || !strings.Contains(err.Error(), "not writable") {
 		t.Fatalf("NewDir on a read-only directory: %v", err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewDir(DirConfig{Path: dir}); err != nil {
+	if _, err := newDir(DirConfig{Path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

@@ -9,8 +9,8 @@
 //   - [ProfilerSource]: the arena allocation profile of a
 //     [github.com/arenaprof/arenaprof/profiler.Profiler] as a delta over the
 //     interval (alloc values and raw sums over the window, in-use absolute,
-//     marked "arenaprof window=both"); [ArenaSource] does the same for any
-//     function returning cumulative profiles;
+//     marked "arenaprof window=both"; [DeltaSource] does the same for any
+//     function returning cumulative profiles);
 //   - [WallSource]: a wall-clock profile (github.com/felixge/fgprof) over
 //     the same interval, a separate profile since wall time cannot merge
 //     with space;
@@ -79,7 +79,7 @@
 //		BearerToken: os.Getenv("PYROSCOPE_TOKEN"),
 //	})
 //
-// [Pyroscope] describes the wire format: POST {URL}/ingest with the name,
+// [NewPyroscope] describes the wire format: POST {URL}/ingest with the name,
 // from, until and spyName query parameters and a multipart body with the
 // "profile" and "sample_type_config" parts (format=pprof only with a raw
 // body, [PyroscopeConfig].RawBody). In-use values are uploaded as levels:
@@ -91,5 +91,8 @@
 //
 //	o, err := agent.NewOTLP(agent.OTLPConfig{URL: "http://otel-collector:4318"})
 //
-// [OTLP] describes what it sends.
+// [NewOTLP] describes what it sends. A destination of your own is any
+// [Uploader], or a function turned into one by [UploaderFunc]; it marks
+// the errors worth retrying with [Retryable], and those after which the
+// destination may have stored the profile with [Unconfirmed].
 package agent

@@ -824,7 +824,7 @@ func newRecorder(t *testing.T, base string) *recorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { py.Close() })
+	t.Cleanup(func() { py.(io.Closer).Close() })
 	return &recorder{py: py}
 }
 

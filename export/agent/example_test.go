@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -90,8 +91,62 @@ func ExampleNewPyroscope() {
 	// uploaded 1
 }
 
-func ExampleFileName() {
-	until := time.Date(2026, 11, 21, 19, 45, 0, 0, time.UTC)
-	fmt.Println(agent.FileName("shop", map[string]string{"env": "prod", "path": "../x"}, "arena", until))
-	// Output: 20261121T194500.000Z-shop-env=prod,path=.._x-arena.pb.gz
+// Pushing OpenTelemetry profiles over OTLP/HTTP, to a Collector or to
+// Pyroscope's own OTLP endpoint. What OTLPConfig leaves unset comes from
+// the OTEL_EXPORTER_OTLP_* variables.
+func ExampleNewOTLP() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println(r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"))
+	}))
+	defer srv.Close()
+
+	o, err := agent.NewOTLP(agent.OTLPConfig{URL: srv.URL})
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := agent.Start(agent.Config{
+		AppName:   "shop",
+		Sources:   []agent.Source{agent.HeapSource()},
+		Uploaders: []agent.Uploader{o},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := a.Stop(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("uploaded", a.Stats().Uploaded)
+	// Output:
+	// POST /v1development/profiles application/x-protobuf gzip
+	// uploaded 1
+}
+
+// A destination of your own: errors marked Retryable are tried again with
+// backoff, within Config.MaxRetryTime; other errors fail the upload.
+func ExampleUploaderFunc() {
+	attempts := 0
+	flaky := agent.UploaderFunc("flaky", func(ctx context.Context, u *agent.Upload) error {
+		attempts++
+		if attempts == 1 {
+			return agent.Retryable(errors.New("503 Service Unavailable"), 10*time.Millisecond)
+		}
+		fmt.Printf("%s: %s profile of %s, %t\n", "flaky", u.Profile, u.AppName, len(u.Data) > 0)
+		return nil
+	})
+	a, err := agent.Start(agent.Config{
+		AppName:   "shop",
+		Sources:   []agent.Source{agent.HeapSource()},
+		Uploaders: []agent.Uploader{flaky},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := a.Stop(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	s := a.Stats().Destinations[0]
+	fmt.Printf("%s: uploaded %d, retried %d\n", s.Name, s.Uploaded, s.Retried)
+	// Output:
+	// flaky: heap profile of shop, true
+	// flaky: uploaded 1, retried 1
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,7 +368,7 @@ func testFleetRange(t *testing.T, base string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer py.Close()
+	defer py.(io.Closer).Close()
 	app := fmt.Sprintf("fleet_range_%d", time.Now().UnixNano())
 	t0 := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
 	for k := range 10 {
@@ -380,7 +381,7 @@ func testFleetRange(t *testing.T, base string) {
 			t.Fatal(err)
 		}
 		from := t0.Add(time.Duration(k) * 10 * time.Second)
-		u := &agent.Upload{AppName: app, Profile: "arena", From: from, Until: from.Add(10 * time.Second), Data: buf.Bytes(), SampleTypes: agent.SampleTypes(p)}
+		u := &agent.Upload{AppName: app, Profile: "arena", From: from, Until: from.Add(10 * time.Second), Data: buf.Bytes()}
 		if err := py.Upload(ctx, u); err != nil {
 			t.Fatal(err)
 		}

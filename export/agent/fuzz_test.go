@@ -11,9 +11,9 @@ func FuzzFileName(f *testing.F) {
 	f.Add("a\x00b", "ü", "\xff\xfe", "", int64(1<<62))
 	f.Fuzz(func(t *testing.T, app, k, v, prof string, sec int64) {
 		until := time.Unix(sec, 0)
-		name := FileName(app, map[string]string{k: v}, prof, until)
+		name := fileName(app, map[string]string{k: v}, prof, until)
 		checkSafeName(t, name)
-		if FileName(app, nil, prof, until) == "" {
+		if fileName(app, nil, prof, until) == "" {
 			t.Fatal("empty name")
 		}
 	})
@@ -25,10 +25,10 @@ func FuzzIngestName(f *testing.F) {
 	f.Add("", "", "", "")
 	f.Add("\xff", "ü", "ü", "\x00")
 	f.Fuzz(func(t *testing.T, app, prof, k, v string) {
-		name := IngestName(app, map[string]string{k: v, "env": "prod", "memory": prof})
+		name := ingestName(app, map[string]string{k: v, "env": "prod", "memory": prof})
 		gotApp, labels, err := parseName(name)
 		if err != nil {
-			t.Fatalf("IngestName(%q, %q=%q, memory=%q) = %q: %v", app, k, v, prof, name, err)
+			t.Fatalf("ingestName(%q, %q=%q, memory=%q) = %q: %v", app, k, v, prof, name, err)
 		}
 		if gotApp == "" || len(labels) < 2 || len(labels) > 3 {
 			t.Fatalf("%q parsed as %q %v", name, gotApp, labels)
@@ -42,9 +42,9 @@ func FuzzParseRetryAfter(f *testing.F) {
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, s string) {
-		d := ParseRetryAfter(s, now)
-		if d < 0 || d > MaxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %v", s, d)
+		d := parseRetryAfter(s, now)
+		if d < 0 || d > maxRetryAfter {
+			t.Fatalf("parseRetryAfter(%q) = %v", s, d)
 		}
 	})
 }
@@ -67,8 +67,8 @@ func FuzzConfigNumbers(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if got.Interval < MinInterval || got.Interval > MaxInterval || got.Timeout <= 0 ||
-			got.MaxRetries < -1 || got.MaxRetries > MaxRetriesLimit || got.QueueSize < 1 || got.QueueSize > MaxQueueSize ||
+		if got.Interval < minInterval || got.Interval > maxInterval || got.Timeout <= 0 ||
+			got.MaxRetries < -1 || got.MaxRetries > maxRetriesLimit || got.QueueSize < 1 || got.QueueSize > maxQueueSize ||
 			got.BackoffBase <= 0 || got.BackoffMax < got.BackoffBase || got.RetryAfterMax <= 0 ||
 			got.DrainTimeout <= 0 || got.DrainTimeout > 24*time.Hour || got.MaxRetryTime <= 0 || got.MaxRetryTime > 24*time.Hour {
 			t.Fatalf("accepted out-of-bounds config %+v", got)
@@ -95,7 +95,7 @@ func FuzzDelta(f *testing.F) {
 		}
 		for _, s := range d.Sample {
 			for i, v := range s.Value {
-				if v < 0 && !IsInUse(d.SampleType[i].Type) {
+				if v < 0 && !isInUse(d.SampleType[i].Type) {
 					t.Fatalf("negative %s: %d", d.SampleType[i].Type, v)
 				}
 			}

@@ -18,7 +18,7 @@ import (
 	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
-// httpSender is what the HTTP destinations ([Pyroscope], [OTLP]) share:
+// httpSender is what the HTTP destinations (NewPyroscope's, NewOTLP's) share:
 // the client that never follows redirects, the credentials kept out of
 // every message, the classification of failures into retryable,
 // unconfirmed and final, and the probe that holds profiles back while a
@@ -178,7 +178,7 @@ func (h *httpSender) post(ctx context.Context, target, endpoint string, header h
 	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
 	err = fmt.Errorf("agent: %s: POST %s: %s: %s", h.kind, endpoint, resp.Status, text)
 	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return Retryable(err, ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+		return Retryable(err, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return err
 }

@@ -26,9 +26,9 @@ import (
 	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
-// OTLPProfilesPath is the path of OTLP/HTTP's profiles signal
+// otlpProfilesPath is the path of OTLP/HTTP's profiles signal
 // (development), appended to [OTLPConfig].URL.
-const OTLPProfilesPath = "/v1development/profiles"
+const otlpProfilesPath = "/v1development/profiles"
 
 // OTLPConfig configures an OpenTelemetry (OTLP/HTTP, protobuf)
 // destination: an OpenTelemetry Collector with the profiles signal on, or
@@ -40,8 +40,8 @@ const OTLPProfilesPath = "/v1development/profiles"
 // wins):
 //
 //   - URL: OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT (the full URL, used as it
-//     is), else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL, [OTLPProfilesPath]
-//     appended);
+//     is), else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL,
+//     "/v1development/profiles" appended);
 //   - Headers: OTEL_EXPORTER_OTLP_PROFILES_HEADERS and
 //     OTEL_EXPORTER_OTLP_HEADERS ("k1=v1,k2=v2", values percent-encoded),
 //     merged under the explicit ones;
@@ -57,9 +57,9 @@ const OTLPProfilesPath = "/v1development/profiles"
 type OTLPConfig struct {
 	// URL is the receiver's base URL (http or https), e.g.
 	// "http://otel-collector:4318" or "http://pyroscope:4040";
-	// [OTLPProfilesPath] is appended to its path. User information in the
-	// URL ("https://user:password@host") is sent as basic authentication
-	// and removed from the URL.
+	// "/v1development/profiles" is appended to its path. User information
+	// in the URL ("https://user:password@host") is sent as basic
+	// authentication and removed from the URL.
 	URL string
 	// Headers are added to every request (e.g. "Authorization"); they
 	// cannot override Content-Type or Content-Encoding.
@@ -147,7 +147,21 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// OTLP uploads profiles as OpenTelemetry profiles over OTLP/HTTP:
+// otlpUploader is the destination NewOTLP returns.
+type otlpUploader struct {
+	target   string // the request URL, without user information
+	endpoint string // target as messages show it (credential-like query values redacted)
+	cfg      OTLPConfig
+	header   http.Header
+	resource []otlp.KeyValue // the attributes besides service.name, sorted
+	envName  string          // OTEL_SERVICE_NAME, for an empty AppName
+	send     *httpSender
+	gzips    sync.Pool // of *gzip.Writer at BestSpeed
+}
+
+// NewOTLP checks cfg, fills what it leaves unset from the environment (see
+// [OTLPConfig]) and returns a destination that uploads profiles as
+// OpenTelemetry profiles over OTLP/HTTP:
 //
 //	POST {URL}/v1development/profiles
 //	Content-Type: application/x-protobuf
@@ -166,27 +180,16 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 // Every value and label of the pprof profile crosses; see the README
 // ("OpenTelemetry") for the mapping and for what a backend keeps of it.
 //
-// Failures are classified as for [Pyroscope]: network errors before the
+// Failures are classified as for [NewPyroscope]: network errors before the
 // whole request was sent, 5xx and 429 (honouring Retry-After) are
 // retryable; a request sent but not answered is [Unconfirmed], and until
 // the receiver answers a GET of the endpoint again no profile is sent;
 // other answers fail the upload, and so does a 2xx answer whose partial
 // success reports rejected profiles. No error or log message holds a
 // header value or the URL's password.
-type OTLP struct {
-	target   string // the request URL, without user information
-	endpoint string // target as messages show it (credential-like query values redacted)
-	cfg      OTLPConfig
-	header   http.Header
-	resource []otlp.KeyValue // the attributes besides service.name, sorted
-	envName  string          // OTEL_SERVICE_NAME, for an empty AppName
-	send     *httpSender
-	gzips    sync.Pool // of *gzip.Writer at BestSpeed
-}
+func NewOTLP(cfg OTLPConfig) (Uploader, error) { return uploader(newOTLP(cfg)) }
 
-// NewOTLP checks cfg, fills what it leaves unset from the environment (see
-// [OTLPConfig]) and returns the destination.
-func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
+func newOTLP(cfg OTLPConfig) (*otlpUploader, error) {
 	cfg, asIs, err := otlpFromEnv(cfg, os.Getenv)
 	if err != nil {
 		return nil, err
@@ -216,7 +219,7 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 	if err := checkHeaders("OTLPConfig.Headers", cfg.Headers); err != nil {
 		return nil, err
 	}
-	o := &OTLP{cfg: cfg, header: make(http.Header), envName: os.Getenv("OTEL_SERVICE_NAME")}
+	o := &otlpUploader{cfg: cfg, header: make(http.Header), envName: os.Getenv("OTEL_SERVICE_NAME")}
 	var user, password string
 	if u.User != nil {
 		user = u.User.Username()
@@ -227,7 +230,7 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 		}
 	}
 	if !asIs {
-		u.Path = strings.TrimSuffix(u.Path, "/") + OTLPProfilesPath
+		u.Path = strings.TrimSuffix(u.Path, "/") + otlpProfilesPath
 		u.RawPath = ""
 	}
 	u.Fragment = ""
@@ -271,21 +274,21 @@ func NewOTLP(cfg OTLPConfig) (*OTLP, error) {
 }
 
 // String names the destination by its endpoint, without credentials.
-func (o *OTLP) String() string { return "otlp:" + o.endpoint }
+func (o *otlpUploader) String() string { return "otlp:" + o.endpoint }
 
 // GoString is String, so that %#v shows no credentials either.
-func (o *OTLP) GoString() string { return "&agent.OTLP{" + o.String() + "}" }
+func (o *otlpUploader) GoString() string { return "&agent.otlpUploader{" + o.String() + "}" }
 
 // Close releases the idle connections of the uploader's own client.
-func (o *OTLP) Close() error {
+func (o *otlpUploader) Close() error {
 	o.send.close()
 	return nil
 }
 
-func (o *OTLP) readsParsed() {}
+func (o *otlpUploader) readsParsed() {}
 
 // Upload converts u's profile and sends it in one request.
-func (o *OTLP) Upload(ctx context.Context, u *Upload) error {
+func (o *otlpUploader) Upload(ctx context.Context, u *Upload) error {
 	p := u.parsed
 	if p == nil {
 		var err error
@@ -358,7 +361,7 @@ func partialSuccess(h http.Header, body []byte) error {
 
 // encode returns the request body for p: the protobuf request, gzipped
 // unless Compression is "none".
-func (o *OTLP) encode(p *profile.Profile, u *Upload) []byte {
+func (o *otlpUploader) encode(p *profile.Profile, u *Upload) []byte {
 	name := u.AppName
 	if name == "" {
 		name = o.envName

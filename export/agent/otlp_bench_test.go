@@ -28,7 +28,7 @@ func BenchmarkUploadBody(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o, err := NewOTLP(OTLPConfig{URL: "http://127.0.0.1:1"})
+	o, err := newOTLP(OTLPConfig{URL: "http://127.0.0.1:1"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -71,7 +72,7 @@ func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { up.Close() })
+	t.Cleanup(func() { up.(io.Closer).Close() })
 	rec := &recorder{py: up}
 	begin, until := runE2EAgent(ctx, t, p, app, rec)
 	truth, _ := e2eTruth(t, rec)

@@ -57,7 +57,7 @@ func testUpload(t *testing.T) *Upload {
 	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	return &Upload{AppName: "shop", Labels: map[string]string{"env": "prod"}, Profile: "arena", From: time.Unix(100, 0), Until: time.Unix(115, 0), Data: buf.Bytes(), SampleTypes: SampleTypes(p)}
+	return &Upload{AppName: "shop", Labels: map[string]string{"env": "prod"}, Profile: "arena", From: time.Unix(100, 0), Until: time.Unix(115, 0), Data: buf.Bytes(), sampleTypes: sampleTypesOf(p)}
 }
 
 // clearOTELEnv unsets every variable NewOTLP reads, for the test.
@@ -107,7 +107,7 @@ func TestOTLPRequest(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, strings.ReplaceAll(v, "BASE", srv.URL))
 			}
-			o, err := NewOTLP(tt.cfg(srv.URL))
+			o, err := newOTLP(tt.cfg(srv.URL))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestOTLPErrors(t *testing.T) {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			srv := newOTLPServer(t)
 			srv.status, srv.answer = tt.status, tt.answer
-			o, err := NewOTLP(OTLPConfig{URL: srv.URL + "?api_key=s3cret-query", Headers: map[string]string{"X-Api-Key": "s3cret-header-value"}})
+			o, err := newOTLP(OTLPConfig{URL: srv.URL + "?api_key=s3cret-query", Headers: map[string]string{"X-Api-Key": "s3cret-header-value"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +166,7 @@ func TestOTLPErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			retry, after := IsRetryable(err)
+			retry, after := isRetryable(err)
 			if retry != tt.retryable {
 				t.Errorf("%v: retryable %v, want %v", err, retry, tt.retryable)
 			}
@@ -176,7 +176,7 @@ func TestOTLPErrors(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("error shows a header value: %v", err)
 			}
-			if !strings.Contains(err.Error(), "agent: otlp: POST "+srv.URL+OTLPProfilesPath+"?api_key=REDACTED") {
+			if !strings.Contains(err.Error(), "agent: otlp: POST "+srv.URL+otlpProfilesPath+"?api_key=REDACTED") {
 				t.Errorf("error %q does not name the endpoint", err)
 			}
 		})
@@ -204,7 +204,7 @@ func TestNewOTLPInvalid(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			_, err := NewOTLP(tt.cfg)
+			_, err := newOTLP(tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
@@ -287,7 +287,7 @@ func TestOTLPPartialSuccess(t *testing.T) {
 				w.Write(tt.body)
 			}))
 			defer srv.Close()
-			o, err := NewOTLP(OTLPConfig{URL: srv.URL})
+			o, err := newOTLP(OTLPConfig{URL: srv.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestOTLPPartialSuccess(t *testing.T) {
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
-			if retry, _ := IsRetryable(err); retry {
+			if retry, _ := isRetryable(err); retry {
 				t.Errorf("rejected profiles retried: %v", err)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 // otlpFromEnv fills the fields cfg leaves unset from OpenTelemetry's
 // environment variables (see [OTLPConfig]), read through getenv. asIs
 // reports that the URL is a signal-specific endpoint, used without
-// appending [OTLPProfilesPath].
+// appending "/v1development/profiles".
 func otlpFromEnv(cfg OTLPConfig, getenv func(string) string) (_ OTLPConfig, asIs bool, _ error) {
 	if cfg.URL == "" {
 		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT")); v != "" {

@@ -22,10 +22,10 @@ import (
 	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
-// DefaultSpyName is the spyName query parameter sent by [Pyroscope]: the
+// defaultSpyName is the spyName query parameter NewPyroscope sends: the
 // value of Go's own Pyroscope SDK, which tells the server the profiles come
 // from a Go program.
-const DefaultSpyName = "gospy"
+const defaultSpyName = "gospy"
 
 // PyroscopeConfig configures a Pyroscope-compatible HTTP destination.
 type PyroscopeConfig struct {
@@ -43,7 +43,9 @@ type PyroscopeConfig struct {
 	// Headers are added to every request (they cannot override the
 	// authentication, tenant or content-type headers).
 	Headers map[string]string
-	// SpyName is the spyName query parameter; default [DefaultSpyName].
+	// SpyName is the spyName query parameter; default "gospy", the value
+	// of Go's own Pyroscope SDK, which tells the server the profiles come
+	// from a Go program.
 	SpyName string
 	// RawBody sends the gzipped pprof as the request body with
 	// format=pprof instead of a multipart form. The raw body cannot carry
@@ -53,7 +55,8 @@ type PyroscopeConfig struct {
 	RawBody bool
 	// NoTypeFrames leaves arena stacks as they are. By default each arena
 	// sample's type is added as the leaf frame of its stack (as
-	// go tool pprof -tagleaf=type does locally; see [TypeFrameFile]), so
+	// go tool pprof -tagleaf=type does locally: a function named after the
+	// type, without a line, in a file named "type"), so
 	// that Pyroscope's and Grafana's flame graphs end in types. The frames
 	// add no series (the type is a series label already) and a few
 	// percent to each upload (see the README, "Fleet").
@@ -139,18 +142,33 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// Pyroscope uploads profiles to a Pyroscope-compatible ingest endpoint:
+// pyroscopeUploader is the destination NewPyroscope returns.
+type pyroscopeUploader struct {
+	endpoint string // scheme://host/path/ingest, without credentials
+	cfg      PyroscopeConfig
+	send     *httpSender
+}
+
+// NewPyroscope checks cfg and returns a destination that uploads profiles
+// to a Pyroscope-compatible ingest endpoint:
 //
 //	POST {URL}/ingest?name=APP{k=v,...}&from=UNIX_S&until=UNIX_S&spyName=gospy
 //
 // with a multipart/form-data body holding a "profile" part (file
 // profile.pprof, the gzipped pprof) and a "sample_type_config" part (file
-// sample_type_config.json, see [SampleTypes]). As with pyroscope-go, one
+// sample_type_config.json: units, and "sum" or "average" for each sample
+// type). As with pyroscope-go, one
 // application is one service_name, whatever its profiles: the server tells
 // CPU, wall-clock and memory profiles apart by their sample types, and
 // memory profiles carry the series label memory=SOURCE ("arena", "heap"),
-// since arena and Go heap profiles share sample type names (see
-// [SeriesLabel]). Memory profiles also carry the numeric labels a reader
+// since arena and Go heap profiles share sample type names:
+//
+//	memory:alloc_space:bytes:space:bytes{service_name="shop", memory="arena"}
+//	memory:alloc_space:bytes:space:bytes{service_name="shop", memory="heap"}
+//	process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="shop"}
+//	wall:wall:nanoseconds:wallclock:nanoseconds{service_name="shop"}
+//
+// (memory takes precedence over a Config.Labels entry of the same key). Memory profiles also carry the numeric labels a reader
 // of the server's sums needs (sampling_mean; memprofilerate and bytes of
 // Go heap samples) as string labels, since the server keeps only those.
 // The multipart request carries no format parameter: the
@@ -174,16 +192,14 @@ func (c PyroscopeConfig) MarshalJSON() ([]byte, error) {
 // never followed) fail the upload. A timeout or network error after the
 // request was sent makes the upload [Unconfirmed]: the server may still
 // store it (a server stopped with SIGSTOP reads it when it resumes), and a
-// retry could store it twice. No error or log
-// message holds the password, the token or URL user information.
-type Pyroscope struct {
-	endpoint string // scheme://host/path/ingest, without credentials
-	cfg      PyroscopeConfig
-	send     *httpSender
-}
+// retry could store it twice; after such an upload no profile is sent
+// until the server answers a GET of {URL}/ready again. No error or log
+// message holds the password, the token or URL user information. The
+// destination is closed (its idle connections released) when the agent
+// stops.
+func NewPyroscope(cfg PyroscopeConfig) (Uploader, error) { return uploader(newPyroscope(cfg)) }
 
-// NewPyroscope checks cfg and returns the destination.
-func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
+func newPyroscope(cfg PyroscopeConfig) (*pyroscopeUploader, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("agent: PyroscopeConfig.URL is empty")
 	}
@@ -218,12 +234,12 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 		}
 	}
 	if cfg.SpyName == "" {
-		cfg.SpyName = DefaultSpyName
+		cfg.SpyName = defaultSpyName
 	}
 	u.RawQuery, u.Fragment = "", ""
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/ingest"
 	u.RawPath = ""
-	p := &Pyroscope{endpoint: u.String(), cfg: cfg, send: newHTTPSender("pyroscope", cfg.Client)}
+	p := &pyroscopeUploader{endpoint: u.String(), cfg: cfg, send: newHTTPSender("pyroscope", cfg.Client)}
 	p.send.probeURL = strings.TrimSuffix(p.endpoint, "/ingest") + "/ready"
 	p.send.transient = func(status int, body string) bool {
 		return status == http.StatusUnprocessableEntity && (ringUnhealthy(body) || strings.Contains(body, "push rate limit"))
@@ -241,23 +257,29 @@ func NewPyroscope(cfg PyroscopeConfig) (*Pyroscope, error) {
 }
 
 // String names the destination by its endpoint, without credentials.
-func (p *Pyroscope) String() string { return "pyroscope:" + p.endpoint }
+func (p *pyroscopeUploader) String() string { return "pyroscope:" + p.endpoint }
 
 // GoString is String, so that %#v shows no credentials either.
-func (p *Pyroscope) GoString() string { return "&agent.Pyroscope{" + p.String() + "}" }
+func (p *pyroscopeUploader) GoString() string { return "&agent.pyroscopeUploader{" + p.String() + "}" }
 
 // Close releases the idle connections of the uploader's own client.
-func (p *Pyroscope) Close() error {
+func (p *pyroscopeUploader) Close() error {
 	p.send.close()
 	return nil
 }
 
 // Upload sends u in one request. After a request went unanswered (an
-// [Unconfirmed] error), no profile is sent until the server answers a GET
-// of {URL}/ready again (see [Pyroscope]).
-func (p *Pyroscope) Upload(ctx context.Context, u *Upload) error {
+// Unconfirmed error), no profile is sent until the server answers a GET
+// of {URL}/ready again.
+func (p *pyroscopeUploader) Upload(ctx context.Context, u *Upload) error {
+	if u.sampleTypes == nil {
+		// An Upload made by hand: its types come from its data.
+		c := *u
+		c.sampleTypes = u.types()
+		u = &c
+	}
 	q := url.Values{}
-	q.Set("name", IngestName(u.AppName, seriesLabels(u)))
+	q.Set("name", ingestName(u.AppName, seriesLabels(u)))
 	q.Set("from", strconv.FormatInt(u.From.Unix(), 10))
 	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
 	q.Set("spyName", p.cfg.SpyName)
@@ -312,8 +334,8 @@ func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 	if _, err := fw.Write(data); err != nil {
 		return nil, "", err
 	}
-	if len(u.SampleTypes) > 0 {
-		js, err := json.Marshal(u.SampleTypes)
+	if len(u.sampleTypes) > 0 {
+		js, err := json.Marshal(u.sampleTypes)
 		if err != nil {
 			return nil, "", err
 		}
@@ -334,13 +356,13 @@ func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 	return buf.Bytes(), w.FormDataContentType(), nil
 }
 
-// MaxRetryAfter bounds what [ParseRetryAfter] returns.
-const MaxRetryAfter = 24 * time.Hour
+// maxRetryAfter bounds what parseRetryAfter returns.
+const maxRetryAfter = 24 * time.Hour
 
-// ParseRetryAfter reads a Retry-After header value: a number of seconds or
+// parseRetryAfter reads a Retry-After header value: a number of seconds or
 // an HTTP date (relative to now). It returns 0 for an empty, malformed,
-// negative or past value, and at most [MaxRetryAfter].
-func ParseRetryAfter(v string, now time.Time) time.Duration {
+// negative or past value, and at most maxRetryAfter.
+func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
@@ -349,8 +371,8 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 		if n <= 0 {
 			return 0
 		}
-		if n >= int64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter
+		if n >= int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(n) * time.Second
 	}
@@ -362,15 +384,15 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return min(d, MaxRetryAfter)
+	return min(d, maxRetryAfter)
 }
 
-// IngestName builds the name query parameter of Pyroscope's /ingest:
+// ingestName builds the name query parameter of Pyroscope's /ingest:
 // "APP{k1=v1,k2=v2}" with keys sorted, or "APP" without labels; the server
-// takes APP as the service_name. See [Pyroscope] for the escaping rules.
+// takes APP as the service_name. See NewPyroscope for the escaping rules.
 // Label keys are sanitised like the application name, minus '.' and '-';
 // a key that collides with an earlier one after sanitising is dropped.
-func IngestName(app string, labels map[string]string) string {
+func ingestName(app string, labels map[string]string) string {
 	var b strings.Builder
 	b.WriteString(mapRunes(app, appNameRune))
 	if len(labels) == 0 {

@@ -29,7 +29,7 @@ type ingested struct {
 	spyName     string
 	format      string
 	profile     *profile.Profile
-	sampleTypes map[string]SampleTypeConfig // nil when the part is absent
+	sampleTypes map[string]sampleTypeConfig // nil when the part is absent
 	header      http.Header
 }
 
@@ -204,9 +204,9 @@ func TestIngestName(t *testing.T) {
 		{"", map[string]string{"k": ""}, "_{k=_}"},
 	}
 	for _, tt := range tests {
-		got := IngestName(tt.app, tt.labels)
+		got := ingestName(tt.app, tt.labels)
 		if got != tt.want {
-			t.Errorf("IngestName(%q, %v) = %q, want %q", tt.app, tt.labels, got, tt.want)
+			t.Errorf("ingestName(%q, %v) = %q, want %q", tt.app, tt.labels, got, tt.want)
 		}
 		if _, _, err := parseName(got); err != nil {
 			t.Errorf("%q does not parse: %v", got, err)
@@ -226,16 +226,16 @@ func TestParseRetryAfter(t *testing.T) {
 		{"3", 3 * time.Second},
 		{" 7 ", 7 * time.Second},
 		{"99999999999999999999", 0}, // overflows int64: malformed
-		{"86400000", MaxRetryAfter},
+		{"86400000", maxRetryAfter},
 		{"1.5", 0},
 		{"soon", 0},
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-time.Hour).Format(http.TimeFormat), 0},
-		{now.Add(1000 * time.Hour).Format(http.TimeFormat), MaxRetryAfter},
+		{now.Add(1000 * time.Hour).Format(http.TimeFormat), maxRetryAfter},
 	}
 	for _, tt := range tests {
-		if got := ParseRetryAfter(tt.in, now); got != tt.want {
-			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		if got := parseRetryAfter(tt.in, now); got != tt.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 }
@@ -257,7 +257,7 @@ func TestNewPyroscopeErrors(t *testing.T) {
 		{"tenant newline", PyroscopeConfig{URL: "http://h", TenantID: "a\nb"}, "line break"},
 	}
 	for _, tt := range tests {
-		_, err := NewPyroscope(tt.cfg)
+		_, err := newPyroscope(tt.cfg)
 		if err == nil || !strings.Contains(err.Error(), tt.sub) {
 			t.Errorf("%s: err %v, want %q", tt.name, err, tt.sub)
 		}
@@ -308,7 +308,7 @@ func TestPyroscopeIngest(t *testing.T) {
 				return false
 			})
 			pcfg := tt.cfg(srv.URL)
-			py, err := NewPyroscope(pcfg)
+			py, err := newPyroscope(pcfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -333,7 +333,7 @@ func TestPyroscopeIngest(t *testing.T) {
 			}
 			wantSpy := pcfg.SpyName
 			if wantSpy == "" {
-				wantSpy = DefaultSpyName
+				wantSpy = defaultSpyName
 			}
 			var lastArena int64
 			var wall int
@@ -341,7 +341,7 @@ func TestPyroscopeIngest(t *testing.T) {
 				tt.check(t, in.header)
 				wantLabels := map[string]string{"env": "test", "region": "eu-1", "odd": "a_b/ü__x__y"}
 				if in.profile.PeriodType.Type != "wallclock" {
-					wantLabels[SeriesLabel] = "arena"
+					wantLabels[seriesLabel] = "arena"
 				}
 				if fmt.Sprint(in.labels) != fmt.Sprint(wantLabels) {
 					t.Errorf("labels %v, want %v", in.labels, wantLabels)
@@ -384,7 +384,7 @@ func TestPyroscopeIngest(t *testing.T) {
 					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
 						t.Errorf("type label %v", typ)
 					}
-					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != TypeFrameFile {
+					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != typeFrameFile {
 						t.Errorf("leaf frame %s (%s), want the type as the leaf", leaf.Name, leaf.Filename)
 					}
 					if m := in.profile.Sample[0].Label["sampling_mean"]; len(m) != 1 || m[0] != strconv.FormatInt(in.profile.Sample[0].NumLabel["sampling_mean"][0], 10) {
@@ -466,7 +466,7 @@ func TestPyroscopeFaults(t *testing.T) {
 		minGap                   time.Duration // between the first two attempts
 	}{
 		{"500 always", status(500), 0, 0, 0, 0, 1, 0, 3, 0},
-		{"500 always, retried until MaxRetryTime", status(500), 0, MaxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
+		{"500 always, retried until MaxRetryTime", status(500), 0, maxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
 		{"503 twice", firstN(2, status(503)), 0, 0, 0, 1, 0, 0, 3, 0},
 		{"429 with Retry-After", firstN(1, status(429, "Retry-After", "1")), 0, 0, 0, 1, 0, 0, 2, 30 * time.Millisecond},
 		{"429 without Retry-After", firstN(1, status(429)), 0, 0, 0, 1, 0, 0, 2, 0},
@@ -474,8 +474,8 @@ func TestPyroscopeFaults(t *testing.T) {
 		{"401 is not retried", status(401), 0, 0, 0, 0, 1, 0, 1, 0},
 		// The real server's answers while its ring is not ready.
 		{"422 empty ring is retried", firstN(2, emptyRing), 0, 0, 0, 1, 0, 0, 3, 0},
-		{"422 empty ring ten times is retried", firstN(10, emptyRing), 0, MaxRetriesLimit, 0, 1, 0, 0, 11, 0},
-		{"422 empty ring for ever: given up at MaxRetryTime", emptyRing, 0, MaxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
+		{"422 empty ring ten times is retried", firstN(10, emptyRing), 0, maxRetriesLimit, 0, 1, 0, 0, 11, 0},
+		{"422 empty ring for ever: given up at MaxRetryTime", emptyRing, 0, maxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
 		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
 		{"422 rate limit is retried", firstN(1, body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed resource_exhausted: push rate limit (4.0 MiB) exceeded while adding 2.1 KiB"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
 		{"422 series limit is not retried", body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed push series with index 0 and id  failed: resource_exhausted: Maximum active series limit exceeded (20/20), reduce the number of active streams"}`), 0, 0, 0, 0, 1, 0, 1, 0},
@@ -497,7 +497,7 @@ func TestPyroscopeFaults(t *testing.T) {
 				mu.Unlock()
 				return tt.respond(n, w, r)
 			})
-			py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+			py, err := newPyroscope(PyroscopeConfig{URL: srv.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -546,7 +546,7 @@ func TestDeadBackendNeverBlocksCollection(t *testing.T) {
 		<-r.Context().Done()
 		return true
 	})
-	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	py, err := newPyroscope(PyroscopeConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +588,7 @@ func TestSecretStraddlingTheCut(t *testing.T) {
 			fmt.Fprintf(w, "%s%s", strings.Repeat("x", pad), r.Header.Get("Authorization"))
 			return true
 		})
-		py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL, BearerToken: token})
+		py, err := newPyroscope(PyroscopeConfig{URL: srv.URL, BearerToken: token})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -645,7 +645,7 @@ func TestHeaderAndTenantNotInErrors(t *testing.T) {
 		fmt.Fprintf(w, "denied %s %s", r.Header.Get("X-Api-Key"), r.Header.Get("X-Scope-OrgID"))
 		return true
 	})
-	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL, TenantID: "tenant-secret", Headers: map[string]string{"X-Api-Key": "key-secret-3"}})
+	py, err := newPyroscope(PyroscopeConfig{URL: srv.URL, TenantID: "tenant-secret", Headers: map[string]string{"X-Api-Key": "key-secret-3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -676,7 +676,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	for i, pc := range cfgs {
 		var logs syncBuffer
-		py, err := NewPyroscope(pc)
+		py, err := newPyroscope(pc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -738,7 +738,7 @@ func TestPyroscopePausedServer(t *testing.T) {
 		}
 		return false
 	})
-	py, err := NewPyroscope(PyroscopeConfig{URL: srv.URL})
+	py, err := newPyroscope(PyroscopeConfig{URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -775,7 +775,7 @@ func TestPyroscopeData(t *testing.T) {
 	if err := arenaP.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	u := &Upload{Profile: "arena", Data: buf.Bytes(), SampleTypes: SampleTypes(arenaP)}
+	u := &Upload{Profile: "arena", Data: buf.Bytes(), sampleTypes: sampleTypesOf(arenaP)}
 	for _, frames := range []bool{true, false} {
 		p, err := profile.ParseData(pyroscopeData(u, frames))
 		if err != nil {
@@ -796,7 +796,7 @@ func TestPyroscopeData(t *testing.T) {
 			t.Errorf("frames %v: leaf %s, %d frames", frames, leaf.Name, len(s.Location))
 		}
 	}
-	wall := &Upload{Profile: "wall", Data: []byte("not even a profile"), SampleTypes: map[string]SampleTypeConfig{"wall": {}}}
+	wall := &Upload{Profile: "wall", Data: []byte("not even a profile"), sampleTypes: map[string]sampleTypeConfig{"wall": {}}}
 	if got := pyroscopeData(wall, true); string(got) != string(wall.Data) {
 		t.Error("a wall-clock upload was changed")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,7 @@ import (
 // an hour, so a simulated past day could not be loaded) and its per-tenant
 // ingestion rate limit raised (the default, 4 MB/s, would take the load
 // far longer); its query limits are left at their defaults. The uploads go
-// through agent.Pyroscope, as an agent sends them. Then the CLI reads
+// through agent.NewPyroscope's destination, as an agent sends them. Then the CLI reads
 // subsets (pods by regular expression, hours by -from) and the whole, by
 // type and by function, under /usr/bin/time: wall time and peak RSS.
 func TestFleetScale(t *testing.T) {
@@ -74,7 +75,6 @@ func TestFleetScale(t *testing.T) {
 	// A few encoded variants, timestamps from the request (TimeNanos 0:
 	// the server takes the upload's from).
 	var variants [][]byte
-	var stypes map[string]agent.SampleTypeConfig
 	for v := range 16 {
 		p := typicalArenaProfile(int64(v))
 		p.TimeNanos = 0
@@ -83,13 +83,12 @@ func TestFleetScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		variants = append(variants, buf.Bytes())
-		stypes = agent.SampleTypes(p)
 	}
 	py, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: srv.url})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer py.Close()
+	defer py.(io.Closer).Close()
 	ctx := context.Background()
 	start := time.Now()
 	var next, failed atomic.Int64
@@ -105,7 +104,7 @@ func TestFleetScale(t *testing.T) {
 				pod, step := int(i)%pods, int(i)/pods
 				from := begin.Add(time.Duration(step) * every)
 				u := &agent.Upload{AppName: app, Labels: map[string]string{"pod": fmt.Sprintf("pod-%02d", pod)}, Profile: "arena",
-					From: from, Until: from.Add(every), Data: variants[int(i)%len(variants)], SampleTypes: stypes}
+					From: from, Until: from.Add(every), Data: variants[int(i)%len(variants)]}
 				var err error
 				for try := 0; try < 20; try++ {
 					if err = py.Upload(ctx, u); err == nil {

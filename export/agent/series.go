@@ -10,7 +10,7 @@ import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// SeriesLabel is the series label that tells apart the memory profiles one
+// seriesLabel is the series label that tells apart the memory profiles one
 // application uploads to Pyroscope: "arena" for arena memory, "heap" for
 // the Go heap, the source's name for any other source of memory profiles.
 //
@@ -28,19 +28,19 @@ import (
 //	wall:wall:nanoseconds:wallclock:nanoseconds{service_name="shop"}
 //
 // The label takes precedence over a Config.Labels entry of the same key.
-const SeriesLabel = pprofmt.LabelMemory
+const seriesLabel = pprofmt.LabelMemory
 
 // seriesLabels returns the labels of u's ingest name: Config.Labels and,
 // for a memory profile, memory=SOURCE.
 func seriesLabels(u *Upload) map[string]string {
-	if !isMemoryProfile(u.SampleTypes) || u.Profile == "" {
+	if !isMemoryProfile(u.sampleTypes) || u.Profile == "" {
 		return u.Labels
 	}
 	m := make(map[string]string, len(u.Labels)+1)
 	for k, v := range u.Labels {
 		m[k] = v
 	}
-	m[SeriesLabel] = u.Profile
+	m[seriesLabel] = u.Profile
 	return m
 }
 
@@ -48,7 +48,7 @@ func seriesLabels(u *Upload) map[string]string {
 // sample types "memory" (pkg/og/convert/pprof, RawProfile.metricName): no
 // sample type is named wall, none holds "cpu", and one holds alloc_ or
 // inuse_ or is space or objects.
-func isMemoryProfile(types map[string]SampleTypeConfig) bool {
+func isMemoryProfile(types map[string]sampleTypeConfig) bool {
 	memory := false
 	for t := range types {
 		switch {
@@ -68,21 +68,21 @@ func isMemoryProfile(types map[string]SampleTypeConfig) bool {
 // carry them as string labels too, under the same keys.
 var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 
-// TypeFrameFile is the file name of the frames [Pyroscope] adds as the
-// leaf of each arena sample's stack, named after the sample's type: the
+// typeFrameFile is the file name of the frames NewPyroscope's destination
+// adds as the leaf of each arena sample's stack, named after the sample's type: the
 // frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's and
 // Grafana's flame graphs end in types. A reader of the stacks drops them
 // by this mark (a function without a line, in a file named "type").
-const TypeFrameFile = pprofmt.LabelType
+const typeFrameFile = pprofmt.LabelType
 
 // pyroscopeData returns u's profile as Pyroscope should receive it: for a
 // memory profile, with the numeric labels a reader needs repeated as string
 // labels (see stringLabelKeys; the object size of Go heap samples as
 // well) and, with typeFrames, the type of each arena sample as the leaf
-// frame of its stack (see [TypeFrameFile]). Other profiles, and data that
+// frame of its stack (see typeFrameFile). Other profiles, and data that
 // does not decode, are sent as they are.
 func pyroscopeData(u *Upload, typeFrames bool) []byte {
-	if !isMemoryProfile(u.SampleTypes) {
+	if !isMemoryProfile(u.sampleTypes) {
 		return u.Data
 	}
 	p, err := profile.ParseData(u.Data)
@@ -131,7 +131,7 @@ func (f *typeFrameSet) location(p *profile.Profile, t string) *profile.Location 
 	if *f == nil {
 		*f = typeFrameSet{}
 	}
-	fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: t, SystemName: t, Filename: TypeFrameFile}
+	fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: t, SystemName: t, Filename: typeFrameFile}
 	for _, x := range p.Function {
 		fn.ID = max(fn.ID, x.ID+1)
 	}

@@ -124,9 +124,12 @@ var ErrCPUProfileInUse = errors.New("another CPU profile is already running in t
 // CPUSource returns the runtime CPU profile source, named "cpu": a
 // runtime/pprof CPU profile over each interval. Starting the agent fails
 // with [ErrCPUProfileInUse] when a CPU profile is already running (for
-// example `go test -cpuprofile`, or net/http/pprof serving /profile). If
-// another user takes the CPU profiler between two intervals, the interval
-// reports that error and the source tries again at the next one.
+// example `go test -cpuprofile`, or net/http/pprof serving /profile).
+// While the source runs, it holds the process's one CPU profile:
+// net/http/pprof's /debug/pprof/profile answers 500 "cpu profiling already in use", and
+// runtime/pprof.StartCPUProfile fails. If another user takes the CPU
+// profiler between two intervals, the interval reports that error and the
+// source tries again at the next one.
 func CPUSource() Source { return &cpuSource{} }
 
 type cpuSource struct {
@@ -172,7 +175,7 @@ func (s *cpuSource) Close() error {
 
 // HeapSource returns the runtime heap profile source, named "heap": each
 // interval, the difference of two runtime/pprof heap profiles (see
-// profileDelta): alloc_objects and alloc_space over the interval, inuse_objects
+// [DeltaSource]): alloc_objects and alloc_space over the interval, inuse_objects
 // and inuse_space absolute. The runtime publishes heap figures as of the
 // last completed garbage collection.
 //
@@ -198,19 +201,19 @@ func runtimeHeap(context.Context) (*profile.Profile, error) {
 	return p, nil
 }
 
-// ArenaSource returns the arena allocation profile source, named "arena".
-// snapshot returns the profile since the profiler started, as
-// export.Build does: alloc values and the raw sums (alloc_samples,
-// alloc_tail) cumulative, in-use values absolute. Each interval reports the
-// profileDelta against the previous snapshot (the first against a snapshot
-// taken when the agent starts), marked "arenaprof window=both".
-func ArenaSource(snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
-	return DeltaSource("arena", snapshot)
-}
-
 // DeltaSource returns a source named name that turns a cumulative profile
 // into per-interval profiles: it takes a baseline snapshot when the agent
-// starts and reports profileDelta(previous, current) each interval.
+// starts and reports, each interval, the difference of the current
+// snapshot and the previous one. Running totals (alloc values, the raw
+// sums alloc_samples and alloc_tail) are subtracted, clamped at zero when
+// they went down; in-use values (sample types named inuse_*) are levels
+// and stay absolute (subtracting levels gives negative memory, see
+// golang/go#57765). The window runs from the end of the previous snapshot
+// (TimeNanos+DurationNanos) to the end of the current one; a snapshot with
+// an arenaprof window marking gives a delta marked "arenaprof window=both".
+// A snapshot whose sample types changed fails its interval, and the next
+// interval starts from it. [HeapSource] is a DeltaSource over
+// runtime/pprof's heap profile.
 func DeltaSource(name string, snapshot func(ctx context.Context) (*profile.Profile, error)) Source {
 	return &deltaSource{name: name, snapshot: snapshot}
 }

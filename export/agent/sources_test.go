@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"io"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -99,8 +100,8 @@ func encode(t *testing.T, p *profile.Profile) []byte {
 func TestSampleTypes(t *testing.T) {
 	p := arenaLikeProfile(1, 1, 1)
 	p.SampleType = append(p.SampleType, &profile.ValueType{Type: "goroutine", Unit: "count"}, &profile.ValueType{Type: "time", Unit: "nanoseconds"})
-	got := SampleTypes(p)
-	want := map[string]SampleTypeConfig{
+	got := sampleTypesOf(p)
+	want := map[string]sampleTypeConfig{
 		"alloc_objects": {Units: "objects", Aggregation: "sum"},
 		"alloc_space":   {Units: "bytes", Aggregation: "sum"},
 		"inuse_objects": {Units: "objects", Aggregation: "average"},
@@ -125,7 +126,7 @@ func TestSampleTypes(t *testing.T) {
 func TestWallSource(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := WallSource()
-	st := s.(Starter)
+	st := s.(starter)
 	if err := st.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestWallSource(t *testing.T) {
 			t.Fatalf("immediate collect: %v, %v", p, err)
 		}
 	}
-	if err := s.(Closer).Close(); err != nil {
+	if err := s.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
 	checkNoLeak(t, base)
@@ -186,12 +187,12 @@ func TestStopFgprofRecovers(t *testing.T) {
 func TestCPUSource(t *testing.T) {
 	base := runtime.NumGoroutine()
 	s := CPUSource()
-	if err := s.(Starter).Start(context.Background()); err != nil {
+	if err := s.(starter).Start(context.Background()); err != nil {
 		t.Skipf("CPU profiler unavailable: %v", err)
 	}
 	// Only one CPU profile per process: a second source, and an agent that
 	// wants one, fail with a clear error and leave nothing running.
-	if err := CPUSource().(Starter).Start(context.Background()); !errors.Is(err, ErrCPUProfileInUse) {
+	if err := CPUSource().(starter).Start(context.Background()); !errors.Is(err, ErrCPUProfileInUse) {
 		t.Fatalf("second CPU source: %v", err)
 	}
 	_, err := Start(fastConfig([]Source{WallSource(), CPUSource()}, &recorder{}))
@@ -206,7 +207,7 @@ func TestCPUSource(t *testing.T) {
 	if p.PeriodType == nil || p.PeriodType.Type != "cpu" {
 		t.Fatalf("period type %v", p.PeriodType)
 	}
-	if err := s.(Closer).Close(); err != nil {
+	if err := s.(io.Closer).Close(); err != nil {
 		t.Fatal(err)
 	}
 	// The profiler is free again.
@@ -231,7 +232,7 @@ var sink [][]byte
 
 func TestHeapSource(t *testing.T) {
 	s := HeapSource()
-	if err := s.(Starter).Start(context.Background()); err != nil {
+	if err := s.(starter).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for range 1000 {
@@ -282,11 +283,11 @@ func TestHeapSource(t *testing.T) {
 }
 
 func TestDeltaSourceErrors(t *testing.T) {
-	if err := DeltaSource("x", nil).(Starter).Start(context.Background()); err == nil {
+	if err := DeltaSource("x", nil).(starter).Start(context.Background()); err == nil {
 		t.Fatal("nil snapshot accepted")
 	}
 	boom := errors.New("boom")
-	s := ArenaSource(func(context.Context) (*profile.Profile, error) { return nil, boom })
+	s := DeltaSource("arena", func(context.Context) (*profile.Profile, error) { return nil, boom })
 	if s.Name() != "arena" {
 		t.Fatal(s.Name())
 	}

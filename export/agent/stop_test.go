@@ -53,7 +53,7 @@ func silentServer(t *testing.T) string {
 // (the machine is shared); what matters is that Stop does not wait for
 // each queued profile's timeout and retries in turn.
 func TestStopBoundedAgainstSilentServer(t *testing.T) {
-	py, err := NewPyroscope(PyroscopeConfig{URL: silentServer(t)})
+	py, err := newPyroscope(PyroscopeConfig{URL: silentServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +87,12 @@ func TestStopBoundedAgainstSilentServer(t *testing.T) {
 }
 
 // TestStopDefaultsAgainstSilentServer: the same with the default config, as
-// a user calls it; Stop must end within about DefaultDrainTimeout.
+// a user calls it; Stop must end within about defaultDrainTimeout.
 func TestStopDefaultsAgainstSilentServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: waits for the default drain timeout (10 s)")
 	}
-	py, err := NewPyroscope(PyroscopeConfig{URL: silentServer(t)})
+	py, err := newPyroscope(PyroscopeConfig{URL: silentServer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestStopDefaultsAgainstSilentServer(t *testing.T) {
 	err = a.Stop(context.Background())
 	took := time.Since(begin)
 	t.Logf("Stop(context.Background()) against a silent server: %v, %v", took.Round(time.Millisecond), err)
-	if took > DefaultDrainTimeout+10*time.Second || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Stop took %v and returned %v; want about %v and a deadline error", took, err, DefaultDrainTimeout)
+	if took > defaultDrainTimeout+10*time.Second || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Stop took %v and returned %v; want about %v and a deadline error", took, err, defaultDrainTimeout)
 	}
 	checkBalance(t, a.Stats())
 }

@@ -47,7 +47,7 @@ func testTypeFrames(t *testing.T, script string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer py.Close()
+		defer py.(io.Closer).Close()
 		app := "typeframes"
 		start := time.Now().Add(-time.Duration(tfUploads+1) * 15 * time.Second).Truncate(time.Second)
 		for i := range tfUploads {
@@ -58,7 +58,7 @@ func testTypeFrames(t *testing.T, script string) {
 			}
 			from := start.Add(time.Duration(i) * 15 * time.Second)
 			u := &agent.Upload{AppName: app, Labels: map[string]string{"pod": "pod-0"}, Profile: "arena",
-				From: from, Until: from.Add(15 * time.Second), Data: buf.Bytes(), SampleTypes: agent.SampleTypes(p)}
+				From: from, Until: from.Add(15 * time.Second), Data: buf.Bytes()}
 			waitUntil(ctx, t, "upload accepted", func() error { return py.Upload(ctx, u) })
 		}
 		var r result

@@ -22,7 +22,7 @@ import (
 // the upload at once. An attempt that ends because its timeout expired,
 // with an error marked neither way, is counted unconfirmed: an uploader
 // whose requests are safe to repeat should mark such errors [Retryable].
-// If the Uploader implements [Closer], Close is called once when the agent
+// If the Uploader implements io.Closer, Close is called once when the agent
 // stops; if it implements fmt.Stringer, String names it in [Stats] and logs
 // (it must not reveal credentials).
 type Uploader interface {
@@ -41,13 +41,29 @@ type Upload struct {
 	From, Until time.Time
 	// Data is the gzip-compressed pprof protobuf.
 	Data []byte
-	// SampleTypes describes each sample type of the profile for Pyroscope's
-	// sample_type_config (see [SampleTypes]).
-	SampleTypes map[string]SampleTypeConfig
 
+	// sampleTypes describes each sample type of the profile for
+	// Pyroscope's sample_type_config (see sampleTypesOf); nil in an
+	// Upload made outside the agent, whose types are then read from Data
+	// (see Upload.types).
+	sampleTypes map[string]sampleTypeConfig
 	// parsed is the profile Data encodes, when an uploader asked for it
 	// (see parsedReader); read-only.
 	parsed *profile.Profile
+}
+
+// types returns u's sample types: those the agent derived, or for an
+// Upload made by hand, those of the profile Data holds (none if it does not
+// decode).
+func (u *Upload) types() map[string]sampleTypeConfig {
+	if u.sampleTypes != nil {
+		return u.sampleTypes
+	}
+	p, err := profile.ParseData(u.Data)
+	if err != nil {
+		return nil
+	}
+	return sampleTypesOf(p)
 }
 
 // parsedReader is implemented by uploaders that convert the profile
@@ -57,9 +73,9 @@ type parsedReader interface {
 	readsParsed()
 }
 
-// SampleTypeConfig tells a Pyroscope server how to present one sample type;
-// it marshals to the JSON of the sample_type_config part.
-type SampleTypeConfig struct {
+// sampleTypeConfig tells a Pyroscope server how to present one sample
+// type; it marshals to the JSON of the sample_type_config part.
+type sampleTypeConfig struct {
 	Units       string `json:"units,omitempty"`
 	DisplayName string `json:"display-name,omitempty"`
 	// Aggregation is "sum" for quantities that add up over time
@@ -80,11 +96,11 @@ type SampleTypeConfig struct {
 // counts and the live-arenas profile's levels and "sum" for the rest, and cumulative false because the
 // agent always sends per-interval values. Pyroscope ingests only the sample
 // types listed, so every type is listed.
-func SampleTypes(p *profile.Profile) map[string]SampleTypeConfig {
-	m := make(map[string]SampleTypeConfig, len(p.SampleType))
+func sampleTypesOf(p *profile.Profile) map[string]sampleTypeConfig {
+	m := make(map[string]sampleTypeConfig, len(p.SampleType))
 	holdings := pprofmt.IsHoldings(p) // levels, like in-use memory
 	for _, st := range p.SampleType {
-		c := SampleTypeConfig{Units: st.Unit, Aggregation: "sum"}
+		c := sampleTypeConfig{Units: st.Unit, Aggregation: "sum"}
 		switch st.Unit {
 		case "count", "":
 			switch {
@@ -104,69 +120,75 @@ func SampleTypes(p *profile.Profile) map[string]SampleTypeConfig {
 	return m
 }
 
-// RetryableError marks an upload error as worth retrying, optionally after
-// a wait the server asked for.
-type RetryableError struct {
-	Err error
-	// After is the server's Retry-After, 0 if none.
+// retryableError marks an upload error as worth retrying, optionally after
+// a wait the server asked for (After, 0 if none).
+type retryableError struct {
+	Err   error
 	After time.Duration
 }
 
-// Error returns the wrapped error's message.
-func (e *RetryableError) Error() string { return e.Err.Error() }
+func (e *retryableError) Error() string { return e.Err.Error() }
+func (e *retryableError) Unwrap() error { return e.Err }
 
-// Unwrap returns the wrapped error.
-func (e *RetryableError) Unwrap() error { return e.Err }
-
-// Retryable wraps err so that the agent retries the upload, waiting after
-// (capped by Config.RetryAfterMax) instead of its backoff when after > 0.
-// It returns nil for a nil err.
+// Retryable wraps err so that the agent retries the upload (within
+// Config.MaxRetryTime), waiting after (capped by Config.RetryAfterMax)
+// instead of its backoff when after > 0, e.g. a server's Retry-After. An
+// [Uploader] returns it for errors after which the destination surely
+// stored nothing: a connection refused, a 5xx or 429 answer. It returns
+// nil for a nil err.
 func Retryable(err error, after time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &RetryableError{Err: err, After: max(after, 0)}
+	return &retryableError{Err: err, After: max(after, 0)}
 }
 
-// IsRetryable reports whether err asks for a retry, and the wait the server
+// isRetryable reports whether err asks for a retry, and the wait the server
 // asked for (0 if none).
-func IsRetryable(err error) (bool, time.Duration) {
-	var re *RetryableError
+func isRetryable(err error) (bool, time.Duration) {
+	var re *retryableError
 	if errors.As(err, &re) {
 		return true, re.After
 	}
 	return false, 0
 }
 
-// UnconfirmedError marks an upload error after which the destination may
-// or may not hold the profile: the request was sent, but no answer came
-// (the attempt timed out, the connection broke). The agent counts such a
-// profile as unconfirmed and does not retry it, since a destination that
-// did store it would then hold it twice (Pyroscope's ingest adds what it
-// receives; it does not deduplicate).
-type UnconfirmedError struct {
+// unconfirmedError marks an upload error after which the destination may
+// or may not hold the profile (see [Unconfirmed]).
+type unconfirmedError struct {
 	Err error
 }
 
-// Error returns the wrapped error's message.
-func (e *UnconfirmedError) Error() string { return e.Err.Error() }
+func (e *unconfirmedError) Error() string { return e.Err.Error() }
+func (e *unconfirmedError) Unwrap() error { return e.Err }
 
-// Unwrap returns the wrapped error.
-func (e *UnconfirmedError) Unwrap() error { return e.Err }
-
-// Unconfirmed wraps err as an [UnconfirmedError]; it returns nil for a nil
-// err.
+// Unconfirmed wraps err to say that the destination may have stored the
+// profile although the upload failed: the request was sent but no answer
+// came (the attempt timed out, the connection broke). The agent counts
+// such a profile unconfirmed (see [DestinationStats]) and does not retry
+// it, since a destination that did store it would then hold it twice
+// (Pyroscope's ingest adds what it receives; it does not deduplicate).
+// It returns nil for a nil err.
 func Unconfirmed(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &UnconfirmedError{Err: err}
+	return &unconfirmedError{Err: err}
 }
 
-// IsUnconfirmed reports whether err is (or wraps) an [UnconfirmedError].
-func IsUnconfirmed(err error) bool {
-	var ue *UnconfirmedError
+// isUnconfirmed reports whether err is (or wraps) an unconfirmedError.
+func isUnconfirmed(err error) bool {
+	var ue *unconfirmedError
 	return errors.As(err, &ue)
+}
+
+// uploader returns u as an Uploader, or, with an error, a nil Uploader
+// rather than one holding a nil pointer.
+func uploader[U Uploader](u U, err error) (Uploader, error) {
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // uploaderFunc adapts a function to Uploader.

@@ -456,7 +456,7 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 }
 
 // typeFrameFile marks the frames the agent adds as the leaf of arena
-// stacks in uploads (agent.TypeFrameFile): a function named after the type,
+// stacks in Pyroscope uploads (PyroscopeConfig.NoTypeFrames): a function named after the type,
 // in a file named "type", without a line.
 const typeFrameFile = pprofmt.LabelType
 

@@ -218,7 +218,7 @@ func sendOTLP(t *testing.T, p *profile.Profile, source string) *collectorpb.Expo
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Close()
+	defer o.(io.Closer).Close()
 	var buf bytes.Buffer
 	if err := p.Write(&buf); err != nil {
 		t.Fatal(err)
@@ -516,7 +516,7 @@ func runtimeProfile(t *testing.T, name string) *profile.Profile {
 // over 300 ms.
 func wallProfile(t *testing.T) *profile.Profile {
 	src := agent.WallSource()
-	if err := src.(agent.Starter).Start(context.Background()); err != nil {
+	if err := src.(interface{ Start(context.Context) error }).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
