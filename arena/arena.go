@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"math/rand/v2"
 	"sync/atomic"
 	"unsafe"
 
@@ -105,11 +106,11 @@ type Arena struct {
 	freed     bool
 	pooled    bool     // in a Pool, between Put and Get
 	hold      *holding // the arena's record in the registry of live arenas
+	pubKey    string   // the key of the labels last published in hold
 
 	largeRetain uintptr      // bound on largeKept
 	largeKept   uintptr      // bytes of the large buffers kept by Reset
 	emitted     bool         // an event was emitted since the last Release
-	unreleased  *atomic.Bool // emitted, shared with the cleanup that releases a dropped arena (see cleanup.go)
 
 	state   *hooks.State // the state seen by the last slow path
 	sampler isampling.GapSampler
@@ -124,6 +125,21 @@ type Arena struct {
 
 // Option configures an [Arena] or a [Pool].
 type Option func(*config)
+
+// defaultConfig is the configuration of an arena made without options.
+var defaultConfig = config{chunkSize: DefaultChunkSize, largeRetain: DefaultLargeRetain}
+
+// applyOptions returns the default configuration changed by opts. The
+// options are closures that take a pointer: the configuration they change
+// lives on the heap, so NewArena calls this only when it has options.
+func applyOptions(opts []Option) config {
+	c := new(config)
+	*c = defaultConfig
+	for _, o := range opts {
+		o(c)
+	}
+	return *c
+}
 
 type config struct {
 	chunkSize    uintptr
@@ -171,9 +187,9 @@ func WithPoison(on bool) Option {
 
 // NewArena returns an empty arena.
 func NewArena(opts ...Option) *Arena {
-	c := config{chunkSize: DefaultChunkSize, largeRetain: DefaultLargeRetain}
-	for _, o := range opts {
-		o(&c)
+	c := defaultConfig
+	if len(opts) > 0 {
+		c = applyOptions(opts)
 	}
 	a := &Arena{
 		id:        hooks.NewArenaID(),
@@ -186,8 +202,7 @@ func NewArena(opts ...Option) *Arena {
 	if c.seeded {
 		a.sampler.Seed(nextSeed(c.seed1, c.seed2))
 	} else {
-		g, _ := isampling.NewGapSampler(0)
-		a.sampler = *g
+		a.sampler.Seed(rand.Uint64(), rand.Uint64())
 	}
 	a.register(0)
 	a.addCleanup()

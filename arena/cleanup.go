@@ -2,7 +2,6 @@ package arena
 
 import (
 	"runtime"
-	"sync/atomic"
 
 	"github.com/arenaprof/arenaprof/hooks"
 )
@@ -11,24 +10,18 @@ import (
 // without Reset or Free: once the arena is unreachable, consumers are told
 // (through [hooks.Release]) that its objects are gone, as Reset or Free
 // would have told them, so in-use profiles do not keep counting them. The
-// cleanup sees only the arena's ID and the shared unreleased flag, never
-// the arena itself, and releases only if an event was emitted since the
-// arena's last release.
+// cleanup sees only the arena's record in the registry of live arenas
+// (its ID and unreleased flag), never the arena itself, and releases only
+// if an event was emitted since the arena's last release. The record is
+// passed as one pointer, so AddCleanup allocates nothing for it.
 func (a *Arena) addCleanup() {
-	a.unreleased = new(atomic.Bool)
-	runtime.AddCleanup(a, releaseDropped, dropped{a.id, a.unreleased, a.hold})
+	runtime.AddCleanup(a, releaseDropped, a.hold)
 }
 
-type dropped struct {
-	id         uint64
-	unreleased *atomic.Bool
-	hold       *holding
-}
-
-func releaseDropped(d dropped) {
-	unregister(d.hold)
-	if d.unreleased.Load() {
-		d.unreleased.Store(false)
-		hooks.Release(d.id)
+func releaseDropped(h *holding) {
+	unregister(h)
+	if h.unreleased.Load() {
+		h.unreleased.Store(false)
+		hooks.Release(h.id)
 	}
 }

@@ -36,6 +36,11 @@ const (
 // written by the arena's owner and read by Holdings at any time.
 type holding struct {
 	arena weak.Pointer[Arena] // for the bump offsets (see usedNow)
+	id    uint64              // the arena's ID
+	// unreleased is whether an event was emitted since the arena's last
+	// release, for the cleanup that releases a dropped arena (see
+	// cleanup.go).
+	unreleased atomic.Bool
 	// mark is since<<2 | state, one word so that Pool.Get publishes both
 	// with one store: since is the clock when the arena was made or taken
 	// from its pool, state one of holdLive, holdIdle, holdGone.
@@ -83,9 +88,10 @@ var poolIDs atomic.Uint64
 // register adds a new arena to the registry, made by the caller skip
 // physical frames above register's caller.
 func (a *Arena) register(skip int) {
-	h := &holding{arena: weak.Make(a)}
+	h := &holding{arena: weak.Make(a), id: a.id}
 	h.mark.Store(now()<<2 | holdLive)
 	h.labels.Store(labelsCopy(a.labels))
+	a.pubKey = a.labels.Key()
 	h.stack.Store(captureStack(skip+1, a.pcs[:holdStackDepth]))
 	registry.mu.Lock()
 	h.idx = len(registry.all)
@@ -152,11 +158,15 @@ func (p *Pool) record(st *heldStack) *poolRecord {
 	return r
 }
 
-// publishLabels publishes the arena's labels.
+// publishLabels publishes the arena's labels. The owner keeps the key of
+// the set it published last, so that a Get whose labels did not change
+// compares two strings of its own (usually the same string) and touches
+// nothing shared.
 func (a *Arena) publishLabels() {
-	if p := a.hold.labels.Load(); p != nil && p.Key() == a.labels.Key() {
+	if a.pubKey == a.labels.Key() {
 		return
 	}
+	a.pubKey = a.labels.Key()
 	a.hold.labels.Store(labelsCopy(a.labels))
 }
 
@@ -169,7 +179,8 @@ func labelsCopy(l hooks.Labels) *hooks.Labels {
 	if l.Len() == 0 {
 		return noLabels
 	}
-	return &l
+	c := l // allocated here, not on every call
+	return &c
 }
 
 // stackCache holds the published copies of the stacks hooks.FastStack
