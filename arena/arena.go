@@ -108,9 +108,9 @@ type Arena struct {
 	hold      *holding // the arena's record in the registry of live arenas
 	pubKey    string   // the key of the labels last published in hold
 
-	largeRetain uintptr      // bound on largeKept
-	largeKept   uintptr      // bytes of the large buffers kept by Reset
-	emitted     bool         // an event was emitted since the last Release
+	largeRetain uintptr // bound on largeKept
+	largeKept   uintptr // bytes of the large buffers kept by Reset
+	emitted     bool    // an event was emitted since the last Release
 
 	state   *hooks.State // the state seen by the last slow path
 	sampler isampling.GapSampler
@@ -205,7 +205,6 @@ func NewArena(opts ...Option) *Arena {
 		a.sampler.Seed(rand.Uint64(), rand.Uint64())
 	}
 	a.register(0)
-	a.addCleanup()
 	a.checked = newChecked(a, c.checked)
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast

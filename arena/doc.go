@@ -46,9 +46,9 @@
 // Reset is a logic error, never memory corruption. [Arena.Free] hands the
 // memory back to the garbage collector. An arena dropped without Reset or
 // Free is reclaimed by the garbage collector like any value, and its
-// sampled objects are then released automatically (a cleanup registered
-// with [runtime.AddCleanup] tells the profiler, as Free would), so in-use
-// profiles stop counting them.
+// sampled objects are then released automatically (after each
+// collection, the records of the arenas it collected tell the profiler,
+// as Free would), so in-use profiles stop counting them.
 //
 // That guarantee is about the garbage collector only: it never sees a
 // pointer it cannot follow, so the program does not crash or corrupt the

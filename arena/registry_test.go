@@ -162,7 +162,7 @@ func TestHoldingsPool(t *testing.T) {
 func TestHoldingsAge(t *testing.T) {
 	a := makeHeld("age")
 	defer a.Free()
-	a.hold.mark.Store((now()-int64(2*time.Hour))<<2 | holdLive)
+	a.hold.mark = (now()-int64(2*time.Hour))<<2 | holdLive
 	h := holdingsOf("age")[0]
 	if h.Age < 2*time.Hour || h.Age > 2*time.Hour+time.Minute {
 		t.Errorf("age %v, want 2h", h.Age)
