@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"unsafe"
@@ -9,14 +10,15 @@ import (
 	isampling "github.com/arenaprof/arenaprof/internal/sampling"
 )
 
-// DefaultChunkSize is the size of the byte chunks an arena carves
-// pointer-free objects from, and the largest size a typed slab grows to.
-const DefaultChunkSize = 64 << 10
+// defaultChunkSize is the size of the byte chunks an arena carves
+// pointer-free objects from, and the largest size a typed slab grows to,
+// unless [WithChunkSize] sets another.
+const defaultChunkSize = 64 << 10
 
-// MinChunkSize and MaxChunkSize bound [WithChunkSize].
+// minChunkSize and maxChunkSize bound [WithChunkSize].
 const (
-	MinChunkSize = 256
-	MaxChunkSize = 1 << 30
+	minChunkSize = 256
+	maxChunkSize = 1 << 30
 )
 
 // noSample is the sampleAt of a region whose arena does not sample.
@@ -127,7 +129,7 @@ type Arena struct {
 type Option func(*config)
 
 // defaultConfig is the configuration of an arena made without options.
-var defaultConfig = config{chunkSize: DefaultChunkSize, largeRetain: DefaultLargeRetain}
+var defaultConfig = config{chunkSize: defaultChunkSize, largeRetain: defaultLargeRetain}
 
 // applyOptions returns the default configuration changed by opts. The
 // options are closures that take a pointer: the configuration they change
@@ -152,11 +154,13 @@ type config struct {
 }
 
 // WithChunkSize sets the size in bytes of the arena's byte chunks and the
-// size its typed slabs grow to. Objects larger than a chunk get a buffer of
-// their own, which Reset keeps for reuse (see [WithLargeRetain]). It panics if n is outside [MinChunkSize, MaxChunkSize].
+// size its typed slabs grow to; the default is 64 KiB. Objects larger than
+// a chunk get a buffer of their own, which Reset keeps for reuse (see
+// [WithLargeRetain]). Larger chunks mean fewer slow-path refills and more
+// memory held by each arena. It panics if n is outside [256, 1 GiB].
 func WithChunkSize(n int) Option {
-	if n < MinChunkSize || n > MaxChunkSize {
-		panic("arenaprof: arena chunk size out of range")
+	if n < minChunkSize || n > maxChunkSize {
+		panic(fmt.Sprintf("arenaprof: arena.WithChunkSize(%d): the chunk size must be in [%d, %d] bytes", n, minChunkSize, maxChunkSize))
 	}
 	return func(c *config) { c.chunkSize = uintptr(n) }
 }

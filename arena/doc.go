@@ -191,11 +191,12 @@
 //
 // # Where memory is held
 //
-// Every arena not yet freed is in a registry that [Holdings] reads: what
-// it holds (chunks and large buffers, and the bytes handed out since its
-// last Reset), where it was made or taken from its pool, and since when;
-// the idle arenas of each pool apart. An arena updates its record in the
-// slow path and at Reset, Put and Free, never in the fast path; the
-// registry does not keep arenas alive. Package export turns it into a
-// pprof profile (export.BuildArenas).
+// Every arena not yet freed is in a registry of live arenas: what it holds
+// (chunks and large buffers, and the bytes handed out since its last
+// Reset), where it was made or taken from its pool, and since when; the
+// idle arenas of each pool apart. An arena updates its record in the slow
+// path and at Reset, Put and Free, never in the fast path; the registry
+// does not keep arenas alive. The live-arenas profile shows it (exact
+// counts, not samples): arenaprof.Start serves it at
+// /debug/arenaprof/arenas, and package export builds it.
 package arena

@@ -8,12 +8,13 @@ import (
 	"weak"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 )
 
 // The registry of live arenas: what each arena not yet freed holds, where
 // it was made or taken from its pool, and since when. It is written at
 // NewArena, Pool.Get and Put, Reset, Free, when an arena takes a new chunk
-// or large buffer (the slow path), and read by [Holdings]; the allocation
+// or large buffer (the slow path), and read by readHoldings; the allocation
 // fast path never touches it.
 //
 // The registry holds the arenas' records, never the arenas: an arena
@@ -31,7 +32,7 @@ const (
 )
 
 // holding is the registry's record of one arena. Its atomic fields are
-// written by the arena's owner and read by Holdings at any time.
+// written by the arena's owner and read by readHoldings at any time.
 type holding struct {
 	arena weak.Pointer[Arena] // for the bump offsets (see usedNow)
 	id    uint64              // the arena's ID
@@ -43,7 +44,7 @@ type holding struct {
 	// with one store: since is the clock when the arena was made or taken
 	// from its pool, state holdLive or holdIdle. The owner writes it with
 	// plain stores (an atomic store, a locked exchange on amd64, cost Get
-	// and Put about 2 ns each) and Holdings reads it as usedNow reads the
+	// and Put about 2 ns each) and readHoldings reads it as usedNow reads the
 	// offsets (see readMark).
 	mark     int64
 	gone     atomic.Bool // unregistered
@@ -333,46 +334,16 @@ func tick() {
 	time.AfterFunc(clockTick, tick)
 }
 
-// Holding is what one live arena holds, or, for the idle arenas of a pool,
-// what they hold together. See [Holdings].
-type Holding struct {
-	// Stack is where the arena was made (the caller of NewArena) or taken
-	// (the caller of Pool.Get), as runtime.Callers gives it; for the idle
-	// arenas of a pool, where the pool's first arena was taken. It may
-	// start with frames of package arena. It must not be modified.
-	Stack []uintptr
-	// Labels are the arena's labels (for idle arenas, none).
-	Labels hooks.Labels
-	// Age is the time since the arena was made or taken (for idle arenas,
-	// zero). Taken arenas read a clock refreshed every 100 ms, so their
-	// ages may be up to about 0.2 s too old.
-	Age time.Duration
-	// Arenas is 1 for a live arena, the number of idle arenas for a pool.
-	Arenas int64
-	// Reserved is the bytes of chunks and large buffers held.
-	Reserved int64
-	// Used is the bytes handed out since the last Reset (for idle arenas,
-	// zero): exact for an arena not in use while Holdings reads it, and
-	// off by at most a chunk per type of value for one being allocated
-	// from at that moment.
-	Used int64
-	// Pool is, for idle arenas, a number that tells their pool apart from
-	// the process's other pools; zero for a live arena.
-	Pool uint64
-}
+func init() { holdings.SetReader(readHoldings) }
 
-// Holdings returns what the process's arenas hold now: one Holding per
-// live arena (made and not freed, or taken from a pool and not put back),
-// then one per pool that has idle arenas. Freed arenas, and arenas the
-// garbage collector dropped, are not listed. The counts and bytes are
-// exact, not sampled.
-func Holdings() []Holding {
+// readHoldings reads the registry for [holdings.Read].
+func readHoldings() []holdings.Holding {
 	registry.mu.Lock()
 	all := append([]*holding(nil), registry.all...)
 	registry.mu.Unlock()
 	t := now()
-	out := make([]Holding, 0, len(all))
-	idle := map[*poolRecord]*Holding{}
+	out := make([]holdings.Holding, 0, len(all))
+	idle := map[*poolRecord]*holdings.Holding{}
 	var pools []*poolRecord
 	for _, h := range all {
 		a := h.arena.Value()
@@ -393,7 +364,7 @@ func Holdings() []Holding {
 			if s := h.stack.Load(); s != nil {
 				pcs = s.pcs
 			}
-			out = append(out, Holding{
+			out = append(out, holdings.Holding{
 				Stack:    pcs,
 				Labels:   l,
 				Age:      time.Duration(max(0, t-mark>>2)),
@@ -408,7 +379,7 @@ func Holdings() []Holding {
 			}
 			s := idle[p]
 			if s == nil {
-				s = &Holding{Pool: p.id}
+				s = &holdings.Holding{Pool: p.id}
 				if p.stack != nil {
 					s.Stack = p.stack.pcs
 				}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -47,7 +47,7 @@ const (
 //
 // go tool pprof reads it: -sample_index=arenas counts arenas instead of
 // bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
-func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
+func BuildArenas(hs []holdings.Holding) (*profile.Profile, error) {
 	b := newBuilder()
 	b.p.SampleType = pprofmt.HoldingTypes()
 	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type
@@ -102,7 +102,7 @@ func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
 // WriteArenas writes the live-arenas profile of the process now (see
 // [BuildArenas]) to w, gzip-compressed, ready for go tool pprof.
 func WriteArenas(w io.Writer) error {
-	prof, err := BuildArenas(arena.Holdings())
+	prof, err := BuildArenas(holdings.Read())
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.cfg.limiter.release()
 	limitWrite(w, r)
-	prof, err := BuildArenas(arena.Holdings())
+	prof, err := BuildArenas(holdings.Read())
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return

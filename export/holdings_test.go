@@ -17,6 +17,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 )
 
 //go:noinline
@@ -103,7 +104,7 @@ func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 
 func TestBuildArenasExact(t *testing.T) {
 	holdingsFixture(t, "exact")
-	prof, err := export.BuildArenas(arena.Holdings())
+	prof, err := export.BuildArenas(holdings.Read())
 	if err != nil {
 		t.Fatal(err)
 	}
