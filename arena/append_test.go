@@ -111,14 +111,14 @@ func TestAppendMatchesBuiltin(t *testing.T) {
 		}},
 		{"byte small chunks", func(t *testing.T) {
 			appendModel(t, 3, func(r *rand.Rand) byte { return byte(r.Uint32()) }, func(x, y byte) bool { return x == y },
-				WithChunkSize(MinChunkSize))
+				WithChunkSize(minChunkSize))
 		}},
 		{"[3]int16", func(t *testing.T) {
 			appendModel(t, 4, func(r *rand.Rand) [3]int16 { return [3]int16{int16(r.Int()), 1, 2} },
 				func(x, y [3]int16) bool { return x == y })
 		}},
 		{"pointers", func(t *testing.T) { appendModel(t, 5, genPtr, eqPtr) }},
-		{"pointers small chunks", func(t *testing.T) { appendModel(t, 6, genPtr, eqPtr, WithChunkSize(MinChunkSize)) }},
+		{"pointers small chunks", func(t *testing.T) { appendModel(t, 6, genPtr, eqPtr, WithChunkSize(minChunkSize)) }},
 		{"zero size", func(t *testing.T) {
 			appendModel(t, 7, func(*rand.Rand) zeroElem { return zeroElem{} }, func(x, y zeroElem) bool { return true })
 		}},
@@ -392,7 +392,7 @@ func FuzzAppend(f *testing.F) {
 		if k <= cap(s)-len(s) && len(got) > 0 && &got[0] != unsafe.SliceData(s) {
 			t.Fatalf("Append with room did not write into s")
 		}
-		if a.bytes.off > DefaultChunkSize {
+		if a.bytes.off > defaultChunkSize {
 			a.Reset()
 		}
 	})

@@ -1,6 +1,8 @@
 package arena
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"unsafe"
 
@@ -10,14 +12,15 @@ import (
 	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
-// DefaultChunkSize is the size of the byte chunks an arena carves
-// pointer-free objects from, and the largest size a typed slab grows to.
-const DefaultChunkSize = 64 << 10
+// defaultChunkSize is the size of the byte chunks an arena carves
+// pointer-free objects from, and the largest size a typed slab grows to,
+// unless [WithChunkSize] sets another.
+const defaultChunkSize = 64 << 10
 
-// MinChunkSize and MaxChunkSize bound [WithChunkSize].
+// minChunkSize and maxChunkSize bound [WithChunkSize].
 const (
-	MinChunkSize = 256
-	MaxChunkSize = 1 << 30
+	minChunkSize = 256
+	maxChunkSize = 1 << 30
 )
 
 // noSample is the sampleAt of a region whose arena does not sample.
@@ -107,11 +110,11 @@ type Arena struct {
 	freed     bool
 	pooled    bool     // in a Pool, between Put and Get
 	hold      *holding // the arena's record in the registry of live arenas
+	pubKey    string   // the key of the labels last published in hold
 
-	largeRetain uintptr      // bound on largeKept
-	largeKept   uintptr      // bytes of the large buffers kept by Reset
-	emitted     bool         // an event was emitted since the last Release
-	unreleased  *atomic.Bool // emitted, shared with the cleanup that releases a dropped arena (see cleanup.go)
+	largeRetain uintptr // bound on largeKept
+	largeKept   uintptr // bytes of the large buffers kept by Reset
+	emitted     bool    // an event was emitted since the last Release
 
 	state   *samplingstate.State // the state seen by the last slow path
 	sampler isampling.GapSampler
@@ -127,6 +130,21 @@ type Arena struct {
 // Option configures an [Arena] or a [Pool].
 type Option func(*config)
 
+// defaultConfig is the configuration of an arena made without options.
+var defaultConfig = config{chunkSize: defaultChunkSize, largeRetain: defaultLargeRetain}
+
+// applyOptions returns the default configuration changed by opts. The
+// options are closures that take a pointer: the configuration they change
+// lives on the heap, so NewArena calls this only when it has options.
+func applyOptions(opts []Option) config {
+	c := new(config)
+	*c = defaultConfig
+	for _, o := range opts {
+		o(c)
+	}
+	return *c
+}
+
 type config struct {
 	chunkSize    uintptr
 	labels       hooks.Labels
@@ -138,11 +156,13 @@ type config struct {
 }
 
 // WithChunkSize sets the size in bytes of the arena's byte chunks and the
-// size its typed slabs grow to. Objects larger than a chunk get a buffer of
-// their own, which Reset keeps for reuse (see [WithLargeRetain]). It panics if n is outside [MinChunkSize, MaxChunkSize].
+// size its typed slabs grow to; the default is 64 KiB. Objects larger than
+// a chunk get a buffer of their own, which Reset keeps for reuse (see
+// [WithLargeRetain]). Larger chunks mean fewer slow-path refills and more
+// memory held by each arena. It panics if n is outside [256, 1 GiB].
 func WithChunkSize(n int) Option {
-	if n < MinChunkSize || n > MaxChunkSize {
-		panic("arenaprof: arena chunk size out of range")
+	if n < minChunkSize || n > maxChunkSize {
+		panic(fmt.Sprintf("arenaprof: arena.WithChunkSize(%d): the chunk size must be in [%d, %d] bytes", n, minChunkSize, maxChunkSize))
 	}
 	return func(c *config) { c.chunkSize = uintptr(n) }
 }
@@ -173,9 +193,9 @@ func WithPoison(on bool) Option {
 
 // NewArena returns an empty arena.
 func NewArena(opts ...Option) *Arena {
-	c := config{chunkSize: DefaultChunkSize, largeRetain: DefaultLargeRetain}
-	for _, o := range opts {
-		o(&c)
+	c := defaultConfig
+	if len(opts) > 0 {
+		c = applyOptions(opts)
 	}
 	a := &Arena{
 		id:        hooks.NewArenaID(),
@@ -188,11 +208,9 @@ func NewArena(opts ...Option) *Arena {
 	if c.seeded {
 		a.sampler.Seed(nextSeed(c.seed1, c.seed2))
 	} else {
-		g, _ := isampling.NewGapSampler(0)
-		a.sampler = *g
+		a.sampler.Seed(rand.Uint64(), rand.Uint64())
 	}
 	a.register(0)
-	a.addCleanup()
 	a.checked = newChecked(a, c.checked)
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast

@@ -47,9 +47,9 @@ type floor struct {
 }
 
 func newFloor() *floor {
-	f := &floor{chunk: make([]uint64, DefaultChunkSize/8)}
+	f := &floor{chunk: make([]uint64, defaultChunkSize/8)}
 	f.base = unsafe.Pointer(&f.chunk[0])
-	f.limit = DefaultChunkSize
+	f.limit = defaultChunkSize
 	return f
 }
 

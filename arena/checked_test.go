@@ -103,14 +103,14 @@ var checkedCases = []struct {
 		checkedSink = s[4]
 	}},
 	{"large pointer-free after Reset", "", fault("Reset"), func() {
-		a := NewArena(WithChecked(true), WithChunkSize(MinChunkSize))
+		a := NewArena(WithChecked(true), WithChunkSize(minChunkSize))
 		s := MakeSlice[byte](a, 1<<20, 1<<20)
 		a.Reset()
 		checkedSink = s[1<<19]
 	}},
 	{"pointerful after Reset", "", nilMsg, stalePointer((*Arena).Reset)},
 	{"large pointerful after Put", "", nilMsg, func() {
-		pool := NewPool(WithChecked(true), WithChunkSize(MinChunkSize))
+		pool := NewPool(WithChecked(true), WithChunkSize(minChunkSize))
 		a := pool.Get(context.Background())
 		s := MakeSlice[*int64](a, 1024, 1024)
 		s[1000] = new(int64)

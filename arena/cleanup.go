@@ -7,28 +7,69 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 )
 
-// addCleanup makes the garbage collector release an arena that is dropped
-// without Reset or Free: once the arena is unreachable, consumers are told
-// (through [hooks.Release]) that its objects are gone, as Reset or Free
-// would have told them, so in-use profiles do not keep counting them. The
-// cleanup sees only the arena's ID and the shared unreleased flag, never
-// the arena itself, and releases only if an event was emitted since the
-// arena's last release.
-func (a *Arena) addCleanup() {
-	a.unreleased = new(atomic.Bool)
-	runtime.AddCleanup(a, releaseDropped, dropped{a.id, a.unreleased, a.hold})
+// An arena dropped without Reset or Free is released by the garbage
+// collector: once the arena is unreachable, consumers are told (through
+// [hooks.Release]) that its objects are gone, as Reset or Free would have
+// told them, so in-use profiles do not keep counting them, and its record
+// leaves the registry of live arenas.
+//
+// The registry already holds a weak pointer to every arena, and the
+// garbage collector clears it when the arena is collected; so instead of a
+// cleanup per arena (runtime.AddCleanup: an allocation and a record on
+// the arena's span, about a fifth of NewArena), one cleanup per garbage
+// collection sweeps the registry for arenas whose weak pointer is now nil.
+// It runs after every collection while the registry holds arenas, and
+// releases an arena only if an event was emitted since its last release.
+
+// sweepArmed is whether a sweep will run after the next collection.
+var sweepArmed atomic.Bool
+
+// armSweep makes sure the registry is swept after the next collection.
+func armSweep() {
+	if sweepArmed.Load() || !sweepArmed.CompareAndSwap(false, true) {
+		return
+	}
+	runtime.AddCleanup(new(gcSentinel), sweepDropped, 0)
 }
 
-type dropped struct {
-	id         uint64
-	unreleased *atomic.Bool
-	hold       *holding
+// gcSentinel is an object nothing points to: its cleanup runs after the
+// next collection. It holds a pointer so that it is not combined with
+// other small objects (a cleanup on such an object may never run).
+type gcSentinel struct {
+	_ *gcSentinel
+	_ [8]byte
 }
 
-func releaseDropped(d dropped) {
-	unregister(d.hold)
-	if d.unreleased.Load() {
-		d.unreleased.Store(false)
-		hooks.Release(d.id)
+// sweepDropped releases the arenas the garbage collector has collected,
+// and arms the next sweep while arenas remain. It runs on the runtime's
+// cleanup goroutine.
+func sweepDropped(int) {
+	// Disarm first: an arena registered from now on arms the next sweep
+	// itself, or is seen below.
+	sweepArmed.Store(false)
+	var dropped []*holding
+	registry.mu.Lock()
+	for _, h := range registry.all {
+		if h.arena.Value() == nil {
+			dropped = append(dropped, h)
+		}
+	}
+	remain := len(registry.all) > len(dropped)
+	registry.mu.Unlock()
+	for _, h := range dropped {
+		releaseDropped(h)
+	}
+	if remain {
+		armSweep()
+	}
+}
+
+// releaseDropped unregisters the collected arena of h and releases its
+// objects.
+func releaseDropped(h *holding) {
+	unregister(h)
+	if h.unreleased.Load() {
+		h.unreleased.Store(false)
+		hooks.Release(h.id)
 	}
 }

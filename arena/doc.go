@@ -46,9 +46,9 @@
 // Reset is a logic error, never memory corruption. [Arena.Free] hands the
 // memory back to the garbage collector. An arena dropped without Reset or
 // Free is reclaimed by the garbage collector like any value, and its
-// sampled objects are then released automatically (a cleanup registered
-// with [runtime.AddCleanup] tells the profiler, as Free would), so in-use
-// profiles stop counting them.
+// sampled objects are then released automatically (after each
+// collection, the records of the arenas it collected tell the profiler,
+// as Free would), so in-use profiles stop counting them.
 //
 // That guarantee is about the garbage collector only: it never sees a
 // pointer it cannot follow, so the program does not crash or corrupt the
@@ -191,11 +191,12 @@
 //
 // # Where memory is held
 //
-// Every arena not yet freed is in a registry that [Holdings] reads: what
-// it holds (chunks and large buffers, and the bytes handed out since its
-// last Reset), where it was made or taken from its pool, and since when;
-// the idle arenas of each pool apart. An arena updates its record in the
-// slow path and at Reset, Put and Free, never in the fast path; the
-// registry does not keep arenas alive. Package export turns it into a
-// pprof profile (export.BuildArenas).
+// Every arena not yet freed is in a registry of live arenas: what it holds
+// (chunks and large buffers, and the bytes handed out since its last
+// Reset), where it was made or taken from its pool, and since when; the
+// idle arenas of each pool apart. An arena updates its record in the slow
+// path and at Reset, Put and Free, never in the fast path; the registry
+// does not keep arenas alive. The live-arenas profile shows it (exact
+// counts, not samples): arenaprof.Start serves it at
+// /debug/arenaprof/arenas, and package export builds it.
 package arena

@@ -53,13 +53,13 @@ func FuzzMakeSlice(f *testing.F) {
 }
 
 // FuzzChunkSize checks that WithChunkSize accepts exactly the sizes in
-// [MinChunkSize, MaxChunkSize] and that an arena works with every one.
+// [minChunkSize, maxChunkSize] and that an arena works with every one.
 func FuzzChunkSize(f *testing.F) {
-	for _, n := range []int{0, -1, MinChunkSize - 1, MinChunkSize, 1000, DefaultChunkSize, MaxChunkSize + 1} {
+	for _, n := range []int{0, -1, minChunkSize - 1, minChunkSize, 1000, defaultChunkSize, maxChunkSize + 1} {
 		f.Add(n)
 	}
 	f.Fuzz(func(t *testing.T, n int) {
-		ok := n >= MinChunkSize && n <= MaxChunkSize
+		ok := n >= minChunkSize && n <= maxChunkSize
 		var opt Option
 		func() {
 			defer func() {
@@ -94,7 +94,7 @@ func FuzzChunkSize(f *testing.F) {
 func FuzzLargeRetain(f *testing.F) {
 	f.Add(0, uint32(70000), uint32(300000))
 	f.Add(-1, uint32(1), uint32(2))
-	f.Add(DefaultLargeRetain, uint32(1<<20), uint32(65537))
+	f.Add(defaultLargeRetain, uint32(1<<20), uint32(65537))
 	f.Add(200000, uint32(100000), uint32(100001))
 	f.Fuzz(func(t *testing.T, n int, s1, s2 uint32) {
 		var opt Option
@@ -112,7 +112,7 @@ func FuzzLargeRetain(f *testing.F) {
 			}
 			return
 		}
-		a := NewArena(opt, WithChunkSize(MinChunkSize))
+		a := NewArena(opt, WithChunkSize(minChunkSize))
 		defer a.Free()
 		sizes := []int{int(s1 % (4 << 20)), int(s2 % (4 << 20))}
 		for round := range 3 {

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"fmt"
 	"math/bits"
 	"unsafe"
 )
@@ -15,16 +16,16 @@ import (
 // at Reset like its slabs; pointer-free buffers are cleared at Reset too.
 // Free, or the garbage collector dropping an idle arena, drops them all.
 
-// DefaultLargeRetain is the default bound on the bytes of large buffers an
-// arena keeps across Reset.
-const DefaultLargeRetain = 1 << 20
+// defaultLargeRetain is the default bound on the bytes of large buffers an
+// arena keeps across Reset (see [WithLargeRetain]).
+const defaultLargeRetain = 1 << 20
 
 // WithLargeRetain sets the bound on the total size in bytes of the large
 // buffers (objects larger than a chunk) the arena keeps across Reset for
-// reuse; 0 keeps none. It panics if n is negative.
+// reuse; 0 keeps none. The default is 1 MiB. It panics if n is negative.
 func WithLargeRetain(n int) Option {
 	if n < 0 {
-		panic("arenaprof: negative large-buffer retention")
+		panic(fmt.Sprintf("arenaprof: arena.WithLargeRetain(%d): the bound must not be negative", n))
 	}
 	return func(c *config) { c.largeRetain = uintptr(n) }
 }

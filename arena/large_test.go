@@ -66,7 +66,7 @@ func TestLargeRetainBound(t *testing.T) {
 		opt   []Option
 		bound uintptr
 	}{
-		{"default", nil, DefaultLargeRetain},
+		{"default", nil, defaultLargeRetain},
 		{"none", []Option{WithLargeRetain(0)}, 0},
 		{"4 MiB", []Option{WithLargeRetain(4 << 20)}, 4 << 20},
 	} {

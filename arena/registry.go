@@ -1,7 +1,6 @@
 package arena
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"weak"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/internal/unwind"
 )
@@ -16,12 +16,12 @@ import (
 // The registry of live arenas: what each arena not yet freed holds, where
 // it was made or taken from its pool, and since when. It is written at
 // NewArena, Pool.Get and Put, Reset, Free, when an arena takes a new chunk
-// or large buffer (the slow path), and read by [Holdings]; the allocation
+// or large buffer (the slow path), and read by readHoldings; the allocation
 // fast path never touches it.
 //
 // The registry holds the arenas' records, never the arenas: an arena
 // dropped without Free is still collected, and its record is removed by
-// the arena's cleanup (see cleanup.go).
+// the sweep that follows the collection (see cleanup.go).
 
 // holdStackDepth bounds the frames of the stack kept per arena.
 const holdStackDepth = 32
@@ -30,18 +30,26 @@ const holdStackDepth = 32
 const (
 	holdLive  = iota // made by NewArena or taken by Pool.Get
 	holdIdle         // in a Pool, between Put and Get
-	holdGone         // freed or collected
 	holdState = 3    // the state's bits in holding.mark
 )
 
 // holding is the registry's record of one arena. Its atomic fields are
-// written by the arena's owner and read by Holdings at any time.
+// written by the arena's owner and read by readHoldings at any time.
 type holding struct {
 	arena weak.Pointer[Arena] // for the bump offsets (see usedNow)
+	id    uint64              // the arena's ID
+	// unreleased is whether an event was emitted since the arena's last
+	// release, for the cleanup that releases a dropped arena (see
+	// cleanup.go).
+	unreleased atomic.Bool
 	// mark is since<<2 | state, one word so that Pool.Get publishes both
 	// with one store: since is the clock when the arena was made or taken
-	// from its pool, state one of holdLive, holdIdle, holdGone.
-	mark     atomic.Int64
+	// from its pool, state holdLive or holdIdle. The owner writes it with
+	// plain stores (an atomic store, a locked exchange on amd64, cost Get
+	// and Put about 2 ns each) and readHoldings reads it as usedNow reads the
+	// offsets (see readMark).
+	mark     int64
+	gone     atomic.Bool // unregistered
 	stack    atomic.Pointer[heldStack]
 	labels   atomic.Pointer[hooks.Labels]
 	pool     atomic.Pointer[poolRecord]
@@ -85,20 +93,22 @@ var poolIDs atomic.Uint64
 // register adds a new arena to the registry, made by the caller skip
 // physical frames above register's caller.
 func (a *Arena) register(skip int) {
-	h := &holding{arena: weak.Make(a)}
-	h.mark.Store(now()<<2 | holdLive)
+	h := &holding{arena: weak.Make(a), id: a.id}
+	h.mark = now()<<2 | holdLive
 	h.labels.Store(labelsCopy(a.labels))
+	a.pubKey = a.labels.Key()
 	h.stack.Store(captureStack(skip+1, a.pcs[:holdStackDepth]))
 	registry.mu.Lock()
 	h.idx = len(registry.all)
 	registry.all = append(registry.all, h)
 	registry.mu.Unlock()
 	a.hold = h
+	armSweep()
 }
 
 // unregister removes h from the registry; it does nothing if h is gone.
 func unregister(h *holding) {
-	if h.mark.Swap(holdGone)&holdState == holdGone {
+	if h.gone.Swap(true) {
 		return
 	}
 	registry.mu.Lock()
@@ -119,14 +129,14 @@ func unregister(h *holding) {
 func (a *Arena) taken(p *Pool, skip int) {
 	h := a.hold
 	if samplingstate.Current().MeanBytes > 0 {
-		scratch := a.pcs[:holdStackDepth]
-		n := unwind.PhysicalStack(skip+1, scratch)
 		if h.taker == nil {
 			h.taker = new(takerFrames)
 		}
-		if tf := h.taker; n == 0 || n != tf.n || !slices.Equal(scratch[:n], tf.pcs[:n]) {
-			tf.n = copy(tf.pcs[:], scratch[:n])
-			st := captureStack(skip+1, scratch)
+		tf := h.taker
+		var same bool
+		tf.n, same = unwind.RepeatPhysicalStack(skip+1, tf.pcs[:], tf.n)
+		if !same {
+			st := captureStack(skip+1, a.pcs[:holdStackDepth])
 			if h.stack.Load() != st {
 				h.stack.Store(st)
 			}
@@ -135,11 +145,20 @@ func (a *Arena) taken(p *Pool, skip int) {
 	if h.pool.Load() == nil {
 		h.pool.Store(p.record(h.stack.Load()))
 	}
-	h.mark.Store(coarseNow()<<2 | holdLive)
+	h.mark = coarseNow()<<2 | holdLive
 }
 
 // idle records that a is back in its pool.
-func (a *Arena) idle() { a.hold.mark.Store(holdIdle) }
+func (a *Arena) idle() { a.hold.mark = holdIdle }
+
+// readMark returns h.mark. The owner writes it without synchronization,
+// so it is read with a plain load, out of the race detector's sight, as
+// usedNow reads the offsets: a word-sized load sees some value the owner
+// wrote, and an arena taken or put back at the moment of the read may be
+// listed in its state just before.
+//
+//go:norace
+func readMark(h *holding) int64 { return h.mark }
 
 // record returns the pool's record in the registry, made on first use
 // with the stack st of the pool's first Get.
@@ -154,11 +173,15 @@ func (p *Pool) record(st *heldStack) *poolRecord {
 	return r
 }
 
-// publishLabels publishes the arena's labels.
+// publishLabels publishes the arena's labels. The owner keeps the key of
+// the set it published last, so that a Get whose labels did not change
+// compares two strings of its own (usually the same string) and touches
+// nothing shared.
 func (a *Arena) publishLabels() {
-	if p := a.hold.labels.Load(); p != nil && p.Key() == a.labels.Key() {
+	if a.pubKey == a.labels.Key() {
 		return
 	}
+	a.pubKey = a.labels.Key()
 	a.hold.labels.Store(labelsCopy(a.labels))
 }
 
@@ -171,7 +194,8 @@ func labelsCopy(l hooks.Labels) *hooks.Labels {
 	if l.Len() == 0 {
 		return noLabels
 	}
-	return &l
+	c := l // allocated here, not on every call
+	return &c
 }
 
 // stackCache holds the published copies of the stacks unwind.FastStack
@@ -312,53 +336,26 @@ func tick() {
 	time.AfterFunc(clockTick, tick)
 }
 
-// Holding is what one live arena holds, or, for the idle arenas of a pool,
-// what they hold together. See [Holdings].
-type Holding struct {
-	// Stack is where the arena was made (the caller of NewArena) or taken
-	// (the caller of Pool.Get), as runtime.Callers gives it; for the idle
-	// arenas of a pool, where the pool's first arena was taken. It may
-	// start with frames of package arena. It must not be modified.
-	Stack []uintptr
-	// Labels are the arena's labels (for idle arenas, none).
-	Labels hooks.Labels
-	// Age is the time since the arena was made or taken (for idle arenas,
-	// zero). Taken arenas read a clock refreshed every 100 ms, so their
-	// ages may be up to about 0.2 s too old.
-	Age time.Duration
-	// Arenas is 1 for a live arena, the number of idle arenas for a pool.
-	Arenas int64
-	// Reserved is the bytes of chunks and large buffers held.
-	Reserved int64
-	// Used is the bytes handed out since the last Reset (for idle arenas,
-	// zero): exact for an arena not in use while Holdings reads it, and
-	// off by at most a chunk per type of value for one being allocated
-	// from at that moment.
-	Used int64
-	// Pool is, for idle arenas, a number that tells their pool apart from
-	// the process's other pools; zero for a live arena.
-	Pool uint64
-}
+func init() { holdings.SetReader(readHoldings) }
 
-// Holdings returns what the process's arenas hold now: one Holding per
-// live arena (made and not freed, or taken from a pool and not put back),
-// then one per pool that has idle arenas. Freed arenas, and arenas the
-// garbage collector dropped, are not listed. The counts and bytes are
-// exact, not sampled.
-func Holdings() []Holding {
+// readHoldings reads the registry for [holdings.Read].
+func readHoldings() []holdings.Holding {
 	registry.mu.Lock()
 	all := append([]*holding(nil), registry.all...)
 	registry.mu.Unlock()
 	t := now()
-	out := make([]Holding, 0, len(all))
-	idle := map[*poolRecord]*Holding{}
+	out := make([]holdings.Holding, 0, len(all))
+	idle := map[*poolRecord]*holdings.Holding{}
 	var pools []*poolRecord
 	for _, h := range all {
 		a := h.arena.Value()
 		if a == nil {
-			continue // collected; its cleanup has not run yet
+			continue // collected; the sweep has not run yet
 		}
-		mark := h.mark.Load()
+		if h.gone.Load() {
+			continue // freed since the copy
+		}
+		mark := readMark(h)
 		switch mark & holdState {
 		case holdLive:
 			var l hooks.Labels
@@ -369,7 +366,7 @@ func Holdings() []Holding {
 			if s := h.stack.Load(); s != nil {
 				pcs = s.pcs
 			}
-			out = append(out, Holding{
+			out = append(out, holdings.Holding{
 				Stack:    pcs,
 				Labels:   l,
 				Age:      time.Duration(max(0, t-mark>>2)),
@@ -384,7 +381,7 @@ func Holdings() []Holding {
 			}
 			s := idle[p]
 			if s == nil {
-				s = &Holding{Pool: p.id}
+				s = &holdings.Holding{Pool: p.id}
 				if p.stack != nil {
 					s.Stack = p.stack.pcs
 				}

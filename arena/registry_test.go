@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // holdingsOf returns the live holdings whose label "test" is name.
-func holdingsOf(name string) []Holding {
-	var out []Holding
-	for _, h := range Holdings() {
+func holdingsOf(name string) []holdings.Holding {
+	var out []holdings.Holding
+	for _, h := range readHoldings() {
 		if v, ok := h.Labels.Get("test"); ok && v == name {
 			out = append(out, h)
 		}
@@ -25,14 +26,14 @@ func holdingsOf(name string) []Holding {
 }
 
 // idleOf returns the idle holding of pool p, if it has one.
-func idleOf(p *Pool) (Holding, bool) {
+func idleOf(p *Pool) (holdings.Holding, bool) {
 	r := p.rec.Load()
-	for _, h := range Holdings() {
+	for _, h := range readHoldings() {
 		if r != nil && h.Pool == r.id {
 			return h, true
 		}
 	}
-	return Holding{}, false
+	return holdings.Holding{}, false
 }
 
 // leafFunction returns the first function of stack that is not NewArena
@@ -163,7 +164,7 @@ func TestHoldingsPool(t *testing.T) {
 func TestHoldingsAge(t *testing.T) {
 	a := makeHeld("age")
 	defer a.Free()
-	a.hold.mark.Store((now()-int64(2*time.Hour))<<2 | holdLive)
+	a.hold.mark = (now()-int64(2*time.Hour))<<2 | holdLive
 	h := holdingsOf("age")[0]
 	if h.Age < 2*time.Hour || h.Age > 2*time.Hour+time.Minute {
 		t.Errorf("age %v, want 2h", h.Age)
@@ -222,7 +223,7 @@ func TestHoldingsConcurrent(t *testing.T) {
 		})
 	}
 	for range 200 {
-		for _, h := range Holdings() {
+		for _, h := range readHoldings() {
 			if h.Used > h.Reserved || h.Used < 0 || h.Arenas < 1 {
 				t.Errorf("inconsistent holding %+v", h)
 			}

@@ -140,7 +140,7 @@ func TestAlignment(t *testing.T) {
 		c complex128
 		p *int
 	}
-	a := NewArena(WithChunkSize(MinChunkSize))
+	a := NewArena(WithChunkSize(minChunkSize))
 	defer a.Free()
 	check := func(name string, p unsafe.Pointer, align uintptr, size uintptr) {
 		t.Helper()

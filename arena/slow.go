@@ -502,8 +502,8 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	// frames, so their hash still tells stacks apart.
 	e.StackHash = hash
 	a.emitted = true
-	if !a.unreleased.Load() { // a load is a plain read; a store is a locked exchange
-		a.unreleased.Store(true)
+	if h := a.hold; !h.unreleased.Load() { // a load is a plain read; a store is a locked exchange
+		h.unreleased.Store(true)
 	}
 	hooks.Emit(e)
 	e.Stack = nil
@@ -646,7 +646,7 @@ func (a *Arena) Free() {
 func (a *Arena) release() {
 	if a.emitted {
 		a.emitted = false
-		a.unreleased.Store(false)
+		a.hold.unreleased.Store(false)
 		hooks.Release(a.id)
 	}
 }

@@ -9,13 +9,14 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// BuildArenas returns the live-arenas profile of hs (see
-// [arena.Holdings]): where arena memory is held now. Its sample types are
+// BuildArenas returns the live-arenas profile of the process: where arena
+// memory is held now, read from package arena's registry of live arenas
+// (empty when the program does not use package arena). Its sample types are
 // reserved_space/bytes (the bytes of chunks and large buffers the arenas
 // hold; the default), used_space/bytes (the bytes handed out since their
 // last Reset) and arenas/count. Live arenas make one sample per
@@ -28,8 +29,9 @@ import (
 //
 // go tool pprof reads it: -sample_index=arenas counts arenas instead of
 // bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
-func BuildArenas(hs []arena.Holding) (*profile.Profile, error) {
+func BuildArenas() (*profile.Profile, error) {
 	b := newBuilder()
+	hs := holdings.Read()
 	b.p.SampleType = pprofmt.HoldingTypes()
 	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type
 	b.p.Comments = []string{pprofmt.HoldingsComment}
@@ -112,7 +114,7 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer l.Release()
 	limitWrite(w, r)
-	prof, err := BuildArenas(arena.Holdings())
+	prof, err := BuildArenas()
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return

@@ -104,7 +104,7 @@ func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 
 func TestBuildArenasExact(t *testing.T) {
 	holdingsFixture(t, "exact")
-	prof, err := export.BuildArenas(arena.Holdings())
+	prof, err := export.BuildArenas()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestArenasGoToolPprof(t *testing.T) {
 	}
 	holdingsFixture(t, "pprof")
 	var buf bytes.Buffer
-	prof, err := export.BuildArenas(arena.Holdings())
+	prof, err := export.BuildArenas()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/cputime"
 	"github.com/arenaprof/arenaprof/internal/simalloc"
 )
 
@@ -149,7 +150,7 @@ func arenaBenchRun(b *testing.B, g int, ready func()) time.Duration {
 	ready()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := benchCPUTime()
+	cpu0 := cputime.Process()
 	var wg sync.WaitGroup
 	for i, a := range arenas {
 		n := b.N / g
@@ -159,7 +160,7 @@ func arenaBenchRun(b *testing.B, g int, ready func()) time.Duration {
 		wg.Go(func() { run(a, n) })
 	}
 	wg.Wait()
-	cpu := benchCPUTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.StopTimer()
 	return cpu
 }

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 )
 
 // stackOf returns the stack of its caller's caller.
@@ -28,10 +28,13 @@ func callerStack() []uintptr {
 	return pcs[:runtime.Callers(2, pcs)]
 }
 
-// holdingsFile writes the live-arenas profile of hs to a temporary file.
-func holdingsFile(t *testing.T, name string, hs []arena.Holding) string {
+// holdingsFile writes the live-arenas profile of hs to a temporary file:
+// the registry's reader is replaced by hs while export builds it.
+func holdingsFile(t *testing.T, name string, hs []holdings.Holding) string {
 	t.Helper()
-	prof, err := export.BuildArenas(hs)
+	old := holdings.SetReader(func() []holdings.Holding { return hs })
+	prof, err := export.BuildArenas()
+	holdings.SetReader(old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func holdingsFile(t *testing.T, name string, hs []arena.Holding) string {
 
 func TestTopHoldings(t *testing.T) {
 	leaky, busy := leakySite(), busySite()
-	path := holdingsFile(t, "arenas.pb.gz", []arena.Holding{
+	path := holdingsFile(t, "arenas.pb.gz", []holdings.Holding{
 		{Stack: leaky, Age: 2 * time.Hour, Arenas: 1, Reserved: 1 << 20, Used: 1000},
 		{Stack: leaky, Age: 20 * time.Minute, Arenas: 1, Reserved: 1 << 20, Used: 0},
 		{Stack: busy, Age: 100 * time.Millisecond, Arenas: 1, Reserved: 3 << 20, Used: 3 << 20},
@@ -103,11 +106,11 @@ func TestTopHoldings(t *testing.T) {
 
 func TestDiffHoldings(t *testing.T) {
 	leaky, busy := leakySite(), busySite()
-	base := holdingsFile(t, "base.pb.gz", []arena.Holding{
+	base := holdingsFile(t, "base.pb.gz", []holdings.Holding{
 		{Stack: leaky, Age: 20 * time.Minute, Arenas: 1, Reserved: 1 << 20},
 		{Stack: busy, Age: time.Second, Arenas: 2, Reserved: 2 << 20},
 	})
-	next := holdingsFile(t, "next.pb.gz", []arena.Holding{
+	next := holdingsFile(t, "next.pb.gz", []holdings.Holding{
 		{Stack: leaky, Age: 30 * time.Minute, Arenas: 3, Reserved: 3 << 20},
 		{Stack: busy, Age: time.Second, Arenas: 1, Reserved: 1 << 20},
 	})

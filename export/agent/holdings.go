@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -21,7 +20,7 @@ type arenasSource struct{}
 func (arenasSource) Name() string { return "arenas" }
 
 func (arenasSource) Collect(context.Context) (*profile.Profile, error) {
-	return export.BuildArenas(arena.Holdings())
+	return export.BuildArenas()
 }
 
 // PeakSource returns the peak profile source, named "peak", of a running

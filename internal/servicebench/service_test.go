@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/cputime"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -115,7 +116,7 @@ func benchService(b *testing.B, h *handler, reqs []string) {
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var next atomic.Uint64
@@ -131,7 +132,7 @@ func benchService(b *testing.B, h *handler, reqs []string) {
 		serviceSink.Add(sum)
 	})
 	b.StopTimer()
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	runtime.ReadMemStats(&m1)
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(m1.NumGC-m0.NumGC)*1000/float64(b.N), "gc/1000req")

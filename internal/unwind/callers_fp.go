@@ -72,6 +72,31 @@ func physicalCallers(skip int, pcs []uintptr) int {
 	return n
 }
 
+// physicalRepeat is physicalCallers comparing with the n pcs of a
+// previous walk as it writes: it returns how many it wrote and whether
+// they are the same n.
+//
+//go:noinline
+func physicalRepeat(skip int, pcs []uintptr, n int) (int, bool) {
+	// physicalRepeat's own frame, then RepeatPhysicalStack's.
+	fp := nextFrame(getfp())
+	for ; skip > 0 && fp != nil; skip-- {
+		fp = nextFrame(fp)
+	}
+	same := true
+	i := 0
+	for i < len(pcs) && fp != nil {
+		pc := *(*uintptr)(unsafe.Add(fp, unsafe.Sizeof(uintptr(0))))
+		if pcs[i] != pc {
+			pcs[i] = pc
+			same = false
+		}
+		i++
+		fp = nextFrame(fp)
+	}
+	return i, same && i == n
+}
+
 // nextFrame returns the frame pointer saved in the frame at fp: the
 // caller's frame, or nil at the bottom of the stack. A caller's frame lies
 // above its callee's on the stack, so a saved pointer that does not move

@@ -30,5 +30,8 @@ const haveFramePointers = false
 // physicalCallers is not used where frame pointers are not followed.
 func physicalCallers(int, []uintptr) int { return 0 }
 
+// physicalRepeat is not used where frame pointers are not followed.
+func physicalRepeat(int, []uintptr, int) (int, bool) { return 0, false }
+
 // inlineExpansion is not used where frame pointers are not followed.
 func inlineExpansion(pc uintptr) []uintptr { return []uintptr{pc} }

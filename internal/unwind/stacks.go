@@ -59,6 +59,21 @@ func PhysicalStack(skip int, pcs []uintptr) int {
 	return physicalCallers(skip, pcs)
 }
 
+// RepeatPhysicalStack is [PhysicalStack] for a caller that keeps the
+// frames of its previous call: pcs[:n] holds them on entry. It walks the
+// frames into pcs, comparing as it goes, and reports whether they are the
+// same n frames; a caller that records a stack per operation pays one walk
+// and no copy when the stack did not change. Where PhysicalStack returns
+// 0, it returns 0 and false.
+//
+//go:noinline
+func RepeatPhysicalStack(skip int, pcs []uintptr, n int) (int, bool) {
+	if !framePointers.Load() || !haveFramePointers {
+		return 0, false
+	}
+	return physicalRepeat(skip, pcs, n)
+}
+
 // stackCacheSize is the number of entries of the table of expanded stacks
 // (a power of two).
 const stackCacheSize = 1 << 12

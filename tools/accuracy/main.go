@@ -171,7 +171,7 @@ func pct(x float64) string {
 var tableHeads = map[string]string{
 	schemeArenaprof: "arenaprof",
 	schemeGo:        "Go exponential",
-	schemeStride:    "fixed stride (ref. 004)",
+	schemeStride:    "fixed stride (ref. 5)",
 	schemeAmount:    "fixed stride (amount)",
 }
 

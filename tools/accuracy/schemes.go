@@ -63,7 +63,7 @@ func (r *randomized) observe(t int, size int64) error {
 // stride is .NET's AllocationTick: a running byte counter, starting at zero
 // when the process starts, that fires a tick on the allocation that brings
 // it to the stride or beyond and then restarts at zero. The tick names the
-// type and size of that one object. Per reference 004 the upscaled estimate
+// type and size of that one object. Per reference 5 of the README the upscaled estimate
 // of a type is (total allocated bytes) * (sampled bytes of the type) /
 // (sampled bytes of all types).
 //
@@ -108,7 +108,7 @@ func upscale(w []int64, total int64) []float64 {
 	return est
 }
 
-// estimates returns reference 004's upscaled estimates.
+// estimates returns the upscaled estimates.
 func (f *stride) estimates(total int64) []float64 { return upscale(f.sampled, total) }
 
 // amountEstimates returns the allocation-amount estimates.
