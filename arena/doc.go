@@ -191,7 +191,8 @@
 //
 // # Where memory is held
 //
-// Every arena not yet freed is in a registry of live arenas: what it holds
+// Every arena not yet freed that has taken memory is in a registry of live
+// arenas (an arena that never allocated holds nothing): what it holds
 // (chunks and large buffers, and the bytes handed out since its last
 // Reset), where it was made or taken from its pool, and since when; the
 // idle arenas of each pool apart. An arena updates its record in the slow

@@ -36,6 +36,19 @@ func BenchmarkNewArena(b *testing.B) {
 	}
 }
 
+// BenchmarkNewArenaFirstNew is a new arena's whole setup: NewArena and its
+// first New, which takes its first chunk (and lists it in the registry of
+// live arenas).
+func BenchmarkNewArenaFirstNew(b *testing.B) {
+	b.ReportAllocs()
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		a := NewArena()
+		sink32 = New[obj32](a)
+		sinkArena = a
+	}
+}
+
 // BenchmarkPoolGetPut runs with sampling off and on: Get takes its
 // caller's stack only while profiling is on.
 func BenchmarkPoolGetPut(b *testing.B) {

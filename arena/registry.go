@@ -61,9 +61,12 @@ type holding struct {
 	// slabs is every typed-slab region of the arena, republished (a new
 	// slice) when one is added: regions are never removed before Free.
 	slabs atomic.Pointer[[]*region]
-	idx   int          // position in registry.all; guarded by registry.mu
-	loose int64        // bytes of large buffers not kept by Reset; the owner's
-	taker *takerFrames // the owner's; nil until a Get while profiling is on
+	idx   int // position in registry.all, -1 if not listed; guarded by registry.mu
+	// listed is whether the record is in the registry (see enlist); the
+	// owner's.
+	listed bool
+	loose  int64        // bytes of large buffers not kept by Reset; the owner's
+	taker  *takerFrames // the owner's; nil until a Get while profiling is on
 }
 
 // takerFrames are the physical frames of the last Get that took an arena
@@ -90,34 +93,51 @@ var registry struct {
 
 var poolIDs atomic.Uint64
 
-// register adds a new arena to the registry, made by the caller skip
-// physical frames above register's caller.
+// register makes the registry record of a new arena, made by the caller
+// skip physical frames above register's caller. The record is listed in
+// the registry only when the arena first takes memory (see enlist): an
+// arena that holds nothing costs its NewArena no weak pointer and no lock,
+// and one dropped before it allocates leaves nothing behind.
 func (a *Arena) register(skip int) {
-	h := &holding{arena: weak.Make(a), id: a.id}
-	h.mark = now()<<2 | holdLive
+	h := &holding{id: a.id, idx: -1}
+	h.mark = coarseNow()<<2 | holdLive
 	h.labels.Store(labelsCopy(a.labels))
 	a.pubKey = a.labels.Key()
 	h.stack.Store(captureStack(skip+1, a.pcs[:holdStackDepth]))
+	a.hold = h
+}
+
+// enlist lists the arena's record in the registry, with a weak pointer to
+// the arena: from now on Holdings reports it, and the sweep after each
+// garbage collection notices when it is dropped (see cleanup.go).
+func (a *Arena) enlist() {
+	h := a.hold
+	h.arena = weak.Make(a)
 	registry.mu.Lock()
 	h.idx = len(registry.all)
 	registry.all = append(registry.all, h)
 	registry.mu.Unlock()
-	a.hold = h
+	h.listed = true
 	armSweep()
 }
 
-// unregister removes h from the registry; it does nothing if h is gone.
+// unregister removes h from the registry; it does nothing if h is gone or
+// was never listed.
 func unregister(h *holding) {
 	if h.gone.Swap(true) {
 		return
 	}
 	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if h.idx < 0 {
+		return
+	}
 	last := registry.all[len(registry.all)-1]
 	registry.all[h.idx] = last
 	last.idx = h.idx
 	registry.all[len(registry.all)-1] = nil
 	registry.all = registry.all[:len(registry.all)-1]
-	registry.mu.Unlock()
+	h.idx = -1
 }
 
 // taken records that the pool p handed a out to the caller skip physical
@@ -225,6 +245,9 @@ func captureStack(skip int, scratch []uintptr) *heldStack {
 // noteReserved records a new chunk or large buffer of n bytes, or, for a
 // negative n, one dropped.
 func (a *Arena) noteReserved(n int64) {
+	if !a.hold.listed {
+		a.enlist()
+	}
 	a.hold.reserved.Add(n)
 }
 

@@ -64,7 +64,6 @@ func TestHoldingsExact(t *testing.T) {
 		alloc          func(a *Arena)
 		reserved, used int64
 	}{
-		{"empty", func(a *Arena) {}, 0, 0},
 		// A byte chunk holds 8 bytes of slack past its end.
 		{"bytes", func(a *Arena) { MakeSlice[byte](a, 1000, 1000) }, 4096 + 8, 1000},
 		{"two chunks", func(a *Arena) {
@@ -161,9 +160,24 @@ func TestHoldingsPool(t *testing.T) {
 	p.Put(as[2])
 }
 
+// TestHoldingsEmpty: an arena that has taken no memory holds nothing and
+// is not listed; it is from its first chunk on.
+func TestHoldingsEmpty(t *testing.T) {
+	a := makeHeld("empty")
+	defer a.Free()
+	if hs := holdingsOf("empty"); len(hs) != 0 {
+		t.Fatalf("an arena with no memory is listed: %+v", hs)
+	}
+	New[obj8](a)
+	if hs := holdingsOf("empty"); len(hs) != 1 || hs[0].Reserved == 0 {
+		t.Fatalf("after its first New: %+v, want one arena holding a chunk", hs)
+	}
+}
+
 func TestHoldingsAge(t *testing.T) {
 	a := makeHeld("age")
 	defer a.Free()
+	New[obj8](a)
 	a.hold.mark = (now()-int64(2*time.Hour))<<2 | holdLive
 	h := holdingsOf("age")[0]
 	if h.Age < 2*time.Hour || h.Age > 2*time.Hour+time.Minute {
@@ -239,6 +253,7 @@ func TestHoldingsRetakenSite(t *testing.T) {
 	record(t, samplingstate.DefaultMeanBytes, false)
 	p := NewPool(WithLabels(hooks.NewLabels("test", "retaken")))
 	a := p.Get(nil)
+	New[obj8](a) // listed from its first chunk
 	p.Put(a)
 	a = takeFrom(p, nil)
 	defer p.Put(a)

@@ -502,7 +502,11 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	// frames, so their hash still tells stacks apart.
 	e.StackHash = hash
 	a.emitted = true
-	if h := a.hold; !h.unreleased.Load() { // a load is a plain read; a store is a locked exchange
+	h := a.hold
+	if !h.listed {
+		a.enlist() // the sweep must see the arena to release its events if it is dropped
+	}
+	if !h.unreleased.Load() { // a load is a plain read; a store is a locked exchange
 		h.unreleased.Store(true)
 	}
 	hooks.Emit(e)

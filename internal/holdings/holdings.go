@@ -58,8 +58,10 @@ func SetReader(f func() []Holding) func() []Holding {
 
 // Read returns what the process's arenas hold now: one Holding per live
 // arena (made and not freed, or taken from a pool and not put back), then
-// one per pool that has idle arenas. Freed arenas, and arenas the garbage
-// collector dropped, are not listed. The counts and bytes are exact, not
+// one per pool that has idle arenas. An arena is listed from the first
+// time it takes memory (a chunk or a large buffer); one that has never
+// allocated holds nothing and is not. Freed arenas, and arenas the
+// garbage collector dropped, are not listed. The counts and bytes are exact, not
 // sampled. It returns nil when package arena is not linked in.
 func Read() []Holding {
 	if f := reader.Load(); f != nil {
