@@ -9,8 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -36,6 +36,13 @@ the next (map growth, scheduling, caches) differs by more than sampling
 explains, and that variation is yours to control. Compare two runs of the
 same version first to see it, and gate by function rather than by stack.
 
+The table follows a heading that names what is compared (BASE and NEW,
+the sample and the grouping), each profile's window marking ("Go heap
+profile" for a runtime profile, which has none) and the confidence, and a
+legend of its marks: * after the interval marks a significant change
+(the interval excludes 1); - in RATIO and INTERVAL marks a group present in
+one profile only.
+
 flags:
   -by type|func|stack|size|label=KEY
         group by Go type, leaf function, whole stack (leaf first), object
@@ -52,7 +59,12 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
-  -full print group keys whole instead of shortening them to 40 columns
+  -full print group keys whole on a terminal too. Keys (function names
+        with their import path, github.com/x/y.(*T).M; stacks; types) come
+        last on each line. Printed to a terminal they are cut in the middle
+        to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
+        last package element and the function of a function name; printed
+        to a file or a pipe they are always whole
 ` + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
@@ -229,7 +241,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if opts.json {
 		err = writeDiffJSON(stdout, opts, res, shown)
 	} else {
-		err = writeDiffTable(stdout, res, shown, opts.full)
+		err = writeDiffTable(stdout, opts, base, next, res, shown)
 	}
 	return res, err
 }
@@ -299,16 +311,26 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 	return enc.Encode(out)
 }
 
-// diffKeyWidth bounds the width of the key column.
-const diffKeyWidth = 40
-
-// writeDiffTable writes the rows shown and the total as a table; keys longer
-// than diffKeyWidth are shortened unless full is set.
-func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow, full bool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// writeDiffTable writes the heading, the legend, the rows shown and the
+// total as a table; keys are cut to opts.width (0: whole).
+func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
-	fmt.Fprintf(tw, "BASE\tNEW\tDIFF\tRATIO\t%s INTERVAL\t\t GROUP\n", conf)
-	line := func(r report.DiffRow) {
+	what := "allocated bytes"
+	if res.InUse {
+		what = "in-use bytes"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s by %s: BASE %s vs NEW %s\n", what, res.By, opts.base, opts.next)
+	fmt.Fprintf(&b, "windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE\n", diffWindow(base), diffWindow(next), conf)
+	fmt.Fprintf(&b, "* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)\n", conf)
+	b.WriteString("- in RATIO and INTERVAL: the group is in one profile only\n\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	head := []string{"BASE", "NEW", "DIFF", "RATIO", conf + " INTERVAL", ""}
+	rows := append(shown[:len(shown):len(shown)], res.Total)
+	cells := [][]string{head}
+	for _, r := range rows {
 		ratio, iv, mark := "-", "-", ""
 		if r.HasRatio {
 			ratio = diffRatio(r.Ratio)
@@ -317,26 +339,16 @@ func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow,
 				mark = "*"
 			}
 		}
-		key := r.Display
-		if !full && len([]rune(key)) > diffKeyWidth {
-			rs := []rune(key)
-			key = string(rs[:diffKeyWidth-3]) + "..."
-		}
-		delta := report.HumanBytes(math.Abs(float64(r.Delta)))
-		switch {
-		case r.Delta > 0:
-			delta = "+" + delta
-		case r.Delta < 0:
-			delta = "-" + delta
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\n", report.HumanBytes(float64(r.Base.Bytes)),
-			report.HumanBytes(float64(r.New.Bytes)), delta, ratio, iv, mark, diffPrintable(key))
+		cells = append(cells, []string{tabfmt.Bytes(float64(r.Base.Bytes)), tabfmt.Bytes(float64(r.New.Bytes)),
+			tabfmt.SignedBytes(float64(r.Delta)), ratio, iv, mark})
 	}
-	for _, r := range shown {
-		line(r)
+	room := keyRoom(opts.width, cells)
+	t := tabfmt.New(w)
+	t.Row(head, tabfmt.Cut(tabfmt.KeyHeading(string(res.By.Kind), res.By.Label), room, 0))
+	for i, r := range rows {
+		t.Row(cells[i+1], tabfmt.CutKey(r.Key, string(res.By.Kind), room))
 	}
-	line(res.Total)
-	if err := tw.Flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	if hidden := res.Groups - len(shown); hidden > 0 {
@@ -346,21 +358,18 @@ func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow,
 	return nil
 }
 
+// diffWindow describes the window marking of a profile for the heading.
+func diffWindow(ap *arenaProfile) string {
+	if k, _ := report.KindOf(ap.prof); k == report.KindGoHeap {
+		return "Go heap profile"
+	}
+	return report.WindowOf(ap.prof).String()
+}
+
 // diffRatio formats a ratio with three significant digits.
 func diffRatio(x float64) string {
 	if math.IsInf(x, 1) {
 		return "inf"
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
-}
-
-// diffPrintable replaces control characters so that a key cannot break the
-// table's layout.
-func diffPrintable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\t' {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -30,7 +30,7 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
 		})
 	}
-	return report.FormatHoldings(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
+	return formatHoldings(stdout, res, opts.width)
 }
 
 // holdingsJSON is the -json output of top on a live-arenas profile.
@@ -64,7 +64,7 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			Total report.HoldingsDiffRow   `json:"total"`
 		}{true, by.String(), rows, total})
 	}
-	return report.FormatHoldingsDiff(stdout, by, rows, total, report.FormatOptions{FullKeys: opts.full})
+	return formatHoldingsDiff(stdout, opts.base, opts.next, by, rows, total, opts.width)
 }
 
 func writeJSON(w io.Writer, v any) error {

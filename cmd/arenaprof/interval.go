@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -128,7 +129,7 @@ func runInterval(args []string, stdout, stderr io.Writer) int {
 	}
 	num := func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
 	pct := strconv.FormatFloat(100*iv.Confidence, 'g', -1, 64) + "%"
-	tw := newTable(stdout)
+	tw := tabfmt.NewList(stdout)
 	fmt.Fprintf(tw, "sample events\t%d, drawn under sampling mean %d bytes\n", iv.Samples, iv.MeanBytes)
 	fmt.Fprintf(tw, "tail sum\t%d bytes\n", iv.Tail)
 	fmt.Fprintf(tw, "window\t%s\n", iv.Window)

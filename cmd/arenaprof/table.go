@@ -1,12 +1,20 @@
 package main
 
 import (
-	"io"
-	"text/tabwriter"
+	"os"
+	"strconv"
 )
 
-// newTable returns the tab writer every table of the command is laid out
-// with: cells separated by tabs, left-aligned, two spaces between columns.
-func newTable(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// terminalWidth is the width keys are cut to: when standard output is a
+// terminal, $COLUMNS, or 80 when it is not set; otherwise 0, keys whole
+// (a file or a pipe gets every key whole).
+func terminalWidth() int {
+	fi, err := os.Stdout.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return 0
+	}
+	if c, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && c > 0 {
+		return c
+	}
+	return 80
 }

@@ -74,8 +74,12 @@ flags:
         always covers every group
   -confidence C
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
-  -full print group keys (stacks, long type names) whole instead of
-        shortening them to fit 80 columns
+  -full print group keys whole on a terminal too. Keys (function names
+        with their import path, github.com/x/y.(*T).M; stacks; types) come
+        last on each line. Printed to a terminal they are cut in the middle
+        to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
+        last package element and the function of a function name; printed
+        to a file or a pipe they are always whole
   -old D
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
@@ -95,7 +99,7 @@ type commonOptions struct {
 	confidence float64
 	json       bool
 	byDefault  bool          // -by not given: type, or func for a Go heap profile
-	full       bool          // print keys whole
+	width      int           // keys are cut to fit this width; 0: whole
 	maxBytes   int64         // bound on a profile's data, compressed or not
 	maxMemory  int64         // bound on the memory reading a profile takes
 	oldAge     time.Duration // live-arenas profiles: the age of old arenas
@@ -112,9 +116,6 @@ type topOptions struct {
 	src  string
 	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
-
-// topWidth is the terminal width the table is laid out for.
-const topWidth = 80
 
 func runTop(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseTopArgs(args)
@@ -201,7 +202,7 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
 	}
-	return report.FormatTable(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
+	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
 }
 
 // topRowJSON is one row of the -json output.
@@ -341,7 +342,10 @@ func (g groupFlags) values() (o commonOptions, err error) {
 		err = topUsageErr("bad -old %q; use a positive duration, e.g. 10m or 1h", *g.old)
 		return
 	}
-	o.json, o.full = *g.json, *g.full
+	o.json = *g.json
+	if !*g.full {
+		o.width = terminalWidth()
+	}
 	return o, nil
 }
 
