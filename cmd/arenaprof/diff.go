@@ -65,7 +65,7 @@ flags:
         to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
         last package element and the function of a function name; printed
         to a file or a pipe they are always whole
-` + readLimitsUsage + pyroscopeUsage + `  -fail-above R
+` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not
@@ -212,12 +212,18 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		return nil, err
 	}
 	if report.IsHoldings(base.prof) || report.IsHoldings(next.prof) {
+		if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
+			return nil, err
+		}
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
 	if opts.pyro.on() {
 		if base, next, err = opts.pyro.regroup(opts.diffGrouping(base, next), opts, base, next); err != nil {
 			return nil, err
 		}
+	}
+	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
+		return nil, err
 	}
 	by := opts.diffGrouping(base, next)
 	for _, ap := range []struct {
@@ -322,6 +328,9 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s by %s: BASE %s vs NEW %s\n", what, res.By, opts.base, opts.next)
 	fmt.Fprintf(&b, "windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE\n", diffWindow(base), diffWindow(next), conf)
+	if d := opts.filter.describe(); d != "" {
+		b.WriteString(d + "\n")
+	}
 	fmt.Fprintf(&b, "* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)\n", conf)
 	b.WriteString("- in RATIO and INTERVAL: the group is in one profile only\n\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

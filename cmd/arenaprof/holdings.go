@@ -30,6 +30,9 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
 		})
 	}
+	if err := opts.filter.writeHeading(stdout); err != nil {
+		return err
+	}
 	return formatHoldings(stdout, res, opts.width)
 }
 
@@ -64,7 +67,7 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			Total report.HoldingsDiffRow   `json:"total"`
 		}{true, by.String(), rows, total})
 	}
-	return formatHoldingsDiff(stdout, opts.base, opts.next, by, rows, total, opts.width)
+	return formatHoldingsDiff(stdout, opts.base, opts.next, opts.filter.describe(), by, rows, total, opts.width)
 }
 
 func writeJSON(w io.Writer, v any) error {

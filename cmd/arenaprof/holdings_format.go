@@ -56,8 +56,11 @@ func formatHoldings(w io.Writer, r *report.HoldingsResult, width int) error {
 
 // formatHoldingsDiff writes the rows of [report.DiffHoldings] as a table;
 // growing rows are marked with +.
-func formatHoldingsDiff(w io.Writer, base, next string, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
+func formatHoldingsDiff(w io.Writer, base, next, filter string, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
 	fmt.Fprintf(w, "live arenas by %s: BASE %s -> NEW %s\nexact counts and bytes, not sampled (no intervals)\n", by, base, next)
+	if filter != "" {
+		fmt.Fprintln(w, filter)
+	}
 	if _, err := io.WriteString(w, "+ marks groups whose reserved bytes grew: arenas kept longer, or more of them\n\n"); err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ flags:
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
         10m and 1h, so an arena counts as old when its whole bucket is
-` + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
+` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
@@ -103,6 +103,7 @@ type commonOptions struct {
 	maxBytes   int64         // bound on a profile's data, compressed or not
 	maxMemory  int64         // bound on the memory reading a profile takes
 	oldAge     time.Duration // live-arenas profiles: the age of old arenas
+	filter     sampleFilter  // -focus, -ignore, -tagfocus, -tagignore
 }
 
 // limits are the bounds on reading a profile.
@@ -181,6 +182,9 @@ func top(opts topOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.filter.apply(opts.src, ap.prof); err != nil {
+		return err
+	}
 	return topReport(ap, opts, stdout)
 }
 
@@ -201,6 +205,9 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	}
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
+	}
+	if err := opts.filter.writeHeading(stdout); err != nil {
+		return err
 	}
 	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
 }
@@ -272,6 +279,7 @@ func topWindow(res *report.TableResult) string {
 // and memory bounds.
 type groupFlags struct {
 	by, sample, n, conf, maxBytes, maxMemory, old *string
+	focus, ignore, tagFocus, tagIgnore            *string
 	json, full                                    *bool
 }
 
@@ -288,6 +296,10 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 		json:      fs.Bool("json", false, ""),
 		full:      fs.Bool("full", false, ""),
 		old:       fs.String("old", "10m", ""),
+		focus:     fs.String("focus", "", ""),
+		ignore:    fs.String("ignore", "", ""),
+		tagFocus:  fs.String("tagfocus", "", ""),
+		tagIgnore: fs.String("tagignore", "", ""),
 	}
 }
 
@@ -340,6 +352,9 @@ func (g groupFlags) values() (o commonOptions, err error) {
 	}
 	if o.oldAge, err = time.ParseDuration(strings.TrimSpace(*g.old)); err != nil || o.oldAge <= 0 {
 		err = topUsageErr("bad -old %q; use a positive duration, e.g. 10m or 1h", *g.old)
+		return
+	}
+	if o.filter, err = parseFilters(*g.focus, *g.ignore, *g.tagFocus, *g.tagIgnore); err != nil {
 		return
 	}
 	o.json = *g.json
