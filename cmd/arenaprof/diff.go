@@ -59,13 +59,7 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
-  -full print group keys whole on a terminal too. Keys (function names
-        with their import path, github.com/x/y.(*T).M; stacks; types) come
-        last on each line. Printed to a terminal they are cut in the middle
-        to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
-        last package element and the function of a function name; printed
-        to a file or a pipe they are always whole
-` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
+` + fullUsage + `` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not

@@ -18,3 +18,12 @@ func terminalWidth() int {
 	}
 	return 80
 }
+
+// fullUsage documents -full and the key rule, for top and diff.
+const fullUsage = `  -full print group keys whole on a terminal too. Keys (function names
+        with their import path, github.com/x/y.(*T).M; stacks; types) come
+        last on each line. Printed to a terminal they are cut in the middle
+        to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
+        last package element and the function of a function name; printed
+        to a file or a pipe they are always whole
+`

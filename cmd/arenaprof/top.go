@@ -74,13 +74,7 @@ flags:
         always covers every group
   -confidence C
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
-  -full print group keys whole on a terminal too. Keys (function names
-        with their import path, github.com/x/y.(*T).M; stacks; types) come
-        last on each line. Printed to a terminal they are cut in the middle
-        to fit its width ($COLUMNS, 80 if unset), marked by …, keeping the
-        last package element and the function of a function name; printed
-        to a file or a pipe they are always whole
-  -old D
+` + fullUsage + `  -old D
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
         10m and 1h, so an arena counts as old when its whole bucket is
