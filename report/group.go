@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
 
 // GroupBy says how [Table] and [Diff] group samples, spelled as the
@@ -113,7 +114,7 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		for _, loc := range s.Location {
 			for _, ln := range loc.Line {
 				if ln.Function != nil && ln.Function.Name != "" {
-					return ln.Function.Name, shortFuncName(ln.Function.Name)
+					return ln.Function.Name, tabfmt.ShortFuncName(ln.Function.Name)
 				}
 			}
 			break // the leaf location has no symbolized function
@@ -129,7 +130,7 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 			for _, ln := range loc.Line {
 				if ln.Function != nil && ln.Function.Name != "" {
 					full = append(full, ln.Function.Name)
-					short = append(short, shortFuncName(ln.Function.Name))
+					short = append(short, tabfmt.ShortFuncName(ln.Function.Name))
 					n++
 				}
 			}
@@ -157,21 +158,6 @@ func sizeClass(size int64) string {
 	}
 	hi := int64(1) << n // the power of two >= size
 	return strconv.FormatInt(hi/2+1, 10) + "-" + strconv.FormatInt(hi, 10) + " B"
-}
-
-// shortFuncName drops the import path of a function name, keeping the last
-// package name: "github.com/a/b/pkg.(*T).M" -> "pkg.(*T).M".
-func shortFuncName(name string) string {
-	// The import path ends at the last slash before the first '.' that
-	// follows it; generic brackets may hold slashes, so look before '['.
-	head := name
-	if i := strings.IndexByte(head, '['); i >= 0 {
-		head = head[:i]
-	}
-	if i := strings.LastIndexByte(head, '/'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
 }
 
 func firstLabel(s *profile.Sample, key string) string {

@@ -4,11 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -123,80 +119,7 @@ func Holdings(p *profile.Profile, o HoldingsOptions) (*HoldingsResult, error) {
 	return res, nil
 }
 
-// FormatHoldings writes r as a table: reserved and used bytes, arenas,
-// old arenas, and the key; rows with old arenas are marked. The heading
-// says the figures are exact counts, not estimates.
-func FormatHoldings(w io.Writer, r *HoldingsResult, opts FormatOptions) error {
-	width := opts.Width
-	if width <= 0 {
-		width = 80
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "live arenas by %s: exact counts and bytes, not sampled (no intervals)\n", r.By)
-	if len(r.Rows) < r.Groups {
-		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
-	} else {
-		fmt.Fprintf(&b, "%d %s\n", r.Groups, map[bool]string{true: "group", false: "groups"}[r.Groups == 1])
-	}
-	if r.Total.Old > 0 {
-		fmt.Fprintf(&b, "! marks groups with arenas held %s or more (never Reset, Put or Freed since): possible leaks\n", shortDuration(r.OldAge))
-	}
-	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	keyHead := map[groupKind]string{groupByFunc: "FUNCTION", groupByStack: "STACK (LEAF FIRST)"}[r.By.kind()]
-	if r.By.kind() == groupByLabel {
-		keyHead = "LABEL " + r.By.label()
-	}
-	fmt.Fprintf(tw, "RESERVED\tSHARE\tUSED\tARENAS\tOLD\t\n")
-	line := func(row HoldingsRow) {
-		share := "-"
-		if r.Total.Reserved > 0 {
-			share = strconv.FormatFloat(100*float64(row.Reserved)/float64(r.Total.Reserved), 'f', 1, 64) + "%"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t\n", HumanBytes(float64(row.Reserved)), share, HumanBytes(float64(row.Used)), row.Arenas, row.Old)
-	}
-	for _, row := range r.Rows {
-		line(row)
-	}
-	line(r.Total)
-	tw.Flush()
-	// The key column is left-aligned after the numbers: append it.
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	keys := []string{"  " + keyHead}
-	for _, row := range append(r.Rows, r.Total) {
-		k := row.Key
-		if row.Display != "" && !opts.FullKeys {
-			k = row.Display
-		}
-		mark := "  "
-		if row.Old > 0 {
-			mark = "! "
-		}
-		keys = append(keys, mark+printable(k))
-	}
-	first := len(lines) - len(keys)
-	for i, k := range keys {
-		l := strings.TrimRight(lines[first+i], " ")
-		room := width - len(l) - 2
-		if !opts.FullKeys && room >= 12 {
-			k = truncate(k, room, false)
-		}
-		lines[first+i] = l + "  " + k
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
-	return err
-}
-
-// shortDuration prints d without zero units: 10m, 1h, 90s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	s = strings.Replace(s, "m0s", "m", 1)
-	s = strings.Replace(s, "h0m", "h", 1)
-	return s
-}
-
-// HoldingsDiffRow is one group of two live-arenas profiles: its arenas and
-// reserved and used bytes in the base (older) and the new profile.
+// HoldingsDiffRow is one group of two live-arenas profiles.
 type HoldingsDiffRow struct {
 	Key          string `json:"key"`               // the group key, whole
 	Display      string `json:"display,omitempty"` // a shorter key for a table ("" means Key)
@@ -255,35 +178,4 @@ func DiffHoldings(base, next *profile.Profile, by GroupBy) ([]HoldingsDiffRow, H
 		BaseUsed: b.Total.Used, NewUsed: n.Total.Used}
 	total.Growing = total.NewReserved > total.BaseReserved
 	return out, total, nil
-}
-
-// FormatHoldingsDiff writes the rows of [DiffHoldings] as a table; growing
-// rows are marked.
-func FormatHoldingsDiff(w io.Writer, by GroupBy, rows []HoldingsDiffRow, total HoldingsDiffRow, opts FormatOptions) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "live arenas by %s, BASE -> NEW: exact counts and bytes, not sampled (no intervals)\n", by)
-	b.WriteString("+ marks groups whose reserved bytes grew: arenas kept longer, or more of them\n\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "BASE RESERVED\tNEW RESERVED\tDIFF\tBASE ARENAS\tNEW ARENAS\t \tKEY\n")
-	for _, r := range append(rows, total) {
-		mark := " "
-		if r.Growing {
-			mark = "+"
-		}
-		k := r.Key
-		if r.Display != "" && !opts.FullKeys {
-			k = r.Display
-		}
-		diff := "0B"
-		switch d := r.NewReserved - r.BaseReserved; {
-		case d > 0:
-			diff = "+" + HumanBytes(float64(d))
-		case d < 0:
-			diff = "-" + HumanBytes(float64(-d))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", HumanBytes(float64(r.BaseReserved)), HumanBytes(float64(r.NewReserved)), diff, r.BaseArenas, r.NewArenas, mark, printable(k))
-	}
-	tw.Flush()
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -113,10 +113,6 @@ func FuzzHoldings(f *testing.F) {
 			if arenas != res.Total.Arenas {
 				t.Fatalf("rows sum to %d arenas, total %d", arenas, res.Total.Arenas)
 			}
-			var out bytes.Buffer
-			if err := FormatHoldings(&out, res, FormatOptions{}); err != nil {
-				t.Fatal(err)
-			}
 			rows, _, err := DiffHoldings(p, p, by)
 			if err != nil {
 				t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -38,6 +38,13 @@ the next (map growth, scheduling, caches) differs by more than sampling
 explains, and that variation is yours to control. Compare two runs of the
 same version first to see it, and gate by function rather than by stack.
 
+The table follows a heading that names what is compared (BASE and NEW,
+the sample and the grouping), each profile's window marking ("Go heap
+profile" for a runtime profile, which has none) and the confidence, and a
+legend of its marks: * after the interval marks a significant change
+(the interval excludes 1); - in RATIO and INTERVAL marks a group present in
+one profile only.
+
 flags:
   -by type|func|stack|size|label=KEY
         group by Go type, leaf function, whole stack (leaf first), object
@@ -54,8 +61,7 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
-  -full print group keys whole instead of shortening them to 40 columns
-` + readLimitsUsage + pyroscopeUsage + `  -fail-above R
+` + fullUsage + `` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not
@@ -202,12 +208,18 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		return nil, err
 	}
 	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
+		if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
+			return nil, err
+		}
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
 	if opts.pyro.on() {
 		if base, next, err = opts.pyro.regroup(opts.diffGrouping(base, next), opts, base, next); err != nil {
 			return nil, err
 		}
+	}
+	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
+		return nil, err
 	}
 	by := opts.diffGrouping(base, next)
 	for _, ap := range []struct {
@@ -231,7 +243,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if opts.json {
 		err = writeDiffJSON(stdout, opts, res, shown)
 	} else {
-		err = writeDiffTable(stdout, res, shown, opts.full)
+		err = writeDiffTable(stdout, opts, base, next, res, shown)
 	}
 	return res, err
 }
@@ -301,16 +313,29 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 	return enc.Encode(out)
 }
 
-// diffKeyWidth bounds the width of the key column.
-const diffKeyWidth = 40
-
-// writeDiffTable writes the rows shown and the total as a table; keys longer
-// than diffKeyWidth are shortened unless full is set.
-func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow, full bool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// writeDiffTable writes the heading, the legend, the rows shown and the
+// total as a table; keys are cut to opts.width (0: whole).
+func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
-	fmt.Fprintf(tw, "BASE\tNEW\tDIFF\tRATIO\t%s INTERVAL\t\t GROUP\n", conf)
-	line := func(r report.DiffRow) {
+	what := "allocated bytes"
+	if res.InUse {
+		what = "in-use bytes"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s by %s: BASE %s vs NEW %s\n", what, res.By, opts.base, opts.next)
+	fmt.Fprintf(&b, "windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE\n", diffWindow(base), diffWindow(next), conf)
+	if d := opts.filter.describe(); d != "" {
+		b.WriteString(d + "\n")
+	}
+	fmt.Fprintf(&b, "* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)\n", conf)
+	b.WriteString("- in RATIO and INTERVAL: the group is in one profile only\n\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	head := []string{"BASE", "NEW", "DIFF", "RATIO", conf + " INTERVAL", ""}
+	rows := append(shown[:len(shown):len(shown)], res.Total)
+	cells := [][]string{head}
+	for _, r := range rows {
 		ratio, iv, mark := "-", "-", ""
 		if r.HasRatio {
 			ratio = diffRatio(r.Ratio)
@@ -319,26 +344,16 @@ func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow,
 				mark = "*"
 			}
 		}
-		key := r.Display
-		if !full && len([]rune(key)) > diffKeyWidth {
-			rs := []rune(key)
-			key = string(rs[:diffKeyWidth-3]) + "..."
-		}
-		delta := report.HumanBytes(math.Abs(float64(r.Delta)))
-		switch {
-		case r.Delta > 0:
-			delta = "+" + delta
-		case r.Delta < 0:
-			delta = "-" + delta
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t %s\n", report.HumanBytes(float64(r.Base.Bytes)),
-			report.HumanBytes(float64(r.New.Bytes)), delta, ratio, iv, mark, diffPrintable(key))
+		cells = append(cells, []string{tabfmt.Bytes(float64(r.Base.Bytes)), tabfmt.Bytes(float64(r.New.Bytes)),
+			tabfmt.SignedBytes(float64(r.Delta)), ratio, iv, mark})
 	}
-	for _, r := range shown {
-		line(r)
+	room := keyRoom(opts.width, cells)
+	t := tabfmt.New(w)
+	t.Row(head, tabfmt.Cut(tabfmt.KeyHeading(groupKind(res.By)), room, 0))
+	for i, r := range rows {
+		t.Row(cells[i+1], tabfmt.CutKey(r.Key, groupKindOnly(res.By), room))
 	}
-	line(res.Total)
-	if err := tw.Flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	if hidden := res.Groups - len(shown); hidden > 0 {
@@ -348,21 +363,18 @@ func writeDiffTable(w io.Writer, res *report.DiffResult, shown []report.DiffRow,
 	return nil
 }
 
+// diffWindow describes the window marking of a profile for the heading.
+func diffWindow(ap *arenaProfile) string {
+	if pprofmt.IsGoHeap(ap.prof) {
+		return "Go heap profile"
+	}
+	return pprofmt.WindowOf(ap.prof).String()
+}
+
 // diffRatio formats a ratio with three significant digits.
 func diffRatio(x float64) string {
 	if math.IsInf(x, 1) {
 		return "inf"
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
-}
-
-// diffPrintable replaces control characters so that a key cannot break the
-// table's layout.
-func diffPrintable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '\t' {
-			return '?'
-		}
-		return r
-	}, s)
 }

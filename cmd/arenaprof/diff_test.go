@@ -111,14 +111,18 @@ func TestDiffCLI(t *testing.T) {
 		t.Errorf("gate 1.2, share 0.3: exit %d, %q", code, errOut)
 	}
 
-	// The table: a header, two rows and the total.
+	// The heading (what is compared, the windows, the confidence), the
+	// legend, then the table: a header, two rows and the total.
 	code, out, errOut = runDiffArgs(base, next)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[0], "95% INTERVAL") || !strings.Contains(lines[1], "*") ||
-		!strings.HasSuffix(lines[3], "total") {
+	if len(lines) != 9 || !strings.Contains(lines[0], "BASE "+base+" vs NEW "+next) ||
+		!strings.Contains(lines[1], "windows: BASE end, NEW end; 95% intervals") ||
+		!strings.HasPrefix(lines[2], "* marks a significant change") || !strings.HasPrefix(lines[3], "- in RATIO") ||
+		!strings.Contains(lines[5], "95% INTERVAL") || !strings.Contains(lines[6], "*  main.diffSmall") ||
+		!strings.HasSuffix(lines[8], "total") {
 		t.Errorf("table:\n%s", out)
 	}
 	checkTopRun(t, code, out, errOut)
@@ -253,7 +257,7 @@ func FuzzDiffProfile(f *testing.F) {
 					}
 				}
 				var out bytes.Buffer
-				if err := writeDiffTable(&out, res, res.Rows, false); err != nil {
+				if err := writeDiffTable(&out, diffOptions{base: "base", next: "new"}, pair[0], pair[1], res, res.Rows); err != nil {
 					t.Fatal(err)
 				}
 				if s := out.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {

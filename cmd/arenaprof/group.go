@@ -24,3 +24,21 @@ func parseGroupBy(s string) (report.GroupBy, error) {
 	}
 	return report.GroupBy(s), nil
 }
+
+// groupKind splits g into what it groups by ("type", "func", "stack",
+// "size" or "label") and, for a label, the label's key.
+func groupKind(g report.GroupBy) (kind, label string) {
+	if k, ok := strings.CutPrefix(string(g), "label="); ok {
+		return "label", k
+	}
+	if g == "" {
+		return "type", ""
+	}
+	return string(g), ""
+}
+
+// groupKindOnly is what g groups by, without a label's key.
+func groupKindOnly(g report.GroupBy) string {
+	k, _ := groupKind(g)
+	return k
+}

@@ -32,7 +32,10 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
 		})
 	}
-	return report.FormatHoldings(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
+	if err := opts.filter.writeHeading(stdout); err != nil {
+		return err
+	}
+	return formatHoldings(stdout, res, opts.width)
 }
 
 // holdingsJSON is the -json output of top on a live-arenas profile.
@@ -66,7 +69,7 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			Total report.HoldingsDiffRow   `json:"total"`
 		}{true, string(by), rows, total})
 	}
-	return report.FormatHoldingsDiff(stdout, by, rows, total, report.FormatOptions{FullKeys: opts.full})
+	return formatHoldingsDiff(stdout, opts.base, opts.next, opts.filter.describe(), by, rows, total, opts.width)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -80,7 +80,7 @@ func TestTopHoldings(t *testing.T) {
 		for _, k := range []string{"idle arenas of pool 7", "busySite", "leakySite"} {
 			if strings.Contains(l, k) {
 				order = append(order, k)
-				if k == "leakySite" && !strings.Contains(l, " 2  ! arenaprof.leakySite") {
+				if k == "leakySite" && !strings.Contains(l, " 2  !  github.com/arenaprof/arenaprof/cmd/arenaprof.leakySite") {
 					t.Errorf("leakySite row not flagged with 2 old arenas: %q", l)
 				}
 				if k == "busySite" && strings.Contains(l, "!") {

@@ -24,7 +24,7 @@ func TestIntervalJSON(t *testing.T) {
 	}
 	want := map[string]float64{
 		"samples": 8, "tail": 10908, "mean": 102400, "confidence": 0.95,
-		"estimate": 8*102399 + 10908, "failures_lo": 353666, "failures_hi": 1476871,
+		"estimate": 8*102399 + 10908, "unsampled_lo": 353666, "unsampled_hi": 1476871,
 		"lo": 353666 + 10908, "hi": 1476871 + 10908,
 	}
 	for k, v := range want {
@@ -45,14 +45,14 @@ func TestIntervalHuman(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"estimate    830100 bytes", "95%         [364574, 1487779] bytes", "failures    [353666, 1476871]", "window aligned"} {
+	for _, want := range []string{"estimate         830100 bytes", "95% interval     [364574, 1487779] bytes", "unsampled bytes  [353666, 1476871]", "window           aligned"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	// Defaults: window both, mean 102400; s = 0 has a finite upper bound.
 	code, out, _ = runCLI("interval", "-samples", "0", "-tail", "0", "-mean", "4096", "-confidence", "0.9")
-	if code != 0 || !strings.Contains(out, "window both") || !strings.Contains(out, "90%") {
+	if code != 0 || !strings.Contains(out, "window           both") || !strings.Contains(out, "90% interval") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
@@ -80,6 +80,16 @@ func TestIntervalBadFlags(t *testing.T) {
 	}
 	if code, _, errOut := runCLI("interval", "-h"); code != 0 || !strings.Contains(errOut, "-samples") {
 		t.Errorf("-h: exit %d, %q", code, errOut)
+	}
+	// The help names what is required and prints no raw flag defaults.
+	_, help, _ := runCLI("help", "interval")
+	for _, bad := range []string{"(default", "(required)"} {
+		if strings.Contains(help, bad) {
+			t.Errorf("help interval contains %q:\n%s", bad, help)
+		}
+	}
+	if !strings.Contains(help, "required:") || !strings.Contains(help, "unsampled bytes") {
+		t.Errorf("help interval lacks the required flags or the output lines:\n%s", help)
 	}
 }
 

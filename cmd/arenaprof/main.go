@@ -3,9 +3,9 @@
 //
 // Usage:
 //
-//	arenaprof interval -samples S -tail U [-mean 102400] [-confidence 0.95] [-window aligned|start|end|both] [-json]
-//	arenaprof top [-by type|func|stack|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-json] PROFILE
-//	arenaprof diff [-by ...] [-sample alloc|inuse] [-n N] [-confidence C] [-fail-above R [-min-share S] [-min-bytes N]] [-json] BASE NEW
+//	arenaprof interval -samples S -tail U [-mean BYTES] [-confidence C] [-window aligned|start|end|both] [-json]
+//	arenaprof top [-by type|func|stack|size|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-focus RE] [-ignore RE] [-tagfocus F] [-tagignore F] [-json] PROFILE
+//	arenaprof diff [same flags as top] [-fail-above R [-min-share S] [-min-bytes N]] BASE NEW
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //

@@ -76,13 +76,11 @@ flags:
         always covers every group
   -confidence C
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
-  -full print group keys (stacks, long type names) whole instead of
-        shortening them to fit 80 columns
-  -old D
+` + fullUsage + `  -old D
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
         10m and 1h, so an arena counts as old when its whole bucket is
-` + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
+` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
@@ -97,10 +95,11 @@ type commonOptions struct {
 	confidence float64
 	json       bool
 	byDefault  bool          // -by not given: type, or func for a Go heap profile
-	full       bool          // print keys whole
+	width      int           // keys are cut to fit this width; 0: whole
 	maxBytes   int64         // bound on a profile's data, compressed or not
 	maxMemory  int64         // bound on the memory reading a profile takes
 	oldAge     time.Duration // live-arenas profiles: the age of old arenas
+	filter     sampleFilter  // -focus, -ignore, -tagfocus, -tagignore
 }
 
 // limits are the bounds on reading a profile.
@@ -114,9 +113,6 @@ type topOptions struct {
 	src  string
 	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
-
-// topWidth is the terminal width the table is laid out for.
-const topWidth = 80
 
 func runTop(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseTopArgs(args)
@@ -182,6 +178,9 @@ func top(opts topOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.filter.apply(opts.src, ap.prof); err != nil {
+		return err
+	}
 	return topReport(ap, opts, stdout)
 }
 
@@ -203,7 +202,10 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
 	}
-	return report.FormatTable(stdout, res, report.FormatOptions{Width: topWidth, FullKeys: opts.full})
+	if err := opts.filter.writeHeading(stdout); err != nil {
+		return err
+	}
+	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
 }
 
 // topRowJSON is one row of the -json output.
@@ -273,6 +275,7 @@ func topWindow(res *report.TableResult) string {
 // and memory bounds.
 type groupFlags struct {
 	by, sample, n, conf, maxBytes, maxMemory, old *string
+	focus, ignore, tagFocus, tagIgnore            *string
 	json, full                                    *bool
 }
 
@@ -289,6 +292,10 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 		json:      fs.Bool("json", false, ""),
 		full:      fs.Bool("full", false, ""),
 		old:       fs.String("old", "10m", ""),
+		focus:     fs.String("focus", "", ""),
+		ignore:    fs.String("ignore", "", ""),
+		tagFocus:  fs.String("tagfocus", "", ""),
+		tagIgnore: fs.String("tagignore", "", ""),
 	}
 }
 
@@ -343,7 +350,13 @@ func (g groupFlags) values() (o commonOptions, err error) {
 		err = topUsageErr("bad -old %q; use a positive duration, e.g. 10m or 1h", *g.old)
 		return
 	}
-	o.json, o.full = *g.json, *g.full
+	if o.filter, err = parseFilters(*g.focus, *g.ignore, *g.tagFocus, *g.tagIgnore); err != nil {
+		return
+	}
+	o.json = *g.json
+	if !*g.full {
+		o.width = terminalWidth()
+	}
 	return o, nil
 }
 

@@ -190,6 +190,9 @@ func TestTopGolden(t *testing.T) {
 	}
 }
 
+// TestTopTableWidth: printed to a file or pipe, keys are whole (function
+// names with their import path); on a terminal of 80 columns they are cut
+// to fit it.
 func TestTopTableWidth(t *testing.T) {
 	path := fixturePath(t)
 	for _, by := range []string{"type", "func", "stack", "label=handler"} {
@@ -198,15 +201,30 @@ func TestTopTableWidth(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("-by %s -sample %s: exit %d: %s", by, sample, code, errOut)
 			}
-			for _, line := range strings.Split(out, "\n") {
-				if n := utf8.RuneCountInString(line); n > topWidth {
-					t.Errorf("-by %s -sample %s: line of %d columns: %q", by, sample, n, line)
-				}
+			if strings.Contains(out, "…") {
+				t.Errorf("-by %s -sample %s: a key was cut:\n%s", by, sample, out)
 			}
 			if strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
 				t.Errorf("-by %s: output has a non-finite number:\n%s", by, out)
 			}
+			opts, err := parseTopArgs([]string{"-by", by, "-sample", sample, "-n", "0", path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.width = 80
+			var buf bytes.Buffer
+			if err := top(opts, &buf); err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(buf.String(), "\n") {
+				if n := utf8.RuneCountInString(line); n > 80 {
+					t.Errorf("-by %s -sample %s: line of %d columns: %q", by, sample, n, line)
+				}
+			}
 		}
+	}
+	if code, out, _ := runTopArgs("-by", "func", path); code != 0 || !strings.Contains(out, "github.com/arenaprof/arenaprof/") {
+		t.Errorf("-by func lacks full function names:\n%s", out)
 	}
 }
 

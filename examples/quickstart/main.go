@@ -40,6 +40,7 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -137,7 +138,7 @@ counts the bytes it allocates, exactly, to check the estimates.
 		return nil, err
 	}
 	fmt.Fprintf(stdout, "Handled %d requests in %.1fs: %s allocated in arenas,\n%d sample events.\n\n",
-		cfg.requests, elapsed.Seconds(), report.HumanBytes(float64(truth.total)), p.Stats().Events)
+		cfg.requests, elapsed.Seconds(), tabfmt.Bytes(float64(truth.total)), p.Stats().Events)
 
 	// Read the profile back from the file, as arenaprof top does.
 	prof, err := readProfile(cfg.out)
@@ -204,7 +205,7 @@ func serve(cfg config, p *profiler.Profiler, progress io.Writer) (*ledger, time.
 				h := handled.Load()
 				fmt.Fprintf(progress, "  %4.0fs  %d/%d requests (%.0f%%), %s allocated, %d samples\n",
 					time.Since(start).Seconds(), h, cfg.requests, 100*float64(h)/float64(cfg.requests),
-					report.HumanBytes(float64(allocated.Load())), p.Stats().Events)
+					tabfmt.Bytes(float64(allocated.Load())), p.Stats().Events)
 			}
 		})
 	}
@@ -258,7 +259,7 @@ func (o *outcome) table(w io.Writer, prof *profile.Profile, by string) error {
 		HideShare:   true,
 		Extra: []report.TableColumn{
 			{Head: "TRUE", Cell: func(row *report.TableRow, total bool) string {
-				return report.HumanBytes(float64(trueBytes(row, total)))
+				return tabfmt.Bytes(float64(trueBytes(row, total)))
 			}},
 			{Head: "COVERS", Cell: func(row *report.TableRow, total bool) string {
 				if covers(row, trueBytes(row, total)) {

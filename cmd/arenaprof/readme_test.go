@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	rpprof "runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arenaprof/arenaprof/internal/holdings"
+)
+
+// readmeCommand is one command line of a code block of README.md.
+type readmeCommand struct {
+	line   string   // as written, continuation lines joined
+	output []string // the lines shown after a "$ " command, up to the next one
+}
+
+// readmeCommands returns every line of README.md's code blocks that runs
+// go tool pprof or arenaprof (as "arenaprof ..." or "go run
+// ./cmd/arenaprof ..."), with a leading "$ " and a trailing "# comment"
+// removed and "\"-continued lines joined.
+func readmeCommands(t *testing.T) []readmeCommand {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []readmeCommand
+	in := false
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			continue
+		}
+		s, prompt := strings.CutPrefix(strings.TrimSpace(l), "$ ")
+		if !strings.HasPrefix(s, "go tool pprof ") && !strings.HasPrefix(s, "arenaprof ") && !strings.HasPrefix(s, "go run ./cmd/arenaprof ") {
+			if strings.Contains(s, "arenaprof ") && !strings.HasPrefix(s, "//") && strings.HasPrefix(strings.TrimLeft(s, " "), "go ") {
+				t.Errorf("README line %d runs arenaprof in a way this test does not know: %q", i+1, l)
+			}
+			continue
+		}
+		for strings.HasSuffix(s, "\\") && i+1 < len(lines) {
+			i++
+			s = strings.TrimSuffix(s, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		c := readmeCommand{line: stripComment(s)}
+		if prompt {
+			for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "$ ") && !strings.HasPrefix(lines[j], "```"); j++ {
+				c.output = append(c.output, lines[j])
+			}
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// stripComment removes a shell comment: a # outside quotes after a space.
+func stripComment(s string) string {
+	quote := byte(0)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#' && i > 0 && s[i-1] == ' ':
+			return strings.TrimSpace(s[:i])
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// shellWords splits a command line as sh does for the README's lines:
+// words separated by spaces, single and double quotes removed.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// readmeDir writes the files the README's commands read: arena.pb.gz (the
+// quick start's profile, from a shorter run), heap.pb.gz (a Go heap
+// profile), before.pb.gz and after.pb.gz (two runs, one doubling a type),
+// arenas.pb.gz (live arenas) and peak.pb.gz (an arena profile).
+func readmeDir(t *testing.T, goBin string) string {
+	t.Helper()
+	dir := t.TempDir()
+	qs := exec.Command(goBin, "run", "../../examples/quickstart", "-requests", "5000", "-quiet", "-o", filepath.Join(dir, "arena.pb.gz"))
+	if out, err := qs.CombinedOutput(); err != nil {
+		t.Fatalf("quick start: %v\n%s", err, out)
+	}
+	var heap bytes.Buffer
+	runtime.GC()
+	if err := rpprof.Lookup("heap").WriteTo(&heap, 0); err != nil {
+		t.Fatal(err)
+	}
+	copyFile := func(name, from string) {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "heap.pb.gz"), heap.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile("before.pb.gz", diffProfileFile(t, "base.pb.gz", 1024, 11, 64000, 4000))
+	copyFile("after.pb.gz", diffProfileFile(t, "new.pb.gz", 1024, 12, 128000, 4000))
+	leaky, busy := leakySite(), busySite()
+	copyFile("arenas.pb.gz", holdingsFile(t, "arenas.pb.gz", []holdings.Holding{
+		{Stack: leaky, Age: 2 * time.Hour, Arenas: 2, Reserved: 6 << 20, Used: 6 << 20},
+		{Stack: busy, Age: 100 * time.Millisecond, Arenas: 3, Reserved: 192 << 10, Used: 96 << 10},
+		{Stack: busy, Arenas: 5, Reserved: 20 << 20, Pool: 1},
+	}))
+	copyFile("peak.pb.gz", filepath.Join(dir, "arena.pb.gz"))
+	return dir
+}
+
+// TestREADMECommands runs every go tool pprof and arenaprof command line
+// of README.md's code blocks: on the files readmeDir writes, and with the
+// hosts of the README's URLs served by a test server (net/http/pprof, and
+// the quick start's profile at /debug/arenaprof). A command that fails, a
+// -tagfocus that matches nothing, or a table whose column headings differ
+// from the README's sample output fails the test. The -pyroscope commands
+// need a Pyroscope server: here their flags and selectors are parsed and
+// checked; TestPyroscopeEndToEnd in export/agent runs them against one.
+func TestREADMECommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the quick start and go tool pprof")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	dir := readmeDir(t, goBin)
+	arenaData, err := os.ReadFile(filepath.Join(dir, "arena.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/arenaprof", func(w http.ResponseWriter, _ *http.Request) { w.Write(arenaData) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	cmds := readmeCommands(t)
+	if len(cmds) < 20 {
+		t.Fatalf("found %d commands in README.md; the parser is broken", len(cmds))
+	}
+	for _, c := range cmds {
+		t.Run(c.line, func(t *testing.T) {
+			words := shellWords(c.line)
+			for i := range words {
+				for _, h := range []string{"host:6060", "127.0.0.1:8080"} {
+					words[i] = strings.Replace(words[i], "http://"+h+"/", "http://"+host+"/", 1)
+				}
+				if words[i] == "URL" {
+					words[i] = "http://pyroscope:4040"
+				}
+			}
+			if words[0] == "go" && words[1] == "tool" {
+				runReadmePprof(t, goBin, dir, words[3:])
+				return
+			}
+			args := words[1:]
+			if words[0] == "go" {
+				args = words[3:]
+			}
+			if strings.Contains(c.line, "-pyroscope") {
+				var err error
+				if args[0] == "top" {
+					_, err = parseTopArgs(args[1:])
+				} else {
+					_, err = parseDiffArgs(args[1:])
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			t.Chdir(dir)
+			var out, errOut bytes.Buffer
+			if code := run(args, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			checkReadmeHeadings(t, c.output, out.String())
+		})
+	}
+}
+
+// runReadmePprof runs go tool pprof with args in dir. A -http command is
+// run with -no_browser until it serves its web interface.
+func runReadmePprof(t *testing.T, goBin, dir string, args []string) {
+	t.Helper()
+	web := false
+	for _, a := range args {
+		web = web || strings.HasPrefix(a, "-http=")
+	}
+	if web {
+		args = append([]string{"-no_browser"}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bin, err := exec.Command(goBin, "tool", "-n", "pprof").Output()
+	if err != nil {
+		t.Fatalf("go tool -n pprof: %v", err)
+	}
+	// The pprof binary itself, so that killing it ends the web server.
+	cmd := exec.CommandContext(ctx, strings.TrimSpace(string(bin)), args...)
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	if web {
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = io.Discard
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		defer cmd.Process.Kill()
+		sc := bufio.NewScanner(stderr)
+		var seen []string
+		for sc.Scan() {
+			seen = append(seen, sc.Text())
+			if strings.Contains(sc.Text(), "Serving web UI on http://") {
+				return
+			}
+		}
+		t.Fatalf("no web interface: %s", strings.Join(seen, "\n"))
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "matched no samples") {
+		t.Fatalf("a filter matches nothing:\n%s", out)
+	}
+}
+
+// checkReadmeHeadings compares the column headings of the README's sample
+// output of a command (the line holding the interval or RESERVED column)
+// with the command's output.
+func checkReadmeHeadings(t *testing.T, readme []string, out string) {
+	t.Helper()
+	isHead := func(l string) bool {
+		return (strings.Contains(l, " INTERVAL") || strings.Contains(l, "RESERVED")) && !strings.Contains(l, ":")
+	}
+	for _, l := range readme {
+		if !isHead(l) {
+			continue
+		}
+		for _, o := range strings.Split(out, "\n") {
+			if isHead(o) {
+				if got, want := strings.Join(strings.Fields(o), " "), strings.Join(strings.Fields(l), " "); got != want {
+					t.Errorf("column headings differ from the README's:\n got %q\nwant %q", got, want)
+				}
+				return
+			}
+		}
+		t.Errorf("output has no column headings; the README shows %q:\n%s", l, out)
+	}
+}

@@ -1,0 +1,90 @@
+package tabfmt
+
+import (
+	"math"
+	"testing"
+)
+
+func TestHumanUnits(t *testing.T) {
+	bytesTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0B"}, {1, "1B"}, {999, "999B"}, {999.6, "0.98KiB"}, {1023, "1.00KiB"},
+		{1024, "1.00KiB"}, {1536, "1.50KiB"}, {10 * 1024, "10.0KiB"}, {99.96 * 1024, "100KiB"},
+		{1.25 * (1 << 20), "1.25MiB"}, {999 * (1 << 20), "999MiB"}, {1 << 30, "1.00GiB"},
+		{math.Exp2(62), "4.00EiB"}, {math.Exp2(72), "4096EiB"}, {math.NaN(), "?"}, {-1, "?"},
+	}
+	for _, tt := range bytesTests {
+		if got := Bytes(tt.in); got != tt.want {
+			t.Errorf("Bytes(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	countTests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1000, "1.00k"}, {12345, "12.3k"}, {999499, "999k"}, {999500, "1.00M"}, {2.5e9, "2.50G"},
+	}
+	for _, tt := range countTests {
+		if got := Count(tt.in); got != tt.want {
+			t.Errorf("Count(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	tests := []struct {
+		key         string
+		width, tail int
+		want        string
+	}{
+		{"main.f", 10, 0, "main.f"},
+		{"github.com/a/b.parse", 0, 0, "github.com/a/b.parse"},
+		{"github.com/a/b.parse", 10, 7, "…a/b.parse"}, {"github.com/a/b.parse", 14, 7, "github…b.parse"},
+		{"a < b < c < d", 8, 0, "a < …< d"},
+		{"héllo wörld", 6, 0, "hél…ld"},
+		{"abcdef", 1, 0, "a…f"},
+	}
+	for _, tt := range tests {
+		if got := Cut(tt.key, tt.width, tt.tail); got != tt.want {
+			t.Errorf("Cut(%q, %d, %d) = %q, want %q", tt.key, tt.width, tt.tail, got, tt.want)
+		}
+	}
+	// A function name keeps its last package element and function whole.
+	if got := CutKey("github.com/arenaprof/arenaprof/internal/deep/pkg.(*T).Method", "func", 30); got != "github.com/are…pkg.(*T).Method" {
+		t.Errorf("CutKey = %q", got)
+	}
+}
+
+func TestShortFuncName(t *testing.T) {
+	tests := map[string]string{
+		"main.main":                             "main.main",
+		"github.com/a/b/pkg.(*T).M":             "pkg.(*T).M",
+		"github.com/a/pkg.F[go.shape.*uint8]":   "pkg.F[go.shape.*uint8]",
+		"github.com/a/pkg.G[github.com/x/y.T]":  "pkg.G[github.com/x/y.T]",
+		"net/http.HandlerFunc.ServeHTTP":        "http.HandlerFunc.ServeHTTP",
+		"0x4a3f00":                              "0x4a3f00",
+		"github.com/a/pkg.init.func1.gowrap2":   "pkg.init.func1.gowrap2",
+		"gopkg.in/yaml.v3.(*decoder).unmarshal": "yaml.v3.(*decoder).unmarshal",
+	}
+	for in, want := range tests {
+		if got := ShortFuncName(in); got != want {
+			t.Errorf("ShortFuncName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCutKeepsFunction(t *testing.T) {
+	name := "github.com/arenaprof/arenaprof/examples/quickstart.parseRecord"
+	for width, want := range map[int]string{
+		0:  name,
+		80: name,
+		30: "github.…quickstart.parseRecord",
+		24: "…" + name[len(name)-23:],
+	} {
+		if got := CutKey(name, "func", width); got != want {
+			t.Errorf("CutKey(%d) = %q, want %q", width, got, want)
+		}
+	}
+}
