@@ -13,10 +13,12 @@ import (
 	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/internal/holdings"
 )
 
@@ -166,8 +168,12 @@ func readmeDir(t *testing.T, goBin string) string {
 // the quick start's profile at /debug/arenaprof). A command that fails, a
 // -tagfocus that matches nothing, or a table whose column headings differ
 // from the README's sample output fails the test. The -pyroscope commands
-// need a Pyroscope server: here their flags and selectors are parsed and
-// checked; TestPyroscopeEndToEnd in export/agent runs them against one.
+// have their flags and selectors parsed and checked; with a real Pyroscope
+// server at $ARENAPROF_PYROSCOPE_URL (.ci/run starts one) they also run
+// against it, on the README's service pushed there first. The sample
+// outputs whose selectors are elided ("fleet_…") are the fleet end-to-end
+// test's commands (TestPyroscopeEndToEnd/fleet in export/agent runs them
+// on its own services).
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the quick start and go tool pprof")
@@ -187,6 +193,8 @@ func TestREADMECommands(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
+
+	pyroURL := readmePyroscope(t, arenaData)
 
 	cmds := readmeCommands(t)
 	if len(cmds) < 20 {
@@ -220,6 +228,9 @@ func TestREADMECommands(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+				if pyroURL != "" && !strings.Contains(c.line, "…") {
+					runReadmePyroscope(t, pyroURL, args)
 				}
 				return
 			}
@@ -306,5 +317,64 @@ func checkReadmeHeadings(t *testing.T, readme []string, out string) {
 			}
 		}
 		t.Errorf("output has no column headings; the README shows %q:\n%s", l, out)
+	}
+}
+
+// readmePyroscope pushes the README's example service to the Pyroscope
+// server at $ARENAPROF_PYROSCOPE_URL, if set: the quick start's profile as
+// service "checkout", env=prod, pod checkout-7…, versions v1 and v2. It
+// returns the server's URL, or "" when there is none.
+func readmePyroscope(t *testing.T, arenaData []byte) string {
+	url := os.Getenv("ARENAPROF_PYROSCOPE_URL")
+	if url == "" {
+		return ""
+	}
+	up, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	now := time.Now()
+	for i, v := range []string{"v1", "v2"} {
+		u := &agent.Upload{
+			AppName: "checkout",
+			Labels:  map[string]string{"env": "prod", "pod": "checkout-7f9c" + v, "version": v},
+			Profile: "arena",
+			From:    now.Add(time.Duration(i-3) * time.Minute),
+			Until:   now.Add(time.Duration(i-2) * time.Minute),
+			Data:    arenaData,
+		}
+		if err := up.Upload(ctx, u); err != nil {
+			t.Fatalf("push the README's service to %s: %v", url, err)
+		}
+	}
+	return url
+}
+
+// runReadmePyroscope runs a README -pyroscope command against the server
+// at url, retrying while the pushed data is not yet queryable (up to a
+// minute). The -fail-above gate may fail on this data (exit 3); any other
+// failure fails the test.
+func runReadmePyroscope(t *testing.T, url string, args []string) {
+	t.Helper()
+	args = slices.Clone(args)
+	for i, a := range args {
+		args[i] = strings.Replace(a, "http://pyroscope:4040", url, 1)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var out, errOut bytes.Buffer
+		code := run(args, &out, &errOut)
+		if code == 0 || code == diffGateCode && slices.Contains(args, "-fail-above") {
+			if !strings.Contains(out.String(), "total") {
+				t.Fatalf("%v against %s printed no table:\n%s", args, url, out.String())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v against %s: exit %d: %s", args, url, code, errOut.String())
+		}
+		time.Sleep(2 * time.Second)
 	}
 }
