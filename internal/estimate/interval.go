@@ -10,7 +10,7 @@ import (
 )
 
 // Window says whether the observation window of a group of events starts
-// and ends on a sample event. See reference 000, "Compensating for bytes
+// and ends on a sample event. See the sampling design (reference 1 of the README), "Compensating for bytes
 // allocated ... in between events".
 //
 // A profile of everything since sampling started is [WindowEnd]: every
@@ -71,7 +71,7 @@ type MeanSums struct {
 	Samples int64
 	// Tail (u) is the sum of the events' tails. An event's tail is
 	// size - offset: the bytes from its sampled byte to the end of its
-	// object, which got no trials (the u of reference 000). The profile
+	// object, which got no trials (the u of the sampling design). The profile
 	// carries it as the sample type alloc_tail/bytes.
 	Tail int64
 	// MeanBytes is the mean the events were drawn under.
@@ -107,7 +107,7 @@ type Interval struct {
 // probability at most alpha/2, rounding outward:
 //
 //   - UnsampledLo is the largest k with CDF(k; s', p) < alpha/2 (exactly the
-//     lower column of reference 000's table), s' = s-1 if the window's start
+//     lower column of the sampling design's table), s' = s-1 if the window's start
 //     is not on an event, else s; 0 when s' = 0.
 //   - UnsampledHi is the smallest k with CDF(k; s”, p) >= 1-alpha/2 (the
 //     upper column of the table plus one), s” = s+1 if the window's end is

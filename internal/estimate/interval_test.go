@@ -1,46 +1,19 @@
 package estimate
 
 import (
+	"github.com/arenaprof/arenaprof/internal/negbin/negbintest"
 	"math"
 	"strings"
 	"testing"
 )
 
-// quantileTable is the table of reference 000 (p = 1/102400): for each
-// number of samples, the failed trials at CDF = 0.025 and CDF = 0.975, each
-// the largest k with CDF(k) < target.
-var quantileTable = []struct{ s, lo, hi int64 }{
-	{1, 2591, 377738},
-	{2, 24800, 570531},
-	{3, 63349, 739802},
-	{4, 111599, 897761},
-	{5, 166241, 1048730},
-	{6, 225469, 1194827},
-	{7, 288185, 1337279},
-	{8, 353666, 1476870},
-	{9, 421407, 1614137},
-	{10, 491039, 1749469},
-	{20, 1250954, 3038270},
-	{30, 2072639, 4264804},
-	{40, 2926207, 5459335},
-	{50, 3800118, 6633475},
-	{100, 8331581, 12342053},
-	{200, 17739679, 23413825},
-	{300, 27341465, 34291862},
-	{400, 37043463, 45069676},
-	{500, 46809487, 55783459},
-	{1000, 96149867, 108842093},
-	{2000, 195919830, 213870137},
-	{3000, 296301551, 318286418},
-	{4000, 396999923, 422386047},
-	{5000, 497900649, 526283322},
-	{10000, 1004017229, 1044156743},
-}
+// quantileTable is the reference's table (see package negbintest).
+var quantileTable = negbintest.Table
 
 func tableRow(s int64) (lo, hi int64, ok bool) {
 	for _, r := range quantileTable {
-		if r.s == s {
-			return r.lo, r.hi, true
+		if r.S == s {
+			return r.Lo, r.Hi, true
 		}
 	}
 	return 0, 0, false
@@ -49,21 +22,21 @@ func tableRow(s int64) (lo, hi int64, ok bool) {
 func TestSingleMeanIntervalTable(t *testing.T) {
 	const mean = 102400
 	for _, row := range quantileTable {
-		u := row.s * 1000
-		iv, err := SingleMeanInterval(row.s, u, mean, 0.95, WindowAligned)
+		u := row.S * 1000
+		iv, err := SingleMeanInterval(row.S, u, mean, 0.95, WindowAligned)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The lower bound is the table's (largest k with CDF < 0.025); the
 		// upper rounds outward to the smallest k with CDF >= 0.975.
-		if iv.UnsampledLo != row.lo || iv.UnsampledHi != row.hi+1 {
-			t.Errorf("s=%d: failures [%d, %d], table [%d, %d]+1", row.s, iv.UnsampledLo, iv.UnsampledHi, row.lo, row.hi)
+		if iv.UnsampledLo != row.Lo || iv.UnsampledHi != row.Hi+1 {
+			t.Errorf("s=%d: failures [%d, %d], table [%d, %d]+1", row.S, iv.UnsampledLo, iv.UnsampledHi, row.Lo, row.Hi)
 		}
-		if iv.Lo != float64(row.lo+u) || iv.Hi != float64(row.hi+1+u) {
-			t.Errorf("s=%d: bytes [%v, %v]", row.s, iv.Lo, iv.Hi)
+		if iv.Lo != float64(row.Lo+u) || iv.Hi != float64(row.Hi+1+u) {
+			t.Errorf("s=%d: bytes [%v, %v]", row.S, iv.Lo, iv.Hi)
 		}
-		if want := float64(row.s)*(mean-1) + float64(u); iv.Estimate != want {
-			t.Errorf("s=%d: estimate %v, want %v", row.s, iv.Estimate, want)
+		if want := float64(row.S)*(mean-1) + float64(u); iv.Estimate != want {
+			t.Errorf("s=%d: estimate %v, want %v", row.S, iv.Estimate, want)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func CDFCampPaulson(k, s int64, p float64) (float64, error) {
 
 // Quantile returns the largest k with P(X <= k) < target for
 // X ~ NB(s, p), or -1 when P(X <= 0) >= target already. This is the
-// convention of the quantile table of the sampling design (reference 000):
+// convention of the quantile table of the sampling design (reference 1 of the README):
 // every row of that table is the smallest k with CDF(k) >= target, minus 1.
 // The smallest k with CDF(k) >= target is therefore Quantile(...)+1.
 //

@@ -1,41 +1,14 @@
 package negbin
 
 import (
+	"github.com/arenaprof/arenaprof/internal/negbin/negbintest"
 	"math"
 	"math/big"
 	"testing"
 )
 
-// quantileTable is the table of reference 000 (p = 1/102400): for each
-// number of samples, the failed trials at CDF = 0.025 and CDF = 0.975, each
-// the largest k with CDF(k) < target.
-var quantileTable = []struct{ s, lo, hi int64 }{
-	{1, 2591, 377738},
-	{2, 24800, 570531},
-	{3, 63349, 739802},
-	{4, 111599, 897761},
-	{5, 166241, 1048730},
-	{6, 225469, 1194827},
-	{7, 288185, 1337279},
-	{8, 353666, 1476870},
-	{9, 421407, 1614137},
-	{10, 491039, 1749469},
-	{20, 1250954, 3038270},
-	{30, 2072639, 4264804},
-	{40, 2926207, 5459335},
-	{50, 3800118, 6633475},
-	{100, 8331581, 12342053},
-	{200, 17739679, 23413825},
-	{300, 27341465, 34291862},
-	{400, 37043463, 45069676},
-	{500, 46809487, 55783459},
-	{1000, 96149867, 108842093},
-	{2000, 195919830, 213870137},
-	{3000, 296301551, 318286418},
-	{4000, 396999923, 422386047},
-	{5000, 497900649, 526283322},
-	{10000, 1004017229, 1044156743},
-}
+// quantileTable is the reference's table (see package negbintest).
+var quantileTable = negbintest.Table
 
 func TestQuantileTable(t *testing.T) {
 	p := 1.0 / 102400
@@ -43,20 +16,20 @@ func TestQuantileTable(t *testing.T) {
 		for _, c := range []struct {
 			target float64
 			want   int64
-		}{{0.025, row.lo}, {0.975, row.hi}} {
-			got, err := Quantile(c.target, row.s, p)
+		}{{0.025, row.Lo}, {0.975, row.Hi}} {
+			got, err := Quantile(c.target, row.S, p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != c.want {
-				t.Errorf("s=%d target=%v: quantile %d, table %d", row.s, c.target, got, c.want)
+				t.Errorf("s=%d target=%v: quantile %d, table %d", row.S, c.target, got, c.want)
 			}
 			// The convention: CDF(k) < target <= CDF(k+1).
-			if f := nbCDF(got, row.s, p); !(f < c.target) {
-				t.Errorf("s=%d: CDF(%d) = %v, not < %v", row.s, got, f, c.target)
+			if f := nbCDF(got, row.S, p); !(f < c.target) {
+				t.Errorf("s=%d: CDF(%d) = %v, not < %v", row.S, got, f, c.target)
 			}
-			if f := nbCDF(got+1, row.s, p); !(f >= c.target) {
-				t.Errorf("s=%d: CDF(%d) = %v, not >= %v", row.s, got+1, f, c.target)
+			if f := nbCDF(got+1, row.S, p); !(f >= c.target) {
+				t.Errorf("s=%d: CDF(%d) = %v, not >= %v", row.S, got+1, f, c.target)
 			}
 		}
 	}
