@@ -268,20 +268,7 @@ func TestGoToolPprof(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "arenas.pb.gz")
 	writeFile(t, path, p)
-	pprof := func(args ...string) (string, error) {
-		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, append(args, path)...)...)
-		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := pprof(args...)
-		if err != nil {
-			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
-		}
-		return out
-	}
+	pprof, run := toolPprof(t, goBin, path)
 	top := run("-top", "-sample_index=alloc_space")
 	for _, want := range []string{"allocBig", "allocSmall", "40kB", "15.62kB", "alloc_space"} {
 		if !strings.Contains(top, want) {

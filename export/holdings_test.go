@@ -170,16 +170,7 @@ func TestArenasGoToolPprof(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, append(args, path)...)...)
-		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	_, run := toolPprof(t, goBin, path)
 	byCount := run("-top", "-nodefraction=0", "-sample_index=arenas", "-tagfocus=test=pprof")
 	if !strings.Contains(byCount, "holdSmall") || !strings.Contains(byCount, "Type: arenas") {
 		t.Errorf("-sample_index=arenas:\n%s", byCount)

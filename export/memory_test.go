@@ -101,15 +101,7 @@ func TestBuildMemory(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pprof := func(args ...string) string {
-		cmd := exec.Command(goBin, append([]string{"tool", "pprof"}, append(args, path)...)...)
-		cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go tool pprof %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	_, pprof := toolPprof(t, goBin, path)
 	all := pprof("-top", "-nodefraction=0")
 	heapOnly := pprof("-top", "-nodefraction=0", "-tagfocus=memory=heap")
 	if !strings.Contains(all, "allocSmall") || !strings.Contains(all, "allocHeapBuffers") {
