@@ -159,12 +159,7 @@ func e2eServer(t *testing.T) (base, script string) {
 func testAgentEndToEnd(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	app := fmt.Sprintf("arenaprof_e2e_%d", time.Now().UnixNano())
+	p, app := e2eProfiler(t, "e2e")
 	rec := newRecorder(t, base)
 	begin, until := runE2EAgent(ctx, t, p, app, rec)
 	sizes := map[string][]int{}
@@ -444,16 +439,11 @@ func e2eWorkload() *arena.Arena {
 func testPullEndToEnd(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p, app := e2eProfiler(t, "pull")
 	mux := http.NewServeMux()
 	mux.Handle("/debug/arenaprof", export.Handler(p))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	app := fmt.Sprintf("arenaprof_pull_%d", time.Now().UnixNano())
 	begin := time.Now().Add(-time.Second)
 	ar := arena.NewArena(arena.WithSeed(7, 8))
 	const perWindow = 300_000 // 12 MB of 40-byte objects per window
@@ -517,7 +507,7 @@ func testPullEndToEnd(t *testing.T, base string) {
 		}
 		return err
 	})
-	u, err = renderTotal(ctx, base, "arenaprof:alloc_tail:bytes:space:bytes", sel, begin, until)
+	u, err := renderTotal(ctx, base, "arenaprof:alloc_tail:bytes:space:bytes", sel, begin, until)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,14 +594,11 @@ type outage struct {
 // seeded with seed) and the agent, and waits for three uploads.
 func startOutage(ctx context.Context, t *testing.T, script, name string, backoffMax time.Duration, seed uint64) *outage {
 	o := &outage{srv: startPyroscope(t, script, t.TempDir()), done: make(chan struct{})}
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	o.app = fmt.Sprintf("arenaprof_%s_%d", name, time.Now().UnixNano())
+	p, app := e2eProfiler(t, name)
+	o.app = app
 	o.rec = newRecorder(t, o.srv.url)
 	o.begin = time.Now().Add(-time.Second)
+	var err error
 	o.a, err = agent.Start(agent.Config{
 		AppName:     o.app,
 		Interval:    250 * time.Millisecond,
@@ -1263,12 +1250,7 @@ type e2eBurst struct{ x [128]int64 }
 func testHoldingsEndToEnd(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	app := fmt.Sprintf("arenaprof_holdings_%d", time.Now().UnixNano())
+	p, app := e2eProfiler(t, "holdings")
 	rec := newRecorder(t, base)
 	begin := time.Now().Add(-time.Second)
 	held := arena.NewArena(arena.WithChunkSize(e2eHeldChunk), arena.WithLabels(hooks.NewLabels("e2e_app", app)))
@@ -1357,4 +1339,16 @@ func testHoldingsEndToEnd(t *testing.T, base string) {
 		return err
 	})
 	t.Logf("holdings: %d live-arenas uploads of the held arena (%d reserved bytes in all); peak in-use pushed and stored %d", uploads, reserved, peakInuse)
+}
+
+// e2eProfiler starts a profiler, stopped when the test ends, and names a
+// service of the test's own on the shared server: arenaprof_KIND_<ns>.
+func e2eProfiler(t *testing.T, kind string) (*profiler.Profiler, string) {
+	t.Helper()
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p, fmt.Sprintf("arenaprof_%s_%d", kind, time.Now().UnixNano())
 }

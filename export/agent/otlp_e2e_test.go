@@ -22,7 +22,6 @@ import (
 
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/profiler"
 )
 
 // TestOTLPEndToEnd runs the agent with the OTLP destination against a
@@ -62,12 +61,7 @@ func TestOTLPEndToEnd(t *testing.T) {
 func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	app := fmt.Sprintf("arenaprof_otlp_%d", time.Now().UnixNano())
+	p, app := e2eProfiler(t, "otlp")
 	up, err := agent.NewOTLP(agent.OTLPConfig{URL: otlpURL})
 	if err != nil {
 		t.Fatal(err)
