@@ -119,6 +119,9 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 	}
 	arena.DurationNanos += h.DurationNanos
 	arena.Comments = append(arena.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", heap.Period))
+	for _, v := range pprofmt.GoVersionsOf(h) {
+		arena.Comments = append(arena.Comments, pprofmt.GoVersionComment(v))
+	}
 	if err := arena.CheckValid(); err != nil {
 		return nil, fmt.Errorf("export: combining the arena and heap profiles: %w", err)
 	}

@@ -37,7 +37,8 @@ func mergeMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Comments = append(m.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", heap.Period))
+	m.Comments = append(m.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", heap.Period),
+		pprofmt.GoVersionComment(runtime.Version()))
 	return m, nil
 }
 

@@ -29,7 +29,7 @@ type arenaModel struct {
 	means  []int64         // the means in force (meansInForce)
 }
 
-func (m *arenaModel) newSums() sums { return m.newArenaSums() }
+func (m *arenaModel) newSums(bool) sums { return m.newArenaSums() }
 
 func (m *arenaModel) newArenaSums() *arenaSums {
 	return &arenaSums{m: m, strata: map[int64]*stratum{}}

@@ -24,6 +24,9 @@ type DiffOptions struct {
 	// Confidence of the ratio intervals, strictly between 0 and 1; 0 means
 	// 0.95.
 	Confidence float64
+	// GoVersion and AnyOrder are as in [TableOptions], for both profiles.
+	GoVersion string
+	AnyOrder  bool
 }
 
 // DiffRow compares one group (or the total) of two profiles.
@@ -60,6 +63,9 @@ type DiffResult struct {
 	Rows   []DiffRow
 	// Total compares the whole profiles; its Key is "total".
 	Total DiffRow
+	// HeapSampler and HeapGoVersion are those of [TableResult] for the
+	// base and the new profile.
+	HeapSampler, HeapGoVersion [2]string
 }
 
 // Diff compares two profiles (arenaprof profiles, combined memory profiles
@@ -98,7 +104,7 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if kb, kn := pprofmt.IsGoHeap(base), pprofmt.IsGoHeap(next); kb != kn {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
 	}
-	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf}
+	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
 	bg, err := table(base, topts)
 	if err != nil {
 		return nil, err
@@ -125,7 +131,8 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	for _, r := range nt.Rows {
 		row(r).New = r
 	}
-	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, Groups: len(keys)}
+	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, Groups: len(keys),
+		HeapSampler: [2]string{bt.HeapSampler, nt.HeapSampler}, HeapGoVersion: [2]string{bt.HeapGoVersion, nt.HeapGoVersion}}
 	for _, k := range keys {
 		d := byKey[k]
 		if err := diffFill(d, bg.groups[k], ng.groups[k], conf); err != nil {

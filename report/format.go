@@ -65,6 +65,9 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	if r.InUse {
 		b.WriteString("in-use intervals are conservative: they allow for any tail of the events\n")
 	}
+	if r.HeapSampler != "" {
+		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
+	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
@@ -114,4 +117,23 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 		t.Row(row, tabfmt.CutKey(rows[i].Key, string(r.By.kind()), room))
 	}
 	return t.Flush()
+}
+
+// heapSamplerLine says which Go heap sampler's rule the estimates assume
+// (see TableResult.HeapSampler).
+func heapSamplerLine(rule, version string, anyOrder bool) string {
+	from := "assumed: the profile names no Go release"
+	if version != "" {
+		from = version
+	}
+	what := "exact weights"
+	if rule == "go1.24" {
+		what = "weighted for the byte it skips after each sample"
+		if anyOrder {
+			what += "; intervals hold for any allocation order"
+		} else {
+			what += "; the total holds for any allocation order"
+		}
+	}
+	return fmt.Sprintf("Go heap sampler: %s rule (%s), %s", rule, from, what)
 }

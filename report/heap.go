@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -47,6 +48,7 @@ import (
 // heapSums are the Go heap part of a group: raw counts by object size.
 type heapSums struct {
 	m              *heapModel
+	total          bool            // the total of the profile (goheap.Total bounds)
 	count, countHi map[int64]int64 // by size: count <= true count <= countHi
 	rate           int64           // runtime.MemProfileRate; 0 if the group has none
 }
@@ -101,9 +103,16 @@ func (h *heapSums) interval(row *TableRow, conf float64) (lo, hi float64, err er
 		empty := &arenaModel{period: h.m.rate, window: h.m.window}
 		return empty.newArenaSums().interval(row, conf)
 	}
-	lo, hi, err = goheap.Interval(h.strata(false), h.rate, conf)
+	b := goheap.Group
+	switch {
+	case h.total:
+		b = goheap.Total
+	case h.m.anyOrder:
+		b = goheap.AnyOrder
+	}
+	lo, hi, err = goheap.Interval(h.strata(false), h.rate, h.m.rule, b, conf)
 	if err == nil && !maps.Equal(h.count, h.countHi) {
-		_, hi, err = goheap.Interval(h.strata(true), h.rate, conf)
+		_, hi, err = goheap.Interval(h.strata(true), h.rate, h.m.rule, b, conf)
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("report: interval of group %q: %v", row.Key, err)
@@ -128,9 +137,44 @@ type heapModel struct {
 	// counts are recovered from its scaled values.
 	rawAlloc int
 	window   estimate.Window // the window marking, for a group without samples
+	// rule is the sampler's rule, goVersion the Go release it was chosen
+	// by ("" if none was named), anyOrder TableOptions.AnyOrder.
+	rule      goheap.Rule
+	goVersion string
+	anyOrder  bool
 }
 
-func (m *heapModel) newSums() sums { return &heapSums{m: m} }
+func (m *heapModel) newSums(total bool) sums { return &heapSums{m: m, total: total} }
+
+// setRule chooses the sampler's rule: by the Go releases p names, else by
+// opts.GoVersion, else the rule of Go 1.24 and later.
+func (m *heapModel) setRule(p *profile.Profile, opts TableOptions) error {
+	m.anyOrder = opts.AnyOrder
+	vs := pprofmt.GoVersionsOf(p)
+	if len(vs) == 0 {
+		if opts.GoVersion == "" {
+			return nil
+		}
+		r, err := goheap.RuleOf(opts.GoVersion)
+		if err != nil {
+			return fmt.Errorf("report: GoVersion: %v", err)
+		}
+		m.rule, m.goVersion = r, opts.GoVersion
+		return nil
+	}
+	for i, v := range vs {
+		r, err := goheap.RuleOf(v)
+		if err != nil {
+			return fmt.Errorf("report: the profile's comment %q: %v", pprofmt.GoVersionComment(v), err)
+		}
+		if i > 0 && r != m.rule {
+			return fmt.Errorf("report: the profile merges Go heap samples of Go releases whose heap samplers differ (%s): read the parts apart", strings.Join(vs, ", "))
+		}
+		m.rule = r
+	}
+	m.goVersion = strings.Join(vs, ",")
+	return nil
+}
 
 func (m *heapModel) unseenHi(float64) (float64, error) { return 0, nil }
 
@@ -205,9 +249,17 @@ func (m *heapModel) read(s *profile.Sample) (c contribution, skip bool, err erro
 		}
 		return c, false, nil
 	}
-	w := float64(c.size) // MemProfileRate 1 records every allocation
-	if c.rate > 1 {
-		w = goheap.Weight(c.size, c.rate)
+	w := m.rule.Weight(c.size, c.rate)
+	if m.rule == goheap.Short && c.rate > 1 {
+		// runtime/pprof's values use Exact's weights (truncated): the
+		// estimate takes Short's, from the raw count where it is exact.
+		if f := float64(c.samples) * w; c.samples == c.samplesHi && f < 1<<62 {
+			c.bytes = int64(math.Round(f))
+			c.objects = int64(math.Round(f / float64(c.size)))
+		} else if e := m.rule.Extra(c.samples, c.size, c.rate); e < 1<<62 {
+			c.bytes += int64(math.Round(e))
+			c.objects += int64(math.Round(e / float64(c.size)))
+		}
 	}
 	c.ratio = ratioTerms{ok: true, cLo: float64(c.samples), cHi: float64(c.samplesHi), w: w, size: float64(c.size)}
 	return c, false, nil

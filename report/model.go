@@ -33,8 +33,9 @@ type model interface {
 	// read returns what sample s adds to its group, or skip for a sample
 	// that holds nothing (an empty bucket of a delta profile).
 	read(s *profile.Sample) (c contribution, skip bool, err error)
-	// newSums returns the empty raw sums of one group.
-	newSums() sums
+	// newSums returns the empty raw sums of one group, or of the total
+	// (total true), which may be bounded differently.
+	newSums(total bool) sums
 	// unseenHi bounds the bytes of a group with no sample in the profile
 	// at confidence conf (see TableResult.UnseenHi).
 	unseenHi(conf float64) (float64, error)
@@ -79,7 +80,8 @@ type contribution struct {
 // other than sampled memory: CPU, goroutines, contention, a live-arenas
 // profile (exact counts, read by Holdings), or a Go heap profile written
 // with MemProfileRate 0, which sampled nothing.
-func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
+func modelOf(p *profile.Profile, by GroupBy, opts TableOptions) (model, error) {
+	inuse := opts.InUse
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
@@ -93,7 +95,8 @@ func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
 		if err := checkValueCounts(p); err != nil {
 			return nil, err
 		}
-		return &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1, window: pprofmt.WindowOf(p)}, nil
+		hm := &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1, window: pprofmt.WindowOf(p)}
+		return hm, hm.setRule(p, opts)
 	}
 	if pprofmt.IsHoldings(p) {
 		return nil, errors.New("report: a live-arenas profile holds exact counts, not samples: read it with Holdings")
@@ -109,7 +112,8 @@ func modelOf(p *profile.Profile, by GroupBy, inuse bool) (model, error) {
 	arena := &arenaModel{period: p.Period, idx: idx, inuse: inuse, window: pprofmt.WindowOf(p), means: means}
 	for _, s := range p.Sample {
 		if isHeapSample(s) {
-			return &combinedModel{arena: arena, heap: &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples], window: arena.window}}, nil
+			hm := &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples], window: arena.window}
+			return &combinedModel{arena: arena, heap: hm}, hm.setRule(p, opts)
 		}
 	}
 	return arena, nil
@@ -129,8 +133,19 @@ func (m *combinedModel) read(s *profile.Sample) (contribution, bool, error) {
 	return m.arena.read(s)
 }
 
-func (m *combinedModel) newSums() sums {
-	return &combinedSums{arena: m.arena.newArenaSums(), heap: heapSums{m: m.heap}}
+func (m *combinedModel) newSums(total bool) sums {
+	return &combinedSums{arena: m.arena.newArenaSums(), heap: heapSums{m: m.heap, total: total}}
+}
+
+// heapPart returns the Go heap model of m, nil if it has none.
+func heapPart(m model) *heapModel {
+	switch m := m.(type) {
+	case *heapModel:
+		return m
+	case *combinedModel:
+		return m.heap
+	}
+	return nil
 }
 
 func (m *combinedModel) unseenHi(conf float64) (float64, error) { return m.arena.unseenHi(conf) }

@@ -26,6 +26,16 @@ type TableOptions struct {
 	N int
 	// Confidence of the intervals, strictly between 0 and 1; 0 means 0.95.
 	Confidence float64
+	// GoVersion names the Go release whose runtime sampled the Go heap
+	// samples of a profile that does not say (runtime/pprof's profiles;
+	// arenaprof's say it in a comment, which wins), as runtime.Version()
+	// spells it or as a language version ("go1.23"). "" means the rule of
+	// Go 1.24 and later, which every supported release has. See the
+	// package documentation, "The Go heap sampler".
+	GoVersion string
+	// AnyOrder widens the interval of every Go heap row to hold for any
+	// order of the process's allocations (the total row always does).
+	AnyOrder bool
 }
 
 // TableRow is one group of a [Table] (or its total).
@@ -48,7 +58,11 @@ type TableRow struct {
 	// Tail is the raw sum of size-offset over the events. For in-use rows
 	// the profile does not record it: Tail and TailMax bound it.
 	Tail, TailMax int64
-	// Bytes and Objects are the estimates: sums of the profile's values.
+	// Bytes and Objects are the estimates: sums of the profile's values,
+	// except for Go heap samples drawn by the Go 1.24 sampler, which get
+	// the weights that make them unbiased (see HeapSampler): above
+	// runtime/pprof's values, and go tool pprof's, by about one byte per
+	// sample.
 	Bytes, Objects int64
 	// Lo and Hi bound the true bytes at the table's confidence.
 	Lo, Hi float64
@@ -70,6 +84,14 @@ type TableResult struct {
 	// heap samples of a combined memory profile; 0 if there are none).
 	GoHeap   bool
 	HeapRate int64
+	// HeapSampler is the Go heap sampler's rule the Go heap estimates and
+	// intervals assume, "go1.24" (Go 1.24 and later) or "go1.23" (Go 1.23
+	// and earlier), and HeapGoVersion the release it was chosen by: the
+	// profile's "arenaprof go=" comment, TableOptions.GoVersion, or ""
+	// when neither names one (the go1.24 rule is assumed). Both are ""
+	// without Go heap samples. AnyOrder is TableOptions.AnyOrder.
+	HeapSampler, HeapGoVersion string
+	AnyOrder                   bool
 	// Groups is the number of groups, Rows the largest of them (at most
 	// TableOptions.N), sorted by bytes, largest first, ties by key.
 	Groups int
@@ -193,7 +215,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 			return nil, err
 		}
 	}
-	m, err := modelOf(p, by, opts.InUse)
+	m, err := modelOf(p, by, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -219,6 +241,9 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	total := g.total
 	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: pprofmt.WindowOf(p).String(),
 		Groups: len(groups), HeapRate: total.sums.memProfileRate(), GoHeap: goHeap}
+	if hm := heapPart(m); hm != nil && res.HeapRate != 0 {
+		res.HeapSampler, res.HeapGoVersion, res.AnyOrder = hm.rule.String(), hm.goVersion, hm.anyOrder
+	}
 	for _, grp := range append(shown[:len(shown):len(shown)], total) {
 		if err := grp.bound(conf); err != nil {
 			return nil, err
@@ -247,7 +272,7 @@ func share(part, total int64) float64 {
 // groupSamples reads every sample of p with m and adds it to its group by
 // by, and to the total.
 func groupSamples(p *profile.Profile, m model, by GroupBy) (*grouped, error) {
-	g := &grouped{groups: map[string]*group{}, total: &group{row: TableRow{Key: "total", Display: "total"}, sums: m.newSums()}}
+	g := &grouped{groups: map[string]*group{}, total: &group{row: TableRow{Key: "total", Display: "total"}, sums: m.newSums(true)}}
 	for _, s := range p.Sample {
 		c, skip, err := m.read(s)
 		if err != nil {
@@ -262,7 +287,7 @@ func groupSamples(p *profile.Profile, m model, by GroupBy) (*grouped, error) {
 			if display == "" {
 				display = key
 			}
-			grp = &group{row: TableRow{Key: key, Display: display}, sums: m.newSums()}
+			grp = &group{row: TableRow{Key: key, Display: display}, sums: m.newSums(false)}
 			g.groups[key] = grp
 		}
 		grp.add(c, &err)

@@ -61,7 +61,7 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95)
-` + fullUsage + `` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
+` + fullUsage + `` + filterUsage + heapUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
         exit with status 3 when some material group's ratio_lo exceeds R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
         confidence C; groups present in NEW only have no ratio and do not
@@ -232,6 +232,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
 		By: by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
+		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
 	})
 	if err != nil {
 		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
@@ -277,6 +278,8 @@ type diffJSON struct {
 	Sample     string        `json:"sample"`
 	By         string        `json:"by"`
 	Confidence float64       `json:"confidence"`
+	Sampler    *[2]string    `json:"heap_sampler,omitempty"`    // base, new
+	GoVersion  *[2]string    `json:"heap_go_version,omitempty"` // base, new
 	Groups     int           `json:"groups"`
 	Rows       []diffRowJSON `json:"rows"`
 	Total      diffRowJSON   `json:"total"`
@@ -304,6 +307,9 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
 		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}
+	if res.HeapSampler != [2]string{} {
+		out.Sampler, out.GoVersion = &res.HeapSampler, &res.HeapGoVersion
+	}
 	for _, r := range shown {
 		out.Rows = append(out.Rows, diffRowOut(r))
 	}
@@ -326,6 +332,9 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 	fmt.Fprintf(&b, "windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE\n", diffWindow(base), diffWindow(next), conf)
 	if d := opts.filter.describe(); d != "" {
 		b.WriteString(d + "\n")
+	}
+	if res.HeapSampler != [2]string{} {
+		b.WriteString(diffSamplerLine(res, opts.anyOrder) + "\n")
 	}
 	fmt.Fprintf(&b, "* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)\n", conf)
 	b.WriteString("- in RATIO and INTERVAL: the group is in one profile only\n\n")
@@ -377,4 +386,24 @@ func diffRatio(x float64) string {
 		return "inf"
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// diffSamplerLine says which Go heap sampler's rule each side's estimates
+// assume (see report.TableResult.HeapSampler).
+func diffSamplerLine(res *report.DiffResult, anyOrder bool) string {
+	side := func(i int) string {
+		if res.HeapSampler[i] == "" {
+			return "no Go heap samples"
+		}
+		v := res.HeapGoVersion[i]
+		if v == "" {
+			v = "assumed"
+		}
+		return res.HeapSampler[i] + " rule (" + v + ")"
+	}
+	s := "Go heap sampler: BASE " + side(0) + ", NEW " + side(1)
+	if anyOrder {
+		s += "; intervals hold for any allocation order"
+	}
+	return s
 }

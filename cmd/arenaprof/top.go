@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 
 	"encoding/json"
@@ -80,8 +81,10 @@ flags:
         live-arenas profiles: mark the groups holding arenas at least D
         old (default 10m); the profile's age buckets end at 1s, 10s, 1m,
         10m and 1h, so an arena counts as old when its whole bucket is
-` + filterUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
-        "window" (absent for a Go heap profile), "groups", "rows": [{"key", "samples", "tail", "bytes",
+` + filterUsage + heapUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
+        "window" (absent for a Go heap profile), "heap_sampler" and
+        "heap_go_version" (with Go heap samples: the rule, and the release
+        that chose it), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
         bound it; keys are always whole
@@ -100,7 +103,26 @@ type commonOptions struct {
 	maxMemory  int64         // bound on the memory reading a profile takes
 	oldAge     time.Duration // live-arenas profiles: the age of old arenas
 	filter     sampleFilter  // -focus, -ignore, -tagfocus, -tagignore
+	goVersion  string        // -go-version: the Go release of a Go heap profile that names none
+	anyOrder   bool          // -any-order: Go heap intervals for any allocation order
 }
+
+// heapUsage documents the flags on the Go heap sampler's rule.
+const heapUsage = `  -go-version V
+        the Go release whose runtime wrote a Go heap profile that does not
+        name it (runtime/pprof's profiles; arenaprof's name it, and win),
+        e.g. go1.23 or go1.26.8. Go 1.24 and later skip a byte after each
+        sample; the estimates are weighted for it, and runtime/pprof's
+        values (and go tool pprof's totals) are about one byte per sample
+        short. Default: the rule of Go 1.24 and later; the heading says
+        which rule was used
+  -any-order
+        Go heap intervals that hold for any order of the process's
+        allocations: the byte skipped after a sample lands on whatever
+        is allocated next, so a site whose objects always follow a
+        sampled one is undercounted by up to 1/size of its bytes (12% for
+        8-byte objects); the total row always holds for any order
+`
 
 // limits are the bounds on reading a profile.
 func (o commonOptions) limits() report.ParseOptions {
@@ -195,6 +217,7 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	}
 	res, err := report.Table(ap.prof, report.TableOptions{
 		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
+		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
 	})
 	if err != nil {
 		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
@@ -228,6 +251,8 @@ type topJSON struct {
 	By         string       `json:"by"`
 	Confidence float64      `json:"confidence"`
 	Window     string       `json:"window,omitempty"` // none for a Go heap profile
+	Sampler    string       `json:"heap_sampler,omitempty"`
+	GoVersion  string       `json:"heap_go_version,omitempty"`
 	Groups     int          `json:"groups"`
 	Rows       []topRowJSON `json:"rows"`
 	Total      topRowJSON   `json:"total"`
@@ -250,7 +275,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 	}
 	out := topJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		Window: topWindow(res), Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
+		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))
@@ -276,7 +301,8 @@ func topWindow(res *report.TableResult) string {
 type groupFlags struct {
 	by, sample, n, conf, maxBytes, maxMemory, old *string
 	focus, ignore, tagFocus, tagIgnore            *string
-	json, full                                    *bool
+	goVersion                                     *string
+	json, full, anyOrder                          *bool
 }
 
 // addGroupFlags defines the shared flags on fs.
@@ -296,6 +322,8 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 		ignore:    fs.String("ignore", "", ""),
 		tagFocus:  fs.String("tagfocus", "", ""),
 		tagIgnore: fs.String("tagignore", "", ""),
+		goVersion: fs.String("go-version", "", ""),
+		anyOrder:  fs.Bool("any-order", false, ""),
 	}
 }
 
@@ -353,6 +381,13 @@ func (g groupFlags) values() (o commonOptions, err error) {
 	if o.filter, err = parseFilters(*g.focus, *g.ignore, *g.tagFocus, *g.tagIgnore); err != nil {
 		return
 	}
+	if o.goVersion = strings.TrimSpace(*g.goVersion); o.goVersion != "" {
+		if _, err = goheap.RuleOf(o.goVersion); err != nil {
+			err = topUsageErr("bad -go-version: %v", err)
+			return
+		}
+	}
+	o.anyOrder = *g.anyOrder
 	o.json = *g.json
 	if !*g.full {
 		o.width = terminalWidth()

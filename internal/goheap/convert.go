@@ -3,6 +3,7 @@ package goheap
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/google/pprof/profile"
 
@@ -15,7 +16,9 @@ import (
 // the scaled values; alloc_tail is 0, the runtime does not record it), the
 // label memory=heap and the numeric label memprofilerate on every sample.
 // Raw counts are additive, so deltas and merges of converted profiles keep
-// them exact. heap is not modified.
+// them exact. The comment "arenaprof go=VERSION" names this process's Go
+// release (runtime.Version()), whose sampler rule the estimates need
+// (Rule): heap must be this process's own profile. heap is not modified.
 func Convert(heap *profile.Profile) (*profile.Profile, error) {
 	rate := heap.Period
 	if rate <= 0 {
@@ -31,6 +34,9 @@ func Convert(heap *profile.Profile) (*profile.Profile, error) {
 		}
 	}
 	h := heap.Copy()
+	if len(pprofmt.GoVersionsOf(h)) == 0 {
+		h.Comments = append(h.Comments, pprofmt.GoVersionComment(runtime.Version()))
+	}
 	h.SampleType = pprofmt.SampleTypes()
 	h.DefaultSampleType = "alloc_space"
 	h.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}

@@ -59,25 +59,143 @@ type Stratum struct {
 // is the bytes of the sampled objects themselves; no lower bound is ever
 // below those bytes, which are certain.
 
+// Bounds says what an interval must hold for.
+type Bounds uint8
+
+const (
+	// Group bounds a group's bytes as its own allocations were sampled:
+	// under Short, objects of one size allocated in runs (the weights w'
+	// are exact for a run of one size, whatever came before it, up to one
+	// byte at its start).
+	Group Bounds = iota
+	// Total bounds the total of a profile for any order of allocations:
+	// under Short, each sample takes at most one byte off the chance of
+	// the next allocation, wherever it lands, so the bias of the total is
+	// bounded by the samples' count (see TotalShift).
+	Total
+	// AnyOrder bounds a group for any order of the process's allocations:
+	// under Short, each sampled object may have been sampled right after
+	// another sample (weight S/(1-exp(-(S-1)/R))) or never (weight w(S)),
+	// and the bounds take the least favourable of each.
+	AnyOrder
+)
+
+// weights gives each object size its weight and dispersion.
+type weights struct {
+	weight, disp func(size int64) float64
+	allowance    float64 // the weight of the extra event of the upper bound
+}
+
+// weightsOf returns the weights of rule at rate: the rule's own, or for
+// AnyOrder under Short the smallest (lower bound) or largest (upper).
+func weightsOf(rule Rule, rate int64, b Bounds, upper bool) weights {
+	if rule == Short && b == AnyOrder {
+		if !upper {
+			return weightsOf(Exact, rate, Group, upper)
+		}
+		return weights{
+			weight:    func(s int64) float64 { return afterWeight(s, rate) },
+			disp:      func(s int64) float64 { return afterWeight(s, rate) - float64(s) },
+			allowance: afterWeight(8, rate), // the runtime's smallest slot
+		}
+	}
+	return weights{
+		weight:    func(s int64) float64 { return rule.Weight(s, rate) },
+		disp:      func(s int64) float64 { return rule.dispersion(s, rate) },
+		allowance: rule.tinyWeight(rate),
+	}
+}
+
 // Interval returns bounds on the true bytes of a group of Go heap samples
-// drawn at rate R = runtime.MemProfileRate, at confidence conf, given as
-// strata by object size (see above). Strata with the same size may repeat.
-// With R = 1 every allocation was recorded and the bounds are the exact
-// bytes. A group without samples gets [0, R*ln(2/alpha)]: not conditional,
-// since such a group is shown only as the total of an empty profile.
-func Interval(strata []Stratum, rate int64, conf float64) (lo, hi float64, err error) {
+// drawn at rate R = runtime.MemProfileRate under rule, at confidence conf,
+// given as strata by object size (see above), holding as b says. Strata
+// with the same size may repeat. With R = 1 every allocation was recorded
+// and the bounds are the exact bytes. A group without samples gets
+// [0, R*ln(2/alpha)]: not conditional, since such a group is shown only as
+// the total of an empty profile.
+func Interval(strata []Stratum, rate int64, rule Rule, b Bounds, conf float64) (lo, hi float64, err error) {
 	if !(conf > 0 && conf < 1) {
 		return 0, 0, fmt.Errorf("confidence %v is not strictly between 0 and 1", conf)
 	}
 	if rate < 1 {
 		return 0, 0, fmt.Errorf("MemProfileRate %d samples nothing", rate)
 	}
-	var count int64
-	var certain, y, v, wMax float64
+	if rule > Exact || b > AnyOrder {
+		return 0, 0, fmt.Errorf("unknown sampler rule %d or bounds %d", rule, b)
+	}
 	for _, st := range strata {
 		if st.Count < 0 || st.Size < 0 || (st.Count > 0 && st.Size == 0) {
 			return 0, 0, fmt.Errorf("a stratum of %d objects of %d bytes", st.Count, st.Size)
 		}
+	}
+	lo, _, err = interval(strata, rate, weightsOf(rule, rate, b, false), conf)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, hi, err = interval(strata, rate, weightsOf(rule, rate, b, true), conf)
+	if err != nil {
+		return 0, 0, err
+	}
+	if b == Total && rule == Short && rate > 1 {
+		down, up := TotalShift(strata, rate)
+		certain, _ := sampledBytes(strata)
+		lo, hi = max(certain, lo-down), hi+up
+	}
+	return lo, max(hi, lo), nil
+}
+
+// TotalShift returns how far the total of a profile sampled under Short
+// may be from the interval of its estimate, for any order of
+// allocations: the estimate's expectation is at most down above the true
+// bytes and at most up below them. With ε(S) = (e^(1/R)-1)·(w(S)-S) <=
+// εmax = (e^(1/R)-1)·R, the weights w' = w+ε make the estimate's bias
+// E[Σ I_i·ε(S_i)] - E[Σ I_(i-1)·ε(S_i)] over the allocations i in order
+// (I_i: allocation i sampled), so
+//
+//	down = Σ c_S·ε(S)                    (no sample followed by anything)
+//	up   = Σ c_S·(εmax - ε(S)) + 256·εmax (every sample followed by a tiny
+//	                                     allocation; each P's counter
+//	                                     carries one sample into the
+//	                                     window, up to 256 Ps)
+//
+// Both are about one byte per sample at most.
+func TotalShift(strata []Stratum, rate int64) (down, up float64) {
+	if rate <= 1 {
+		return 0, 0
+	}
+	em := extraMax(rate)
+	for _, st := range strata {
+		if st.Count <= 0 || st.Size <= 0 {
+			continue
+		}
+		e := extra(st.Size, rate)
+		down += float64(st.Count) * e
+		up += float64(st.Count) * (em - e)
+	}
+	return down, up + maxPs*em
+}
+
+// maxPs is the number of Ps (each with its own sample counter) whose
+// sample before a window may take a byte off its first allocation.
+const maxPs = 256
+
+// sampledBytes returns the bytes of the sampled objects, certain, and
+// their number.
+func sampledBytes(strata []Stratum) (certain float64, count int64) {
+	for _, st := range strata {
+		if st.Count > 0 {
+			certain += float64(st.Count) * float64(st.Size)
+			count += st.Count
+		}
+	}
+	return certain, count
+}
+
+// interval is the gamma interval of the strata under the weights w.
+func interval(strata []Stratum, rate int64, w weights, conf float64) (lo, hi float64, err error) {
+	var count int64
+	var certain, y, v, wMax float64
+	for _, st := range strata {
 		if st.Count == 0 {
 			continue
 		}
@@ -86,16 +204,16 @@ func Interval(strata []Stratum, rate int64, conf float64) (lo, hi float64, err e
 			return 0, 0, errors.New("sample counts overflow int64")
 		}
 		c, s := float64(st.Count), float64(st.Size)
-		w := Weight(st.Size, rate)
+		ws := w.weight(st.Size)
 		certain += c * s
-		y += c * w
-		v += c * w * dispersion(st.Size, rate)
-		wMax = max(wMax, w)
+		y += c * ws
+		v += c * ws * w.disp(st.Size)
+		wMax = max(wMax, ws)
 	}
 	if rate == 1 {
 		return certain, certain, nil
 	}
-	r := float64(rate)
+	r := w.allowance
 	a2 := (1 - conf) / 2
 	if count == 0 {
 		return 0, r * math.Log(1/a2), nil

@@ -14,7 +14,7 @@ import (
 func TestIntervalGarwood(t *testing.T) {
 	const rate = 1 << 30
 	for _, c := range []int64{50, 100, 1000, 100000} {
-		lo, hi, err := Interval([]Stratum{{Size: 1, Count: c}}, rate, 0.95)
+		lo, hi, err := Interval([]Stratum{{Size: 1, Count: c}}, rate, Exact, Group, 0.95)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func TestIntervalGarwood(t *testing.T) {
 // own bytes, and an upper bound of the zero-truncated Poisson: the lambda
 // with P(C = 1 | C >= 1) = alpha/2, about 5.4 R at 95%.
 func TestIntervalOneSample(t *testing.T) {
-	lo, hi, err := Interval([]Stratum{{Size: 16, Count: 1}}, 512*1024, 0.95)
+	lo, hi, err := Interval([]Stratum{{Size: 16, Count: 1}}, 512*1024, Exact, Group, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestIntervalCases(t *testing.T) {
 		{"no samples", nil, 4096, 0, 4096 * math.Log(40)},
 		{"large objects are certain", []Stratum{{64 << 20, 20}}, 4096, 20 * 64 << 20, -1},
 	} {
-		lo, hi, err := Interval(tc.strata, tc.rate, 0.95)
+		lo, hi, err := Interval(tc.strata, tc.rate, Exact, Group, 0.95)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -71,7 +71,7 @@ func TestIntervalCases(t *testing.T) {
 	}{
 		{nil, 4096, 0}, {nil, 4096, 1}, {nil, 0, 0.95}, {[]Stratum{{-1, 1}}, 4096, 0.95}, {[]Stratum{{0, 1}}, 4096, 0.95}, {[]Stratum{{8, -1}}, 4096, 0.95},
 	} {
-		if _, _, err := Interval(tc.strata, tc.rate, tc.conf); err == nil {
+		if _, _, err := Interval(tc.strata, tc.rate, Exact, Group, tc.conf); err == nil {
 			t.Errorf("%v at rate %d, confidence %v: no error", tc.strata, tc.rate, tc.conf)
 		}
 	}
@@ -115,7 +115,7 @@ func TestIntervalCoverageShown(t *testing.T) {
 				}
 				st = append(st, Stratum{Size: s, Count: c})
 			}
-			lo, hi, err := Interval(st, rate, 0.95)
+			lo, hi, err := Interval(st, rate, Exact, Group, 0.95)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func FuzzInterval(f *testing.F) {
 	f.Add(int64(1<<40), int64(1<<20), int64(1), int64(0), int64(1), 0.5)
 	f.Fuzz(func(t *testing.T, s1, c1, s2, c2, rate int64, conf float64) {
 		st := []Stratum{{s1, c1}, {s2, c2}}
-		lo, hi, err := Interval(st, rate, conf)
+		lo, hi, err := Interval(st, rate, Exact, Group, conf)
 		if err != nil {
 			return
 		}
@@ -178,7 +178,7 @@ func TestIntervalExactCoverageShown(t *testing.T) {
 			if p < 1e-15 && float64(c) > lam {
 				break
 			}
-			lo, hi, err := Interval([]Stratum{{Size: 1, Count: c}}, rate, 0.95)
+			lo, hi, err := Interval([]Stratum{{Size: 1, Count: c}}, rate, Exact, Group, 0.95)
 			if err != nil {
 				t.Fatal(err)
 			}

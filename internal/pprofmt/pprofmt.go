@@ -170,3 +170,26 @@ func MeansOf(p *profile.Profile, prefix string) ([]int64, bool, error) {
 	slices.Sort(out)
 	return out, found, nil
 }
+
+// GoVersionCommentPrefix starts the profile comment that names the Go
+// release whose runtime sampled a profile's Go heap samples:
+// "arenaprof go=go1.26.8" (runtime.Version()). The runtime's heap sampler
+// changed in Go 1.24 (internal/goheap.Rule), and runtime/pprof records no
+// version, so the profiles arenaprof writes say it.
+const GoVersionCommentPrefix = "arenaprof go="
+
+// GoVersionComment returns the comment naming Go release v.
+func GoVersionComment(v string) string { return GoVersionCommentPrefix + v }
+
+// GoVersionsOf returns the distinct Go releases p's comments name, in
+// order (a merged profile carries the comments of its parts); none for a
+// profile arenaprof did not write.
+func GoVersionsOf(p *profile.Profile) []string {
+	var vs []string
+	for _, c := range p.Comments {
+		if v, ok := strings.CutPrefix(c, GoVersionCommentPrefix); ok && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
