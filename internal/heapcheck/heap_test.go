@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -20,10 +21,24 @@ import (
 const rate = 4096
 
 func init() {
-	runtime.MemProfileRate = rate
+	if os.Getenv(ChildEnv) == "" { // a child keeps its GODEBUG=memprofilerate
+		runtime.MemProfileRate = rate
+	}
 }
 
-var sink any
+// TestMain runs the bias workload when the test binary is started as its
+// child (see TestGoHeapBias).
+func TestMain(m *testing.M) {
+	if child, err := RunChild(); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 
 // heapRuns is the number of runs of TestHeapCoverage; raise it for a more
 // precise coverage figure (ACCURACY.md quotes 1000).

@@ -1,0 +1,12 @@
+module github.com/arenaprof/arenaprof/tools/heapbias
+
+go 1.26
+
+require github.com/arenaprof/arenaprof v0.0.0
+
+require (
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
+
+replace github.com/arenaprof/arenaprof => ../..
