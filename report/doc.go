@@ -88,6 +88,25 @@
 // classes, tiny allocations, rate changes) and the measured coverage on the
 // Go compiler's own profiles.
 //
+// # The Go heap sampler
+//
+// Since Go 1.24 the runtime samples the first allocation after each sample
+// as if it were one byte shorter (the "go1.24" rule, internal/goheap.Rule),
+// and runtime/pprof's scaling ignores it: its values, and go tool pprof's
+// totals, are about one byte per sample low (0.11% of a total at
+// MemProfileRate 512). Table weighs each sampled object of S bytes by
+// w'(S) = S + e^(1/R)·(w(S)-S), w(S) = S/p(S), which is exactly unbiased for
+// objects allocated in runs of one size, so Go heap rows read slightly
+// above runtime/pprof's values. Which rule applies comes from the
+// profile's comment "arenaprof go=VERSION" (written by every profile
+// arenaprof builds), else from TableOptions.GoVersion, else Go 1.24's; the
+// result says which (TableResult.HeapSampler, HeapGoVersion). The lost
+// byte lands on whatever is allocated next, so the total row's interval
+// is widened to hold for any order of allocations (by at most a byte per
+// sample); a group whose objects always follow a sampled one can still
+// read up to 1/S low (12% for 8-byte objects), which TableOptions.AnyOrder
+// covers at the cost of wider intervals.
+//
 // # Comparing profiles
 //
 // [Diff] compares two profiles group by group (type, function, stack or

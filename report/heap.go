@@ -19,13 +19,18 @@ import (
 // The runtime samples heap allocations with a Poisson process over bytes:
 // each allocation of S bytes (its size class, or its pages for a large
 // object) is sampled with probability p(S) = 1-exp(-S/R), R being
-// runtime.MemProfileRate, independently of every other allocation. It keeps
+// runtime.MemProfileRate, independently of every other allocation (Go
+// 1.23's rule; from Go 1.24 the allocation after a sample is sampled as if
+// one byte shorter, and the weights and intervals follow the rule of the
+// runtime that wrote the profile: internal/goheap.Rule, setRule below). It keeps
 // one record per (stack, size) with the raw numbers of sampled objects and
 // bytes, and runtime/pprof writes each record's values scaled by
 // 1/p(S) = w(S)/S, truncated to integers, with the size as the numeric
 // label "bytes". So the raw count c of a sample is recovered exactly from
-// its values (floor(c*k) is strictly increasing in c for k >= 1), and the
-// estimate of a group is the sum of its values, as go tool pprof shows it.
+// its values (floor(c*k) is strictly increasing in c for k >= 1). Under
+// Go 1.23's rule the estimate of a group is the sum of its values, as go
+// tool pprof shows it; under Go 1.24's it is the sum of c times the rule's
+// weight, above those values by about one byte per sample.
 //
 // The interval of a group (internal/goheap.Interval has the details):
 // each object size is a stratum with its own raw count, binomial with the
