@@ -39,7 +39,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-
 // heapRuns is the number of runs of TestHeapCoverage; raise it for a more
 // precise coverage figure (ACCURACY.md quotes 1000).
 var heapRuns = flag.Int("heapruns", 150, "runs of TestHeapCoverage")
