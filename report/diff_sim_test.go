@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -43,8 +45,10 @@ type heapClass struct {
 // the given allocations at MemProfileRate rate: each object is sampled
 // with probability 1-exp(-size/rate), one record per (function, size),
 // values scaled by 1/(1-exp(-size/rate)) and truncated (scaleHeapSample).
+// That is the sampler of Go 1.23, which the profile names.
 func simHeapProfile(rng *rand.Rand, rate int64, classes []heapClass) *profile.Profile {
 	p := &profile.Profile{
+		Comments: []string{pprofmt.GoVersionComment("go1.23")},
 		SampleType: []*profile.ValueType{
 			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
 			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
