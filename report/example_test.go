@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
+	"runtime/pprof"
 
 	"github.com/google/pprof/profile"
 
@@ -75,3 +77,33 @@ func ExampleTable() {
 	// Output:
 	// [64]uint8: estimate within 10% of the truth: true, interval covers it: true
 }
+
+// A Go heap profile from runtime/pprof names no Go release: the table
+// assumes the sampler of Go 1.24 and later and says so; GoVersion names an
+// older runtime, whose sampler needs runtime/pprof's own weights.
+func ExampleTableOptions_goVersion() {
+	for range 16 { // 64 MiB: sampled at any MemProfileRate up to the default
+		exampleSink = make([]byte, 4<<20)
+	}
+	runtime.GC()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
+		panic(err)
+	}
+	prof, err := report.Parse(&buf, report.ParseOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, v := range []string{"", "go1.23"} {
+		res, err := report.Table(prof, report.TableOptions{By: "func", GoVersion: v})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("GoVersion %q: the %s rule\n", v, res.HeapSampler)
+	}
+	// Output:
+	// GoVersion "": the go1.24 rule
+	// GoVersion "go1.23": the go1.23 rule
+}
+
+var exampleSink []byte
