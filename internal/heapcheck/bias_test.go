@@ -29,7 +29,7 @@ import (
 // 5.3 standard errors of zero, below 1e-7).
 func TestGoHeapBias(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: 60 runs of 384 MiB of allocations in child processes (about 40 s on 2 cores)")
+		t.Skip("-short: 60 runs of 384 MiB of allocations in child processes (about 50 s on 2 cores)")
 	}
 	const runs, perSite = 60, 32 << 20
 	exe, err := os.Executable()
