@@ -226,12 +226,43 @@ func interval(strata []Stratum, rate int64, w weights, conf float64) (lo, hi flo
 		}
 		lo = max(lo, l)
 	}
-	yu, vu := y+r, v+r*r
-	hi, err = gammaUpper(yu*yu/vu, vu/yu, a2, vu/yu/r)
+	a, spent := missAllowance(strata, w, r, a2)
+	yu, vu := y+a, v+a*a
+	hi, err = gammaUpper(yu*yu/vu, vu/yu, a2-spent, vu/yu/r)
 	if err != nil {
 		return 0, 0, err
 	}
 	return lo, max(hi, lo), nil
+}
+
+// missAllowance returns the weight of the extra event of the upper bound,
+// and the part of the tail probability a2 it leaves to the gamma bound.
+//
+// Objects far above R are sampled almost surely, so their stratum's
+// variance is tiny, but the one object it may have missed is worth S, not
+// R: for 100 objects of 40 KiB at R = 4096 one is missed with probability
+// 100·e^-10 = 0.45%, 15 standard deviations of the gamma's view. Strata
+// of objects above r, largest first, may be left to chance while their
+// expected misses μ_S = c_S·(w(S)-S)/S add up to at most a2/2 (that much of
+// the tail probability is spent on them); the first that does not fit sets
+// the allowance to its size S, which a miss of it (or of any smaller
+// object) costs.
+func missAllowance(strata []Stratum, w weights, r, a2 float64) (allowance, spent float64) {
+	big := make([]Stratum, 0, len(strata))
+	for _, st := range strata {
+		if st.Count > 0 && float64(st.Size) > r {
+			big = append(big, st)
+		}
+	}
+	slices.SortFunc(big, func(x, y Stratum) int { return cmp.Compare(y.Size, x.Size) })
+	for _, st := range big {
+		mu := float64(st.Count) * w.disp(st.Size) / float64(st.Size)
+		if spent+mu > a2/2 {
+			return float64(st.Size), spent
+		}
+		spent += mu
+	}
+	return r, spent
 }
 
 // dispersion is w(S)-S = S/(exp(S/R)-1): the variance of a sampled

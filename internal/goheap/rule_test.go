@@ -154,3 +154,29 @@ func FuzzRuleOf(f *testing.F) {
 		}
 	})
 }
+
+// TestIntervalMissedLargeObject: 100 objects of 40 KiB at R = 4096 are all
+// sampled but with probability 100·e^-10 = 0.45%; with 99 sampled, the
+// upper bound at 1-1e-6 must allow the missed one (the gamma alone put it
+// 15 standard deviations out), while at 95% the 0.45% is left to chance
+// and the interval stays narrow.
+func TestIntervalMissedLargeObject(t *testing.T) {
+	for _, rule := range []Rule{Short, Exact} {
+		st := []Stratum{{Size: 40960, Count: 99}}
+		_, hi, err := Interval(st, 4096, rule, Group, 1-1e-6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hi < 100*40960 {
+			t.Errorf("%v: 1-1e-6 upper bound %.0f below the 100 objects' %d bytes", rule, hi, 100*40960)
+		}
+		_, hi95, err := Interval(st, 4096, rule, Group, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hi95 > 99*40960+8*4096 {
+			t.Errorf("%v: 95%% upper bound %.0f: the miss (0.45%%) should be left to chance", rule, hi95)
+		}
+		t.Logf("%v: 99 of 40 KiB sampled: upper bound %.0f at 1-1e-6, %.0f at 95%%", rule, hi, hi95)
+	}
+}
