@@ -444,6 +444,18 @@ func (o *otlpUploader) encode(p *profile.Profile, u *Upload) []byte {
 	if memoryProfile(p) && u.Profile != "" {
 		req.ScopeAttributes = []otlp.KeyValue{{Key: pprofmt.LabelMemory, Value: u.Profile}}
 	}
+	if o.version == otlp.V030 {
+		// Every OpenTelemetry Collector that sends v0.3.0 (v0.148.0 to
+		// v0.165.0, measured) rewrites the resource and scope attributes
+		// into references to the string table (key_strindex,
+		// string_value_strindex), which Grafana Pyroscope v2.2.1 does not
+		// resolve: through a Collector it stored every profile under
+		// service_name=unknown_service, without the agent's labels or the
+		// memory label. Pyroscope also reads service.name and labels from
+		// the samples' attributes, which the Collector passes as they are,
+		// so they go there too.
+		req.SampleAttributes = append(slices.Clip(res), req.ScopeAttributes...)
+	}
 	raw := otlp.Encode(nil, p, req)
 	if o.cfg.Compression == "none" {
 		return raw

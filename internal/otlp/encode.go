@@ -74,6 +74,10 @@ type Request struct {
 	ScopeAttributes         []KeyValue
 	// Version is the wire format; the zero value is [V030].
 	Version Version
+	// SampleAttributes, if set, are string attributes added to every
+	// sample (after its own): for a receiver that reads them there and
+	// not from the resource or the scope (see the agent's OTLP uploader).
+	SampleAttributes []KeyValue
 	// NumAsString, if set, selects numeric labels to send as string
 	// attributes (the decimal value, with the label's unit): a backend
 	// that keeps only string attributes, as Pyroscope does, then keeps
@@ -142,10 +146,16 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	if r.Version == V020 {
 		fAttrs, fValues = 3, 2
 	}
+	var extra []int32
+	for _, kv := range r.SampleAttributes {
+		extra = append(extra, e.attr(attr{key: kv.Key, str: kv.Value}))
+	}
+	var attrs []int32
 	for i, s := range p.Sample {
 		start := len(arena)
 		arena = appendUint(arena, 1, uint64(e.sampleStack(s.Location)))
-		arena = appendPacked(arena, fAttrs, e.sampleAttrs(s))
+		attrs = append(append(attrs[:0], e.sampleAttrs(s)...), extra...)
+		arena = appendPacked(arena, fAttrs, attrs)
 		common[i] = arena[start:len(arena):len(arena)]
 	}
 	profAttrs := e.profileAttrs(p)
