@@ -722,7 +722,7 @@ func allocSpace(t *testing.T, us []recorded) int64 {
 // uploaded, to the byte.
 func testServerRestart(t *testing.T, script string) {
 	const restartDown = 8 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second+serverSlack(t, script, 3))
 	defer cancel()
 	o := startOutage(ctx, t, script, "restart", time.Second, 5)
 	down := time.Now()
@@ -754,7 +754,7 @@ func testServerRestart(t *testing.T, script string) {
 // as uploaded (plus, perhaps, the unconfirmed one).
 func testServerPause(t *testing.T, script string) {
 	const pause = 15 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second+serverSlack(t, script, 1))
 	defer cancel()
 	o := startOutage(ctx, t, script, "pause", 500*time.Millisecond, 7)
 	if err := syscall.Kill(o.srv.pid, syscall.SIGSTOP); err != nil {
@@ -960,6 +960,17 @@ func scriptV2(t *testing.T, script string) bool {
 func e2eV2(t *testing.T) bool {
 	s := startScript(t)
 	return s != "" && scriptV2(t, s)
+}
+
+// serverSlack is the time to add to a test's deadline for each start or
+// stop of a server of its own from script: none for v1.19.3 (a few
+// seconds); 60 s for v2.2.1, which took up to 45 s from start to ready and
+// 32 s from SIGTERM to exit here.
+func serverSlack(t *testing.T, script string, startsAndStops int) time.Duration {
+	if !scriptV2(t, script) {
+		return 0
+	}
+	return time.Duration(startsAndStops) * 60 * time.Second
 }
 
 // stopWithin is how long a server may take to exit after SIGTERM: v1.19.3
