@@ -75,8 +75,9 @@ type Request struct {
 	// Version is the wire format; the zero value is [V030].
 	Version Version
 	// SampleAttributes, if set, are string attributes added to every
-	// sample (after its own): for a receiver that reads them there and
-	// not from the resource or the scope (see the agent's OTLP uploader).
+	// sample (after its own) that has no label of the same key: for a
+	// receiver that reads them there and not from the resource or the
+	// scope (see the agent's OTLP uploader).
 	SampleAttributes []KeyValue
 	// NumAsString, if set, selects numeric labels to send as string
 	// attributes (the decimal value, with the label's unit): a backend
@@ -146,15 +147,21 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	if r.Version == V020 {
 		fAttrs, fValues = 3, 2
 	}
-	var extra []int32
-	for _, kv := range r.SampleAttributes {
-		extra = append(extra, e.attr(attr{key: kv.Key, str: kv.Value}))
+	extra := make([]int32, len(r.SampleAttributes))
+	for i, kv := range r.SampleAttributes {
+		extra[i] = e.attr(attr{key: kv.Key, str: kv.Value})
 	}
 	var attrs []int32
 	for i, s := range p.Sample {
 		start := len(arena)
 		arena = appendUint(arena, 1, uint64(e.sampleStack(s.Location)))
-		attrs = append(append(attrs[:0], e.sampleAttrs(s)...), extra...)
+		attrs = append(attrs[:0], e.sampleAttrs(s)...)
+		for j, kv := range r.SampleAttributes {
+			// A label of the sample's own keeps its key.
+			if _, ok := s.Label[kv.Key]; !ok && s.NumLabel[kv.Key] == nil {
+				attrs = append(attrs, extra[j])
+			}
+		}
 		arena = appendPacked(arena, fAttrs, attrs)
 		common[i] = arena[start:len(arena):len(arena)]
 	}

@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -76,5 +77,42 @@ func TestEncodeVersion(t *testing.T) {
 				t.Errorf("sample fields %v, want stack, values, attributes", fields)
 			}
 		})
+	}
+}
+
+// TestEncodeSampleAttributes checks that SampleAttributes reach every
+// sample, except where the sample has a label of the same key.
+func TestEncodeSampleAttributes(t *testing.T) {
+	r := Request{SampleAttributes: []KeyValue{{"service.name", "shop"}, {"type", "other"}}}
+	b := Encode(nil, testProfile(), r)
+	checkMessage(t, "request", b)
+	rp, _ := field(b, 1)
+	sp, _ := field(rp, 2)
+	var counts []int
+	count := func(num, _ int, _ uint64, sample []byte) error {
+		if num != 2 {
+			return nil
+		}
+		attrs, _ := field(sample, 2)
+		n := 0
+		for len(attrs) > 0 {
+			_, k := readVarint(attrs)
+			attrs = attrs[k:]
+			n++
+		}
+		counts = append(counts, n)
+		return nil
+	}
+	walk(sp, func(num, _ int, _ uint64, prof []byte) error {
+		if num == 2 { // a Profile
+			walk(prof, count)
+		}
+		return nil
+	})
+	// Sample 1 (in both Profiles): its type label, its two numeric
+	// labels, service.name (its own type wins); sample 3 (in the first):
+	// service.name and type.
+	if !slices.Equal(counts, []int{4, 2, 4}) {
+		t.Errorf("attributes per sample %v, want [4 2 4]", counts)
 	}
 }

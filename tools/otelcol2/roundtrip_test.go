@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -89,7 +90,13 @@ func TestRoundTrip(t *testing.T) {
 			if err := back.CheckValid(); err != nil {
 				t.Fatal(err)
 			}
-			compare(t, canonical(tt.p, nil), canonical(back, nil))
+			// In v0.3.0 each sample also carries the resource and scope
+			// attributes (service.name, which readers drop, and memory
+			// for a memory profile), unless it has a label of that key.
+			if n := samplesWithout(req, "service.name"); n > 0 {
+				t.Errorf("%d samples without the attribute service.name", n)
+			}
+			compare(t, canonical(tt.p, withScope(req, nil)), canonical(back, nil))
 			if back.Period != tt.p.Period || back.TimeNanos != tt.p.TimeNanos || back.DurationNanos != tt.p.DurationNanos ||
 				back.DefaultSampleType != tt.p.DefaultSampleType || back.PeriodType.Type != tt.p.PeriodType.Type || back.PeriodType.Unit != tt.p.PeriodType.Unit {
 				t.Errorf("header: got period %d %v, time %d+%d, default %q; want %d %v, %d+%d, %q", back.Period, back.PeriodType,
@@ -104,7 +111,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compare(t, canonical(tt.p, keptByPyroscope), canonical(py, nil))
+			compare(t, canonical(tt.p, withScope(req, keptByPyroscope)), canonical(py, nil))
 		})
 	}
 }
@@ -112,6 +119,43 @@ func TestRoundTrip(t *testing.T) {
 // keptByPyroscope turns the labels of a pprof sample into what Pyroscope
 // keeps of its OTLP form: the string labels, plus the numeric labels sent
 // as strings.
+// withScope returns relabel (nil: the sample's own labels) with the
+// string attributes of req's scope added as labels where the sample has no
+// label of the key.
+func withScope(req *collectorpb.ExportProfilesServiceRequest, relabel func(*profile.Sample) (map[string][]string, map[string][]int64)) func(*profile.Sample) (map[string][]string, map[string][]int64) {
+	return func(s *profile.Sample) (map[string][]string, map[string][]int64) {
+		label, num := s.Label, s.NumLabel
+		if relabel != nil {
+			label, num = relabel(s)
+		}
+		out := maps.Clone(label)
+		for _, kv := range req.ResourceProfiles[0].ScopeProfiles[0].Scope.GetAttributes() {
+			if _, ok := s.Label[kv.Key]; ok || s.NumLabel[kv.Key] != nil {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[kv.Key] = []string{kv.Value.GetStringValue()}
+		}
+		return out, num
+	}
+}
+
+// samplesWithout counts the samples of req without an attribute of key.
+func samplesWithout(req *collectorpb.ExportProfilesServiceRequest, key string) int {
+	d := req.Dictionary
+	n := 0
+	for _, op := range req.ResourceProfiles[0].ScopeProfiles[0].Profiles {
+		for _, os := range op.Samples {
+			if !slices.ContainsFunc(os.AttributeIndices, func(i int32) bool { return d.StringTable[d.AttributeTable[i].KeyStrindex] == key }) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func keptByPyroscope(s *profile.Sample) (map[string][]string, map[string][]int64) {
 	l := map[string][]string{}
 	for k, v := range s.Label {
