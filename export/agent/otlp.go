@@ -371,15 +371,14 @@ func numAsString(s *profile.Sample, key string) bool {
 // that the receiver reads the other profiles version than the one sent,
 // returns what to set. Measured answers:
 //
+//   - Pyroscope v1.19.3 given v0.3.0: 500 "failed to convert otel profile:
+//     sample values length mismatch" (it reads attribute indices as
+//     values);
 //   - Pyroscope v2.2.1 given v0.2.0: 500 "failed to convert otel profile:
-//     sample ..." (it reads the values as attribute indices);
-//   - Collector v0.148.0 and later given v0.2.0: 400 "proto: wrong wireType
-//     = 2 for field LinkIndex";
-//   - Collector v0.147.0 given v0.3.0: 400, the same for its LinkIndex
-//     (field 4, where v0.3.0 has the values).
-//
-// Pyroscope v1.19.3 given v0.3.0 answers with the same "failed to convert
-// otel profile" as v2.2.1 given v0.2.0.
+//     sample value is required" (when it does not answer 200 and drop the
+//     profile: see the README);
+//   - Collector v0.147.0 given v0.3.0, and v0.165.0 given v0.2.0: 400
+//     "proto: wrong wireType = 2 for field LinkIndex".
 func (o *otlpUploader) versionMismatch(status int, body string) string {
 	if !strings.Contains(body, "failed to convert otel profile") &&
 		!strings.Contains(body, "wrong wireType") {
