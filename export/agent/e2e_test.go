@@ -584,6 +584,8 @@ type outage struct {
 	rec   *recorder
 	a     *agent.Agent
 	begin time.Time
+	// interval is the agent's: 250 ms, 1 s on v2 (see startOutage).
+	interval time.Duration
 
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -594,6 +596,19 @@ type outage struct {
 // seeded with seed) and the agent, and waits for three uploads.
 func startOutage(ctx context.Context, t *testing.T, script, name string, backoffMax time.Duration, seed uint64) *outage {
 	o := &outage{srv: startPyroscope(t, script, t.TempDir()), done: make(chan struct{})}
+	// Room in the queue for the outage: 50 s of profiles on v1.19.3
+	// (down for about 10 s). Pyroscope v2.2.1 answers a push once its
+	// segment writer has flushed the segment (every 500 ms): one agent
+	// uploaded at most about 1.5 profiles a second there, under the 4 a
+	// second of 250 ms intervals, and a restart took 84 s; so there the
+	// intervals are 1 s and the queue holds 300 s of them; and a request
+	// may take 5 s (2 s on v1), since v2 answered slowly for a while
+	// after a pause ended.
+	interval, queue, timeout := 250*time.Millisecond, 200, 2*time.Second
+	if o.srv.v2 {
+		interval, queue, timeout = time.Second, 300, 5*time.Second
+	}
+	o.interval = interval
 	p, app := e2eProfiler(t, name)
 	o.app = app
 	o.rec = newRecorder(t, o.srv.url)
@@ -601,13 +616,13 @@ func startOutage(ctx context.Context, t *testing.T, script, name string, backoff
 	var err error
 	o.a, err = agent.Start(agent.Config{
 		AppName:     o.app,
-		Interval:    250 * time.Millisecond,
+		Interval:    interval,
 		Sources:     []agent.Source{agent.ProfilerSource(p)},
 		Uploaders:   []agent.Uploader{o.rec.uploader()},
-		Timeout:     2 * time.Second,
+		Timeout:     timeout,
 		BackoffBase: 50 * time.Millisecond,
 		BackoffMax:  backoffMax,
-		QueueSize:   200, // 50 s of profiles: room for the outage
+		QueueSize:   queue,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -722,7 +737,7 @@ func allocSpace(t *testing.T, us []recorded) int64 {
 // uploaded, to the byte.
 func testServerRestart(t *testing.T, script string) {
 	const restartDown = 8 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second+serverSlack(t, script, 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second+serverSlack(t, script, 5))
 	defer cancel()
 	o := startOutage(ctx, t, script, "restart", time.Second, 5)
 	down := time.Now()
@@ -783,7 +798,7 @@ func testServerPause(t *testing.T, script string) {
 		t.Fatalf("agent stats %+v, %d recorded, %d unconfirmed: nothing may be dropped or failed", st, len(o.rec.all()), len(o.rec.unconfirmed()))
 	}
 	inPause := o.endingBetween(paused, cont)
-	if inPause < int(pause/(250*time.Millisecond))/2 {
+	if inPause < int(pause/o.interval)/2 {
 		t.Errorf("only %d uploads of intervals ending during the %v pause", inPause, pause)
 	}
 	want, maybe := allocSpace(t, o.rec.all()), allocSpace(t, o.rec.unconfirmed())
