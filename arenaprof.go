@@ -69,7 +69,9 @@ type Config struct {
 	// OpenTelemetry Collector with the profiles signal on (e.g.
 	// "http://otel-collector:4318"), or Grafana Pyroscope, which ingests
 	// OTLP itself (e.g. "http://pyroscope:4040"). For headers, TLS or a
-	// timeout, use OTLP instead.
+	// timeout, or the profiles version (v0.3.0 by default; v0.2.0 for
+	// Pyroscope v1.19 and Collector v0.147.0: OTLP.ProfilesVersion or
+	// ARENAPROF_OTLP_PROFILES_VERSION), use OTLP instead.
 	OTLPURL string
 	// OTLP is the full configuration of the OTLP destination; it takes
 	// precedence over OTLPURL. What it leaves unset comes from the standard

@@ -236,7 +236,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	// Live memory: the documented query (SelectSeries, grouped by type,
 	// averaged over the range) gives each type's in-use level; summing it
 	// over the range, as the flame graph does, counts it once per upload.
-	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel(), "type", begin, until)
+	avg, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", arenaSel(), "type", begin, until, e2eV2(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func testAgentEndToEnd(t *testing.T, base string) {
 	}
 	var heapAvg float64
 	waitUntil(ctx, t, "averaged inuse_space of the Go heap equals the mean pushed", func() error {
-		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app, "memory", "heap"), "bytes", begin, until)
+		m, err := selectSeriesAverage(ctx, base, "memory:inuse_space:bytes:space:bytes", selector(app, "memory", "heap"), "bytes", begin, until, e2eV2(t))
 		heapAvg = 0
 		for _, v := range m {
 			heapAvg += v
@@ -584,6 +584,8 @@ type outage struct {
 	rec   *recorder
 	a     *agent.Agent
 	begin time.Time
+	// interval is the agent's: 250 ms, 1 s on v2 (see startOutage).
+	interval time.Duration
 
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -594,6 +596,19 @@ type outage struct {
 // seeded with seed) and the agent, and waits for three uploads.
 func startOutage(ctx context.Context, t *testing.T, script, name string, backoffMax time.Duration, seed uint64) *outage {
 	o := &outage{srv: startPyroscope(t, script, t.TempDir()), done: make(chan struct{})}
+	// Room in the queue for the outage: 50 s of profiles on v1.19.3
+	// (down for about 10 s). Pyroscope v2.2.1 answers a push once its
+	// segment writer has flushed the segment (every 500 ms): one agent
+	// uploaded at most about 1.5 profiles a second there, under the 4 a
+	// second of 250 ms intervals, and a restart took 84 s; so there the
+	// intervals are 1 s and the queue holds 300 s of them; and a request
+	// may take 5 s (2 s on v1), since v2 answered slowly for a while
+	// after a pause ended.
+	interval, queue, timeout := 250*time.Millisecond, 200, 2*time.Second
+	if o.srv.v2 {
+		interval, queue, timeout = time.Second, 300, 5*time.Second
+	}
+	o.interval = interval
 	p, app := e2eProfiler(t, name)
 	o.app = app
 	o.rec = newRecorder(t, o.srv.url)
@@ -601,13 +616,13 @@ func startOutage(ctx context.Context, t *testing.T, script, name string, backoff
 	var err error
 	o.a, err = agent.Start(agent.Config{
 		AppName:     o.app,
-		Interval:    250 * time.Millisecond,
+		Interval:    interval,
 		Sources:     []agent.Source{agent.ProfilerSource(p)},
 		Uploaders:   []agent.Uploader{o.rec.uploader()},
-		Timeout:     2 * time.Second,
+		Timeout:     timeout,
 		BackoffBase: 50 * time.Millisecond,
 		BackoffMax:  backoffMax,
-		QueueSize:   200, // 50 s of profiles: room for the outage
+		QueueSize:   queue,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -722,7 +737,7 @@ func allocSpace(t *testing.T, us []recorded) int64 {
 // uploaded, to the byte.
 func testServerRestart(t *testing.T, script string) {
 	const restartDown = 8 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second+serverSlack(t, script, 5))
 	defer cancel()
 	o := startOutage(ctx, t, script, "restart", time.Second, 5)
 	down := time.Now()
@@ -754,7 +769,7 @@ func testServerRestart(t *testing.T, script string) {
 // as uploaded (plus, perhaps, the unconfirmed one).
 func testServerPause(t *testing.T, script string) {
 	const pause = 15 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second+serverSlack(t, script, 1))
 	defer cancel()
 	o := startOutage(ctx, t, script, "pause", 500*time.Millisecond, 7)
 	if err := syscall.Kill(o.srv.pid, syscall.SIGSTOP); err != nil {
@@ -783,7 +798,7 @@ func testServerPause(t *testing.T, script string) {
 		t.Fatalf("agent stats %+v, %d recorded, %d unconfirmed: nothing may be dropped or failed", st, len(o.rec.all()), len(o.rec.unconfirmed()))
 	}
 	inPause := o.endingBetween(paused, cont)
-	if inPause < int(pause/(250*time.Millisecond))/2 {
+	if inPause < int(pause/o.interval)/2 {
 		t.Errorf("only %d uploads of intervals ending during the %v pause", inPause, pause)
 	}
 	want, maybe := allocSpace(t, o.rec.all()), allocSpace(t, o.rec.unconfirmed())
@@ -936,9 +951,51 @@ func uploadedMean(t *testing.T, r *recorder) int64 {
 // stop and start again on the same data directory and ports.
 type pyroscope struct {
 	script, data string
-	ports        [3]int
-	url          string
-	pid          int
+	v2           bool
+	// ports: HTTP, gRPC, memberlist; for v2 also the metastore's Raft and
+	// the admin server's.
+	ports []int
+	url   string
+	pid   int
+}
+
+// scriptV2 reports whether the start script starts Pyroscope v2 (its usage
+// line names a RAFT_PORT, the metastore's, which v1 has not).
+func scriptV2(t *testing.T, script string) bool {
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatalf("reading the start script: %v", err)
+	}
+	return bytes.Contains(b, []byte("RAFT_PORT"))
+}
+
+// e2eV2 reports whether the end-to-end server is Pyroscope v2: the one
+// its start script starts (ARENAPROF_PYROSCOPE_START names the script of
+// the server at ARENAPROF_PYROSCOPE_URL).
+func e2eV2(t *testing.T) bool {
+	s := startScript(t)
+	return s != "" && scriptV2(t, s)
+}
+
+// serverSlack is the time to add to a test's deadline for each start or
+// stop of a server of its own from script: none for v1.19.3 (a few
+// seconds); 60 s for v2.2.1, which took up to 45 s from start to ready and
+// 32 s from SIGTERM to exit here.
+func serverSlack(t *testing.T, script string, startsAndStops int) time.Duration {
+	if !scriptV2(t, script) {
+		return 0
+	}
+	return time.Duration(startsAndStops) * 60 * time.Second
+}
+
+// stopWithin is how long a server may take to exit after SIGTERM: v1.19.3
+// takes under a second; v2.2.1 took 32 s (its metastore and its segment
+// writer each wait 15 s before they stop).
+func (s *pyroscope) stopWithin() time.Duration {
+	if s.v2 {
+		return 60 * time.Second
+	}
+	return 20 * time.Second
 }
 
 // startScript finds the start script of the shared Pyroscope server:
@@ -981,8 +1038,12 @@ func moduleRoot(t *testing.T) string {
 // startPyroscope starts a server on free 127.0.0.1 ports, with its data
 // (and the unpacked binary) under dir, stopped when t ends.
 func startPyroscope(t *testing.T, script, dir string) *pyroscope {
-	s := &pyroscope{script: script, data: filepath.Join(dir, "data")}
-	copy(s.ports[:], freePorts(t, len(s.ports)))
+	s := &pyroscope{script: script, data: filepath.Join(dir, "data"), v2: scriptV2(t, script)}
+	n := 3
+	if s.v2 {
+		n = 5
+	}
+	s.ports = freePorts(t, n)
 	s.url = fmt.Sprintf("http://127.0.0.1:%d", s.ports[0])
 	s.start(t)
 	t.Cleanup(func() {
@@ -1016,7 +1077,16 @@ func freePorts(t *testing.T, n int) []int {
 // start runs the script, which returns once the server answers /ready.
 func (s *pyroscope) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(s.script, s.data, strconv.Itoa(s.ports[0]), strconv.Itoa(s.ports[1]), strconv.Itoa(s.ports[2]))
+	args := []string{s.data}
+	for _, p := range s.ports[:3] {
+		args = append(args, strconv.Itoa(p))
+	}
+	if s.v2 {
+		// The Raft port is positional; the admin port, GRPC+5 by
+		// default, is set by the flag (a later flag wins).
+		args = append(args, strconv.Itoa(s.ports[3]), fmt.Sprintf("-admin-server.http-listen-port=%d", s.ports[4]))
+	}
+	cmd := exec.Command(s.script, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -1038,11 +1108,12 @@ func (s *pyroscope) stop(t *testing.T) {
 	if err := syscall.Kill(s.pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM to Pyroscope: %v", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	within := s.stopWithin()
+	deadline := time.Now().Add(within)
 	for alive(s.pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(s.pid, syscall.SIGKILL)
-			t.Fatalf("Pyroscope (PID %d) did not exit within 20 s of SIGTERM", s.pid)
+			t.Fatalf("Pyroscope (PID %d) did not exit within %s of SIGTERM", s.pid, within)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -1170,18 +1241,28 @@ func renderTotal(ctx context.Context, base, id, sel string, from, until time.Tim
 	return resp.Flamebearer.NumTicks, nil
 }
 
-// selectSeriesAverage runs the live-memory query the README documents:
-// SelectSeries with average aggregation, grouped by a label, one step over
-// the whole range. It returns each group's average.
-func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, from, until time.Time) (map[string]float64, error) {
+// selectSeriesAverage returns the in-use level of the series matching sel,
+// grouped by groupBy ("" for none), averaged over the uploads in
+// [from, until]. On v1 it is the README's query: SelectSeries with one step
+// over the range and the average aggregation. Pyroscope v2.2.1 sums
+// whatever aggregation is asked (its query backend's
+// timeSeriesAggregator.build always sums), so on v2 the query asks for
+// steps of 100 ms, each holding at most one upload of a series (uploads of
+// one source are a second apart), and averages the points, which are only
+// the steps that hold an upload.
+func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, from, until time.Time, v2 bool) (map[string]float64, error) {
+	step, agg := until.Sub(from).Seconds(), "TIME_SERIES_AGGREGATION_TYPE_AVERAGE"
+	if v2 {
+		step, agg = 0.1, "TIME_SERIES_AGGREGATION_TYPE_SUM"
+	}
 	req, _ := json.Marshal(map[string]any{
 		"profileTypeID": id,
 		"labelSelector": sel,
 		"start":         from.UnixMilli(),
 		"end":           until.UnixMilli(),
-		"step":          until.Sub(from).Seconds(),
+		"step":          step,
 		"groupBy":       slices.DeleteFunc([]string{groupBy}, func(s string) bool { return s == "" }),
-		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_AVERAGE",
+		"aggregation":   agg,
 	})
 	var resp struct {
 		Series []struct {
@@ -1195,17 +1276,22 @@ func selectSeriesAverage(ctx context.Context, base, id, sel, groupBy string, fro
 		return nil, err
 	}
 	m := map[string]float64{}
-	if groupBy == "" && len(resp.Series) == 1 && len(resp.Series[0].Points) == 1 {
-		m[""] = resp.Series[0].Points[0].Value
-		return m, nil
-	}
 	for _, s := range resp.Series {
-		if len(s.Points) != 1 {
+		if len(s.Points) == 0 || (!v2 && len(s.Points) != 1) {
 			return nil, fmt.Errorf("series %v has %d points, want 1 for one step over the range", s.Labels, len(s.Points))
+		}
+		var sum float64
+		for _, p := range s.Points {
+			sum += p.Value
+		}
+		avg := sum / float64(len(s.Points))
+		if groupBy == "" && len(resp.Series) == 1 {
+			m[""] = avg
+			continue
 		}
 		for _, l := range s.Labels {
 			if l.Name == groupBy {
-				m[l.Value] = s.Points[0].Value
+				m[l.Value] = avg
 			}
 		}
 	}

@@ -71,7 +71,7 @@ const fleetConfidence = 1 - 1e-7
 // -pyroscope between the versions must flag exactly the type whose true
 // bytes changed.
 func testFleet(t *testing.T, script string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute+serverSlack(t, script, 3))
 	defer cancel()
 	srv := startPyroscope(t, script, t.TempDir())
 	t.Cleanup(func() {

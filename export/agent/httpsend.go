@@ -37,6 +37,11 @@ type httpSender struct {
 	// accepted, if set, reads a 2xx answer's body (its first 64 KiB),
 	// which may still report a failure (OTLP's partial success).
 	accepted func(header http.Header, body []byte) error
+	// refused, if set, reads a refusal (a status other than 2xx and its
+	// body): a hint it returns says the request cannot succeed as it is
+	// sent (OTLP's profiles version), so the upload fails at once, with
+	// the hint.
+	refused func(status int, body string) string
 
 	// silent is set when a request went unanswered: until the server
 	// answers a probe, no profile is sent (see post).
@@ -176,6 +181,11 @@ func (h *httpSender) post(ctx context.Context, target, endpoint string, header h
 	text := h.redact(strings.ToValidUTF8(string(snippet), "?"))
 	transient := h.transient != nil && h.transient(resp.StatusCode, text)
 	text = strings.TrimSpace(strings.ToValidUTF8(truncate(text, 256), "?"))
+	if h.refused != nil {
+		if hint := h.refused(resp.StatusCode, text); hint != "" {
+			return fmt.Errorf("agent: %s: POST %s: %s: %s (%s)", h.kind, endpoint, resp.Status, text, hint)
+		}
+	}
 	err = fmt.Errorf("agent: %s: POST %s: %s: %s", h.kind, endpoint, resp.Status, text)
 	if transient || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 		return Retryable(err, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))

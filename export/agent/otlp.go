@@ -50,7 +50,9 @@ const otlpProfilesPath = "/v1development/profiles"
 //   - Timeout: OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT, then
 //     OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds);
 //   - ResourceAttributes: OTEL_RESOURCE_ATTRIBUTES ("k1=v1,k2=v2"),
-//     merged under the explicit ones and the agent's labels.
+//     merged under the explicit ones and the agent's labels;
+//   - ProfilesVersion: ARENAPROF_OTLP_PROFILES_VERSION ("v0.3.0" or
+//     "v0.2.0"; OpenTelemetry defines no variable for it).
 //
 // The resource attribute service.name is the agent's AppName (or, when it
 // is empty, OTEL_SERVICE_NAME).
@@ -75,6 +77,14 @@ type OTLPConfig struct {
 	// ResourceAttributes are added to the resource of every request,
 	// after service.name and the agent's labels, which win.
 	ResourceAttributes map[string]string
+	// ProfilesVersion is the wire format of the profiles, the version of
+	// opentelemetry-proto's profiles/v1development: "v0.3.0" (the
+	// default), read by Grafana Pyroscope v2.2 and OpenTelemetry Collector
+	// v0.148.0 and later, or "v0.2.0", read by Pyroscope v1.19 and
+	// Collector v0.147.0 and earlier. The two number a sample's fields
+	// differently; an upload that the receiver refuses in a way that shows
+	// the mismatch fails with an error naming this setting.
+	ProfilesVersion string
 	// Client sends the requests; nil selects a client of the uploader's own
 	// (closed when the agent stops). Redirects are never followed, so
 	// credentials are never sent to another host.
@@ -106,6 +116,9 @@ func (c OTLPConfig) String() string {
 			b.WriteString(k + "=" + c.ResourceAttributes[k])
 		}
 	}
+	if c.ProfilesVersion != "" {
+		fmt.Fprintf(&b, " ProfilesVersion:%s", c.ProfilesVersion)
+	}
 	if c.Client != nil {
 		b.WriteString(" Client:true")
 	}
@@ -135,6 +148,7 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 		Timeout            string            `json:",omitempty"`
 		TLS                bool              `json:",omitempty"`
 		ResourceAttributes map[string]string `json:",omitempty"`
+		ProfilesVersion    string            `json:",omitempty"`
 		Client             bool              `json:",omitempty"`
 	}{
 		URL:                redact.URL(c.URL, "REDACTED"),
@@ -143,6 +157,7 @@ func (c OTLPConfig) MarshalJSON() ([]byte, error) {
 		Timeout:            timeout,
 		TLS:                c.TLS != nil,
 		ResourceAttributes: c.ResourceAttributes,
+		ProfilesVersion:    c.ProfilesVersion,
 		Client:             c.Client != nil,
 	})
 }
@@ -155,6 +170,7 @@ type otlpUploader struct {
 	header   http.Header
 	resource []otlp.KeyValue // the attributes besides service.name, sorted
 	envName  string          // OTEL_SERVICE_NAME, for an empty AppName
+	version  otlp.Version
 	send     *httpSender
 	gzips    sync.Pool // of *gzip.Writer at BestSpeed
 }
@@ -167,9 +183,10 @@ type otlpUploader struct {
 //	Content-Type: application/x-protobuf
 //	Content-Encoding: gzip
 //
-// with an ExportProfilesServiceRequest in the wire format that Grafana
-// Pyroscope v1.19.3 and OpenTelemetry Collector v0.147.0 read
-// (opentelemetry-proto profiles v0.2.0). Each upload is one request: a
+// with an ExportProfilesServiceRequest in the wire format of
+// [OTLPConfig].ProfilesVersion (opentelemetry-proto profiles v0.3.0 by
+// default; v0.2.0 for Grafana Pyroscope v1.19 and OpenTelemetry Collector
+// v0.147.0 and earlier). Each upload is one request: a
 // resource (service.name = AppName, the agent's labels, the configured and
 // environment resource attributes), one scope ("arenaprof"; for a memory
 // profile, with the attribute memory=SOURCE: "arena", "heap") and one
@@ -185,7 +202,11 @@ type otlpUploader struct {
 // retryable; a request sent but not answered is [Unconfirmed], and until
 // the receiver answers a GET of the endpoint again no profile is sent;
 // other answers fail the upload, and so does a 2xx answer whose partial
-// success reports rejected profiles. No error or log message holds a
+// success reports rejected profiles. An answer that shows the receiver
+// reads the other profiles version (Pyroscope v2.2's "failed to convert
+// otel profile", a Collector's "wrong wireType" for a Sample field) fails
+// the upload without a retry, with an error that names ProfilesVersion and
+// the version to set. No error or log message holds a
 // header value or the URL's password.
 func NewOTLP(cfg OTLPConfig) (Uploader, error) { return uploader(newOTLP(cfg)) }
 
@@ -219,7 +240,11 @@ func newOTLP(cfg OTLPConfig) (*otlpUploader, error) {
 	if err := checkHeaders("OTLPConfig.Headers", cfg.Headers); err != nil {
 		return nil, err
 	}
-	o := &otlpUploader{cfg: cfg, header: make(http.Header), envName: os.Getenv("OTEL_SERVICE_NAME")}
+	version, err := otlp.ParseVersion(cfg.ProfilesVersion)
+	if err != nil {
+		return nil, fmt.Errorf("agent: OTLPConfig.ProfilesVersion: %w", err)
+	}
+	o := &otlpUploader{cfg: cfg, header: make(http.Header), envName: os.Getenv("OTEL_SERVICE_NAME"), version: version}
 	var user, password string
 	if u.User != nil {
 		user = u.User.Username()
@@ -255,6 +280,7 @@ func newOTLP(cfg OTLPConfig) (*otlpUploader, error) {
 	}
 	o.send.probeURL = o.target
 	o.send.accepted = partialSuccess
+	o.send.refused = o.versionMismatch
 	o.send.hideAll(password)
 	o.send.hideLong(user) // a lone user name is often a token
 	if password != "" || user != "" {
@@ -341,6 +367,30 @@ func numAsString(s *profile.Sample, key string) bool {
 	return false
 }
 
+// versionMismatch reads a refusal (status and body) and, when it shows
+// that the receiver reads the other profiles version than the one sent,
+// returns what to set. Measured answers:
+//
+//   - Pyroscope v1.19.3 given v0.3.0: 500 "failed to convert otel profile:
+//     sample values length mismatch" (it reads attribute indices as
+//     values);
+//   - Pyroscope v2.2.1 given v0.2.0: 500 "failed to convert otel profile:
+//     sample value is required" (when it does not answer 200 and drop the
+//     profile: see the README);
+//   - Collector v0.147.0 given v0.3.0, and v0.165.0 given v0.2.0: 400
+//     "proto: wrong wireType = 2 for field LinkIndex".
+func (o *otlpUploader) versionMismatch(status int, body string) string {
+	if !strings.Contains(body, "failed to convert otel profile") &&
+		!strings.Contains(body, "wrong wireType") {
+		return ""
+	}
+	other := otlp.V020
+	if o.version == otlp.V020 {
+		other = otlp.V030
+	}
+	return fmt.Sprintf("the receiver reads another OTLP profiles version than the %s sent: set OTLPConfig.ProfilesVersion (or ARENAPROF_OTLP_PROFILES_VERSION) to %s", o.version, other)
+}
+
 // partialSuccess reads a receiver's 2xx answer: an OTLP
 // ExportProfilesServiceResponse whose partial_success may say that it
 // rejected profiles, which fails the upload (OTLP: not to be retried).
@@ -387,10 +437,23 @@ func (o *otlpUploader) encode(p *profile.Profile, u *Upload) []byte {
 	req := otlp.Request{
 		Resource:    res,
 		ScopeName:   "arenaprof",
+		Version:     o.version,
 		NumAsString: numAsString,
 	}
 	if memoryProfile(p) && u.Profile != "" {
 		req.ScopeAttributes = []otlp.KeyValue{{Key: pprofmt.LabelMemory, Value: u.Profile}}
+	}
+	if o.version == otlp.V030 {
+		// Every OpenTelemetry Collector that sends v0.3.0 (v0.148.0 to
+		// v0.165.0, measured) rewrites the resource and scope attributes
+		// into references to the string table (key_strindex,
+		// string_value_strindex), which Grafana Pyroscope v2.2.1 does not
+		// resolve: through a Collector it stored every profile under
+		// service_name=unknown_service, without the agent's labels or the
+		// memory label. Pyroscope also reads service.name and labels from
+		// the samples' attributes, which the Collector passes as they are,
+		// so they go there too.
+		req.SampleAttributes = append(slices.Clip(res), req.ScopeAttributes...)
 	}
 	raw := otlp.Encode(nil, p, req)
 	if o.cfg.Compression == "none" {

@@ -41,28 +41,98 @@ import (
 // arenaprof top -pyroscope reads those sums under the OTLP profile type
 // names and gives the same intervals.
 //
-// The server comes as for TestPyroscopeEndToEnd. The Collector is the
-// binary at ARENAPROF_OTELCOL (.ci/run builds it once per run), else the
-// test builds tools/otelcol itself, once, into the user's cache directory
-// (minutes from a cold Go build cache).
+// A third part, mismatch, sends in the other profiles version than the
+// server reads, through the Collector and (v1.19.3) directly: every upload
+// fails (none is retried or dropped unseen) and the agent's
+// Stats.LastError names the setting to change. Pyroscope v2.2.1 given
+// v0.2.0 directly answers 200 and drops the profiles whose sample values
+// it cannot read as attribute indices (its converter then finds no
+// service name and converts nothing): the part logs what it stored, and
+// the README says so.
+//
+// The server comes as for TestPyroscopeEndToEnd; the profiles version
+// follows it: v0.2.0 for v1.19.3, v0.3.0 (the default) for v2.2.1. The
+// Collector is the binary at ARENAPROF_OTELCOL (.ci/run builds the one
+// matching the server once per run), else the test builds it itself, once,
+// into the user's cache directory (minutes from a cold Go build cache):
+// tools/otelcol (v0.147.0) for v1.19.3, tools/otelcol2 (v0.165.0) for
+// v2.2.1.
 func TestOTLPEndToEnd(t *testing.T) {
 	base, _ := e2eServer(t)
 	cli := buildCLI(t)
-	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, base) })
-	t.Run("collector", func(t *testing.T) {
-		col := startCollector(t, base)
-		testOTLPEndToEnd(t, cli, base, col)
+	version, other := "v0.2.0", "v0.3.0"
+	if e2eV2(t) {
+		version, other = other, version
+	}
+	col := startCollector(t, base)
+	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, base, version) })
+	t.Run("collector", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, col, version) })
+	t.Run("mismatch", func(t *testing.T) {
+		testOTLPMismatch(t, col, other, true)
+		testOTLPMismatch(t, base, other, !e2eV2(t))
 	})
+}
+
+// testOTLPMismatch runs the agent with an OTLP destination at base sending
+// arena profiles in the profiles version the receiver does not read and,
+// if refused, checks that no upload is lost silently: each fails, and
+// Stats.LastError names the setting and the version to set. (A sample
+// with exactly one attribute, such as a wall-clock sample of an agent
+// without labels, can pass a reader of the other version misread: its one
+// attribute index taken for its value, or the reverse; the README says
+// so.)
+func testOTLPMismatch(t *testing.T, base, version string, refused bool) {
+	p, app := e2eProfiler(t, "otlpmismatch")
+	up, err := agent.NewOTLP(agent.OTLPConfig{URL: base, ProfilesVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.(io.Closer).Close() })
+	a, err := agent.Start(agent.Config{
+		AppName:   app,
+		Interval:  time.Second,
+		Sources:   []agent.Source{agent.ProfilerSource(p)},
+		Uploaders: []agent.Uploader{up},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := e2eWorkload()
+	time.Sleep(1500 * time.Millisecond) // at least one collection
+	defer live.Free()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := a.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := a.Stats()
+	want := "set OTLPConfig.ProfilesVersion (or ARENAPROF_OTLP_PROFILES_VERSION) to "
+	if version == "v0.2.0" {
+		want += "v0.3.0"
+	} else {
+		want += "v0.2.0"
+	}
+	if !refused {
+		t.Logf("%s sent to %s: %d uploads, %d uploaded, %d failed (the receiver does not refuse it)", version, base, st.Collected, st.Uploaded, st.Failed)
+		return
+	}
+	if st.Collected == 0 || st.Failed != st.Collected || st.Uploaded != 0 || st.Dropped != 0 || st.Retried != 0 {
+		t.Errorf("stats %+v: every upload must fail at once", st)
+	}
+	if !strings.Contains(st.LastError, want) {
+		t.Errorf("last error %q does not say %q", st.LastError, want)
+	}
+	t.Logf("%s sent to %s: %d of %d uploads failed; last error: %s", version, base, st.Failed, st.Collected, st.LastError)
 }
 
 // testOTLPEndToEnd runs the agent with an OTLP destination at otlpURL on
 // the end-to-end workload and checks what the Pyroscope server at base
 // stores, and what the CLI cli reads from it.
-func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL string) {
+func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL, version string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p, app := e2eProfiler(t, "otlp")
-	up, err := agent.NewOTLP(agent.OTLPConfig{URL: otlpURL})
+	up, err := agent.NewOTLP(agent.OTLPConfig{URL: otlpURL, ProfilesVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +250,9 @@ func checkOTLPTop(t *testing.T, cli, base, sel string, stored map[string]map[str
 		runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339), "-to", until.Format(time.RFC3339), "-confidence", "0.999999", sel))
 }
 
-// startCollector starts an OpenTelemetry Collector on a free 127.0.0.1
-// port, forwarding profiles to the Pyroscope server at pyroscope, and
+// startCollector starts an OpenTelemetry Collector (the one matching the
+// end-to-end server) on a free 127.0.0.1 port, forwarding profiles to the
+// Pyroscope server at pyroscope, and
 // returns the base URL of its OTLP/HTTP receiver. It is stopped when t
 // ends.
 func startCollector(t *testing.T, pyroscope string) string {
@@ -262,7 +333,8 @@ service:
 }
 
 // collectorBinary returns the Collector to run: ARENAPROF_OTELCOL, else
-// tools/otelcol built once into the user's cache directory, under a name
+// tools/otelcol (tools/otelcol2 for Pyroscope v2) built once into the
+// user's cache directory, under a name
 // that changes with the module's go.mod, go.sum and main.go, so that a
 // later run reuses it (the first build from a cold Go build cache takes
 // minutes).
@@ -271,12 +343,16 @@ func collectorBinary(t *testing.T) string {
 		return bin
 	}
 	root := moduleRoot(t)
-	dir := filepath.Join(root, "tools", "otelcol")
+	mod := "otelcol"
+	if e2eV2(t) {
+		mod = "otelcol2"
+	}
+	dir := filepath.Join(root, "tools", mod)
 	h := sha256.New()
 	for _, name := range []string{"go.mod", "go.sum", "main.go"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if root == "" || err != nil {
-			t.Fatalf("tools/otelcol not found in the repository: %v", err)
+			t.Fatalf("tools/%s not found in the repository: %v", mod, err)
 		}
 		h.Write(b)
 	}
@@ -284,14 +360,14 @@ func collectorBinary(t *testing.T) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	bin := filepath.Join(cache, "arenaprof-test", fmt.Sprintf("otelcol-%x", h.Sum(nil)[:8]))
+	bin := filepath.Join(cache, "arenaprof-test", fmt.Sprintf("%s-%x", mod, h.Sum(nil)[:8]))
 	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
 		return bin
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(t.TempDir(), "otelcol")
+	tmp := filepath.Join(t.TempDir(), mod)
 	start := time.Now()
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = dir
@@ -302,9 +378,9 @@ func collectorBinary(t *testing.T) string {
 		for sc.Scan() && len(lines) < 30 {
 			lines = append(lines, sc.Text())
 		}
-		t.Fatalf("building tools/otelcol: %v\n%s", err, strings.Join(lines, "\n"))
+		t.Fatalf("building tools/%s: %v\n%s", mod, err, strings.Join(lines, "\n"))
 	}
-	t.Logf("built tools/otelcol in %s", time.Since(start).Round(time.Second))
+	t.Logf("built tools/%s in %s", mod, time.Since(start).Round(time.Second))
 	// Copy, then rename: the rename is atomic, so a concurrent run never
 	// starts a half-written binary.
 	data, err := os.ReadFile(tmp)

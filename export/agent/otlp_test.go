@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arenaprof/arenaprof/internal/otlp"
 )
 
 // otlpServer records the requests an OTLP receiver gets and answers with
@@ -64,7 +66,7 @@ func testUpload(t *testing.T) *Upload {
 func clearOTELEnv(t *testing.T) {
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
 		"OTEL_EXPORTER_OTLP_PROFILES_HEADERS", "OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_PROFILES_COMPRESSION",
-		"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME"} {
+		"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "ARENAPROF_OTLP_PROFILES_VERSION"} {
 		t.Setenv(v, "")
 	}
 }
@@ -148,12 +150,17 @@ func TestOTLPErrors(t *testing.T) {
 		status    int
 		answer    string
 		retryable bool
+		hint      string // what the error must say to change, if anything
 	}{
-		{http.StatusBadRequest, "failed to convert otel profile", false},
-		{http.StatusUnauthorized, "no s3cret-header-value here", false},
-		{http.StatusTooManyRequests, "slow down", true},
-		{http.StatusInternalServerError, "failed to make a GRPC request: empty ring", true},
-		{http.StatusServiceUnavailable, "unavailable", true},
+		{http.StatusBadRequest, "failed to convert otel profile", false, "OTLPConfig.ProfilesVersion (or ARENAPROF_OTLP_PROFILES_VERSION) to v0.2.0"},
+		// Answers of receivers that read the other version (measured):
+		// final, not retried, and the error says what to set.
+		{http.StatusInternalServerError, "failed to convert otel profile: sample 2: could not access attribute at index 4096", false, "v0.2.0"},
+		{http.StatusBadRequest, "proto: wrong wireType = 2 for field LinkIndex", false, "set OTLPConfig.ProfilesVersion"},
+		{http.StatusUnauthorized, "no s3cret-header-value here", false, ""},
+		{http.StatusTooManyRequests, "slow down", true, ""},
+		{http.StatusInternalServerError, "failed to make a GRPC request: empty ring", true, ""},
+		{http.StatusServiceUnavailable, "unavailable", true, ""},
 	} {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			srv := newOTLPServer(t)
@@ -179,6 +186,43 @@ func TestOTLPErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), "agent: otlp: POST "+srv.URL+otlpProfilesPath+"?api_key=REDACTED") {
 				t.Errorf("error %q does not name the endpoint", err)
 			}
+			if tt.hint != "" && !strings.Contains(err.Error(), tt.hint) {
+				t.Errorf("error %q does not say %q", err, tt.hint)
+			}
+			if tt.hint == "" && strings.Contains(err.Error(), "ProfilesVersion") {
+				t.Errorf("error %q blames the profiles version", err)
+			}
+		})
+	}
+}
+
+// TestOTLPProfilesVersion checks that the version comes from the
+// configuration, then the environment, and that the hint of a refusal
+// names the other version.
+func TestOTLPProfilesVersion(t *testing.T) {
+	clearOTELEnv(t)
+	for _, tt := range []struct {
+		cfg, env string
+		want     otlp.Version
+		hint     string
+	}{
+		{"", "", otlp.V030, "to v0.2.0"},
+		{"", "v0.2.0", otlp.V020, "to v0.3.0"},
+		{"v0.3.0", "0.2.0", otlp.V030, "to v0.2.0"},
+		{"0.2.0", "", otlp.V020, "to v0.3.0"},
+	} {
+		t.Run(tt.cfg+"/"+tt.env, func(t *testing.T) {
+			t.Setenv("ARENAPROF_OTLP_PROFILES_VERSION", tt.env)
+			o, err := newOTLP(OTLPConfig{URL: "http://h", ProfilesVersion: tt.cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.version != tt.want {
+				t.Errorf("version %v, want %v", o.version, tt.want)
+			}
+			if h := o.versionMismatch(500, "failed to convert otel profile: sample"); !strings.HasSuffix(h, tt.hint) {
+				t.Errorf("hint %q, want one ending %q", h, tt.hint)
+			}
 		})
 	}
 }
@@ -199,6 +243,8 @@ func TestNewOTLPInvalid(t *testing.T) {
 		{"env headers", OTLPConfig{URL: "http://h"}, map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization"}, "OTEL_EXPORTER_OTLP_HEADERS: member 1"},
 		{"env timeout", OTLPConfig{URL: "http://h"}, map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "10s"}, "milliseconds"},
 		{"env attributes", OTLPConfig{URL: "http://h"}, map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "a=%zz"}, "percent"},
+		{"version", OTLPConfig{URL: "http://h", ProfilesVersion: "v0.4.0"}, nil, "OTLPConfig.ProfilesVersion: OTLP profiles version \"v0.4.0\""},
+		{"env version", OTLPConfig{URL: "http://h"}, map[string]string{"ARENAPROF_OTLP_PROFILES_VERSION": "1"}, "want v0.3.0 or v0.2.0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {

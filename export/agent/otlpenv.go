@@ -64,6 +64,9 @@ func otlpFromEnv(cfg OTLPConfig, getenv func(string) string) (_ OTLPConfig, asIs
 			break
 		}
 	}
+	if cfg.ProfilesVersion == "" {
+		cfg.ProfilesVersion = strings.TrimSpace(getenv("ARENAPROF_OTLP_PROFILES_VERSION"))
+	}
 	attrs, err := parseOTELList(getenv("OTEL_RESOURCE_ATTRIBUTES"))
 	if err != nil {
 		return cfg, false, fmt.Errorf("agent: OTEL_RESOURCE_ATTRIBUTES: %w", err)

@@ -318,10 +318,12 @@ func (p *pyroscopeUploader) Upload(ctx context.Context, u *Upload) error {
 
 // ringUnhealthy reports whether a 422 body is the server's complaint that
 // its ring is not ready (at start-up or shutdown) rather than about the
-// request.
+// request. Pyroscope v2.2.1, ready but its segment writer not yet, answers
+// "rpc error: code = Unavailable desc = service is unavailable" (seen
+// right after a restart).
 func ringUnhealthy(body string) bool {
 	return strings.Contains(body, "empty ring") || strings.Contains(body, "unhealthy instances") ||
-		strings.Contains(body, "too many unhealthy instances")
+		strings.Contains(body, "too many unhealthy instances") || strings.Contains(body, "code = Unavailable")
 }
 
 func multipartBody(u *Upload, data []byte) ([]byte, string, error) {

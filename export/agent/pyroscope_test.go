@@ -477,6 +477,7 @@ func TestPyroscopeFaults(t *testing.T) {
 		{"422 empty ring ten times is retried", firstN(10, emptyRing), 0, maxRetriesLimit, 0, 1, 0, 0, 11, 0},
 		{"422 empty ring for ever: given up at MaxRetryTime", emptyRing, 0, maxRetriesLimit, 200 * time.Millisecond, 0, 1, 0, some, 0},
 		{"422 unhealthy instances is retried", firstN(1, body(422, `{"code":"unknown","message":"at least 1 live replicas required, could only find 0 - unhealthy instances: 127.0.0.1:9095"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
+		{"422 v2 segment writer unavailable is retried", firstN(1, body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed push series with index 0 and id  failed: unknown: rpc error: code = Unavailable desc = service is unavailable"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
 		{"422 rate limit is retried", firstN(1, body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed resource_exhausted: push rate limit (4.0 MiB) exceeded while adding 2.1 KiB"}`)), 0, 0, 0, 1, 0, 0, 2, 0},
 		{"422 series limit is not retried", body(422, `{"code":"unknown","message":"pushing IngestInput-pprof failed push series with index 0 and id  failed: resource_exhausted: Maximum active series limit exceeded (20/20), reduce the number of active streams"}`), 0, 0, 0, 0, 1, 0, 1, 0},
 		{"422 unparsable is not retried", body(422, `{"code":"unknown","message":"parsing IngestInput-pprof failed"}`), 0, 0, 0, 0, 1, 0, 1, 0},

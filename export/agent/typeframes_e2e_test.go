@@ -39,7 +39,7 @@ func testTypeFrames(t *testing.T, script string) {
 		received, onDisk int64
 	}
 	measure := func(noFrames bool) result {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+serverSlack(t, script, 2))
 		defer cancel()
 		dir := t.TempDir()
 		srv := startPyroscope(t, script, dir)

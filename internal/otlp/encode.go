@@ -1,8 +1,10 @@
 // Package otlp encodes pprof profiles as OpenTelemetry profiles: an OTLP
-// ExportProfilesServiceRequest of the v1development profiles signal, in the
-// wire format of opentelemetry-proto's profiles v0.2.0 (the one Grafana
-// Pyroscope v1.19.3 and OpenTelemetry Collector v0.147.0 read; later
-// versions number the Sample's fields differently).
+// ExportProfilesServiceRequest of the v1development profiles signal, in
+// one of two wire formats of opentelemetry-proto (see [Version]): profiles
+// v0.3.0, which Grafana Pyroscope v2.2 and OpenTelemetry Collector v0.148.0
+// and later read, or v0.2.0, which Pyroscope v1.19 and Collector v0.147.0
+// and earlier read. The two differ only in the numbers of the Sample's
+// fields.
 //
 // One pprof profile becomes one ScopeProfiles holding one Profile per pprof
 // sample type (an OTLP Profile has a single sample type), all sharing one
@@ -26,7 +28,8 @@
 // The encoder is written by hand, like the pprof encoder in export: the
 // generated protobuf types would add google.golang.org/protobuf (and the
 // OTLP modules) to every user's build. The round trip through the
-// official generated types is tested in tools/otelcol.
+// official generated types is tested in tools/otelcol (v0.2.0) and
+// tools/otelcol2 (v0.3.0).
 package otlp
 
 import (
@@ -69,6 +72,13 @@ type Request struct {
 	// instrumentation scope.
 	ScopeName, ScopeVersion string
 	ScopeAttributes         []KeyValue
+	// Version is the wire format; the zero value is [V030].
+	Version Version
+	// SampleAttributes, if set, are string attributes added to every
+	// sample (after its own) that has no label of the same key: for a
+	// receiver that reads them there and not from the resource or the
+	// scope (see the agent's OTLP uploader).
+	SampleAttributes []KeyValue
 	// NumAsString, if set, selects numeric labels to send as string
 	// attributes (the decimal value, with the label's unit): a backend
 	// that keeps only string attributes, as Pyroscope does, then keeps
@@ -133,10 +143,26 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	// Each sample's stack and attributes, shared by all its Profiles.
 	common := make([][]byte, len(p.Sample))
 	var arena []byte
+	fAttrs, fValues := 2, 4 // Sample.attribute_indices, Sample.values
+	if r.Version == V020 {
+		fAttrs, fValues = 3, 2
+	}
+	extra := make([]int32, len(r.SampleAttributes))
+	for i, kv := range r.SampleAttributes {
+		extra[i] = e.attr(attr{key: kv.Key, str: kv.Value})
+	}
+	var attrs []int32
 	for i, s := range p.Sample {
 		start := len(arena)
 		arena = appendUint(arena, 1, uint64(e.sampleStack(s.Location)))
-		arena = appendPacked(arena, 3, e.sampleAttrs(s))
+		attrs = append(attrs[:0], e.sampleAttrs(s)...)
+		for j, kv := range r.SampleAttributes {
+			// A label of the sample's own keeps its key.
+			if _, ok := s.Label[kv.Key]; !ok && s.NumLabel[kv.Key] == nil {
+				attrs = append(attrs, extra[j])
+			}
+		}
+		arena = appendPacked(arena, fAttrs, attrs)
 		common[i] = arena[start:len(arena):len(arena)]
 	}
 	profAttrs := e.profileAttrs(p)
@@ -160,7 +186,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 			body = appendTag(body, 2, wireLen)
 			body = binary.AppendUvarint(body, uint64(len(common[i])+1+1+varintSize(v)))
 			body = append(body, common[i]...)
-			body = appendTag(body, 2, wireLen)
+			body = appendTag(body, fValues, wireLen)
 			body = binary.AppendUvarint(body, uint64(varintSize(v)))
 			body = binary.AppendUvarint(body, v)
 		}

@@ -48,6 +48,11 @@ import (
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
+// profilesVersion is the agent's OTLPConfig.ProfilesVersion for the
+// generated types of this module (profiles v0.2.0, as Pyroscope v1.19.3
+// reads).
+const profilesVersion = "v0.2.0"
+
 type roundTripType struct{ a, b, c uint64 }
 
 func TestRoundTrip(t *testing.T) {
@@ -214,7 +219,7 @@ func sendOTLP(t *testing.T, p *profile.Profile, source string) *collectorpb.Expo
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	o, err := agent.NewOTLP(agent.OTLPConfig{URL: srv.URL, Compression: "none"})
+	o, err := agent.NewOTLP(agent.OTLPConfig{URL: srv.URL, Compression: "none", ProfilesVersion: profilesVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
