@@ -71,7 +71,7 @@ const (
 	// Total bounds the total of a profile for any order of allocations:
 	// under Short, each sample takes at most one byte off the chance of
 	// the next allocation, wherever it lands, so the bias of the total is
-	// bounded by the samples' count (see TotalShift).
+	// bounded by the samples' count (see totalShift).
 	Total
 	// AnyOrder bounds a group for any order of the process's allocations:
 	// under Short, each sampled object may have been sampled right after
@@ -137,14 +137,14 @@ func Interval(strata []Stratum, rate int64, rule Rule, b Bounds, conf float64) (
 		return 0, 0, err
 	}
 	if b == Total && rule == Short && rate > 1 {
-		down, up := TotalShift(strata, rate)
-		certain, _ := sampledBytes(strata)
+		down, up := totalShift(strata, rate)
+		certain := sampledBytes(strata)
 		lo, hi = max(certain, lo-down), hi+up
 	}
 	return lo, max(hi, lo), nil
 }
 
-// TotalShift returns how far the total of a profile sampled under Short
+// totalShift returns how far the total of a profile sampled under Short
 // may be from the interval of its estimate, for any order of
 // allocations: the estimate's expectation is at most down above the true
 // bytes and at most up below them. With ε(S) = (e^(1/R)-1)·(w(S)-S) <=
@@ -159,7 +159,7 @@ func Interval(strata []Stratum, rate int64, rule Rule, b Bounds, conf float64) (
 //	                                     window, up to 256 Ps)
 //
 // Both are about one byte per sample at most.
-func TotalShift(strata []Stratum, rate int64) (down, up float64) {
+func totalShift(strata []Stratum, rate int64) (down, up float64) {
 	if rate <= 1 {
 		return 0, 0
 	}
@@ -179,16 +179,14 @@ func TotalShift(strata []Stratum, rate int64) (down, up float64) {
 // sample before a window may take a byte off its first allocation.
 const maxPs = 256
 
-// sampledBytes returns the bytes of the sampled objects, certain, and
-// their number.
-func sampledBytes(strata []Stratum) (certain float64, count int64) {
+// sampledBytes returns the bytes of the sampled objects, which are certain.
+func sampledBytes(strata []Stratum) (certain float64) {
 	for _, st := range strata {
 		if st.Count > 0 {
 			certain += float64(st.Count) * float64(st.Size)
-			count += st.Count
 		}
 	}
-	return certain, count
+	return certain
 }
 
 // interval is the gamma interval of the strata under the weights w.

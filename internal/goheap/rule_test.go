@@ -85,7 +85,7 @@ func (s *shortSampler) alloc(size int64) bool {
 // TestShortUnbiasedSimulated: runs of one size through the simulated
 // Go 1.24 sampler: Short's weights are unbiased (Exact's, runtime/pprof's,
 // fall about one byte per sample short), and the total of an interleaved
-// order stays within TotalShift. Each mean is checked at 6 standard
+// order stays within totalShift. Each mean is checked at 6 standard
 // errors of its own sampling (false failure below 2e-9 per check, 12
 // checks).
 func TestShortUnbiasedSimulated(t *testing.T) {
@@ -111,7 +111,7 @@ func TestShortUnbiasedSimulated(t *testing.T) {
 		}
 	}
 	// The worst order for a group: every 8-byte object follows a sampled
-	// 4096-byte one. The total's interval (TotalShift) still holds.
+	// 4096-byte one. The total's interval (totalShift) still holds.
 	s := &shortSampler{rng: rng, rate: rate}
 	s.reset()
 	counts := map[int64]int64{}

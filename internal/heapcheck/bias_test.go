@@ -57,7 +57,7 @@ func TestGoHeapBias(t *testing.T) {
 		small.Add(Small(now))
 		oldTotal.Add(old["total"])
 		if i%2 == 1 { // disjoint pairs: independent runs
-			if diffAlarms += diffTotalAlarm(t, prev, data); diffAlarms > 10 {
+			if diffAlarms += diffTotalAlarm(t, truth, prev, data); diffAlarms > 10 {
 				t.Fatalf("diff of two runs flagged the total %d times", diffAlarms)
 			}
 		}
@@ -90,13 +90,13 @@ func mustPprof(s *Summary) float64 { m, _ := s.PprofBias(); return m }
 // diffTotalAlarm returns 1 if report.Diff flags the total of the sites of
 // two runs at 95%. Over 30 independent pairs, more than 10 alarms has
 // probability below 2e-7 at a false-alarm rate of 5%.
-func diffTotalAlarm(t *testing.T, a, b []byte) int {
+func diffTotalAlarm(t *testing.T, truth map[string]int64, a, b []byte) int {
 	t.Helper()
-	pa, _, err := SitesProfile(a, Truth(32<<20))
+	pa, _, err := SitesProfile(a, truth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, _, err := SitesProfile(b, Truth(32<<20))
+	pb, _, err := SitesProfile(b, truth)
 	if err != nil {
 		t.Fatal(err)
 	}
