@@ -267,6 +267,10 @@ type Agent struct {
 
 	stopReq       chan context.Context
 	collectorDone chan struct{}
+	// stamps holds, per source (by index in cfg.Sources), the millisecond
+	// of its last profile's TimeNanos; read and written by the collect
+	// loop alone (see laterStamp).
+	stamps        []int64
 	uploadCtx     context.Context
 	cancelUploads context.CancelFunc
 
@@ -302,6 +306,7 @@ func Start(cfg Config) (*Agent, error) {
 		cfg:           cfg,
 		stopReq:       make(chan context.Context, 1),
 		collectorDone: make(chan struct{}),
+		stamps:        make([]int64, len(cfg.Sources)),
 		busy:          map[string]int{},
 	}
 	ctx := context.Background()
@@ -560,7 +565,7 @@ func (a *Agent) collectLoop(start time.Time) {
 // up) the remaining sources are not called.
 func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 	until := time.Now()
-	for _, s := range a.cfg.Sources {
+	for i, s := range a.cfg.Sources {
 		if ctx.Err() != nil {
 			break
 		}
@@ -571,6 +576,7 @@ func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 		p, err := s.Collect(ctx)
 		a.leave(what)
 		if err == nil && p != nil {
+			p.TimeNanos = laterStamp(p.TimeNanos, &a.stamps[i])
 			var u *Upload
 			u, err = a.newUpload(s.Name(), p, from, until)
 			if err == nil {
@@ -596,6 +602,24 @@ func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 		}
 	}
 	return until
+}
+
+// laterStamp returns t (a profile's TimeNanos), moved to the start of the
+// millisecond after *last when it falls in or before that millisecond, and
+// records its millisecond in *last. Pyroscope keys a series' profiles by
+// their time in milliseconds and a query returns one profile per key
+// (v1.19's merge iterator drops the others), so two profiles of one source
+// within a millisecond, such as a snapshot taken at Stop just after the
+// interval's own or two peaks at one instant, would be stored as one. A
+// profile so moved is at most a millisecond later than it was when the
+// source keeps its profiles in order.
+func laterStamp(t int64, last *int64) int64 {
+	const ms = int64(time.Millisecond)
+	if t/ms <= *last {
+		t = (*last + 1) * ms
+	}
+	*last = t / ms
+	return t
 }
 
 func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time) (*Upload, error) {

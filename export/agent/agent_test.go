@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"github.com/google/pprof/profile"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -401,5 +402,57 @@ func TestStopKeepsDeadlineWithDeafUploader(t *testing.T) {
 	// and still catches a Stop that waits for it.
 	if took > 5*time.Second {
 		t.Fatalf("Stop took %v with a 300 ms context", took)
+	}
+}
+
+// TestLaterStamp: a profile time within or before the millisecond of the
+// previous one moves to the start of the next millisecond; later ones stay.
+func TestLaterStamp(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	for _, tc := range []struct {
+		name       string
+		t, last    int64 // last in milliseconds
+		want, next int64
+	}{
+		{"first", 5*ms + 7, 0, 5*ms + 7, 5},
+		{"later millisecond", 9*ms + 1, 5, 9*ms + 1, 9},
+		{"same millisecond", 5*ms + 999_999, 5, 6 * ms, 6},
+		{"same instant", 5 * ms, 5, 6 * ms, 6},
+		{"earlier", 3 * ms, 5, 6 * ms, 6},
+	} {
+		last := tc.last
+		if got := laterStamp(tc.t, &last); got != tc.want || last != tc.next {
+			t.Errorf("%s: laterStamp(%d, %d) = %d, last %d; want %d, %d", tc.name, tc.t, tc.last, got, last, tc.want, tc.next)
+		}
+	}
+}
+
+// TestUploadsDistinctMilliseconds: Pyroscope keeps one profile per series
+// and millisecond, so the agent sends each source's profiles in distinct,
+// increasing milliseconds, even when the source stamps them all alike (as
+// the peak source does after the profiler stopped, and a snapshot taken at
+// Stop right after the interval's own may).
+func TestUploadsDistinctMilliseconds(t *testing.T) {
+	rec := &recorder{}
+	src := &testSource{name: "arena"} // every profile at one instant
+	a, err := Start(fastConfig([]Source{src}, rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src.count() < 5 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stopAgent(t, a)
+	var last int64 = -1
+	for i, u := range rec.uploads() {
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := p.TimeNanos / int64(time.Millisecond); m <= last {
+			t.Errorf("upload %d at millisecond %d, not after the previous one's %d", i, m, last)
+		} else {
+			last = m
+		}
 	}
 }

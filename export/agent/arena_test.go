@@ -62,39 +62,3 @@ func TestProfilerSource(t *testing.T) {
 		t.Fatal("nil profiler accepted")
 	}
 }
-
-// TestPeakSourceDistinctTimes: Pyroscope keeps one profile per series and
-// timestamp, so successive peaks must carry increasing times, even when
-// their snapshots end at the same moment (after the profiler stopped,
-// every snapshot ends at its stop).
-func TestPeakSourceDistinctTimes(t *testing.T) {
-	setMeanBytes(t, 1)
-	p, err := profiler.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arena.NewArena()
-	defer a.Free()
-	s := PeakSource(p)
-	if err := s.(starter).Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		arena.New[rec64](a)
-	}
-	p.Stop()
-	var last int64
-	for i := range 3 {
-		prof, err := s.Collect(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if prof == nil {
-			t.Fatalf("collect %d: no peak with 10 live objects", i)
-		}
-		if prof.TimeNanos <= last {
-			t.Errorf("collect %d: time %d not after the previous peak's %d", i, prof.TimeNanos, last)
-		}
-		last = prof.TimeNanos
-	}
-}

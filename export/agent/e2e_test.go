@@ -957,6 +957,8 @@ type pyroscope struct {
 	ports []int
 	url   string
 	pid   int
+	// flags go to the server after the ports (see the start scripts).
+	flags []string
 }
 
 // scriptV2 reports whether the start script starts Pyroscope v2 (its usage
@@ -1036,9 +1038,10 @@ func moduleRoot(t *testing.T) string {
 }
 
 // startPyroscope starts a server on free 127.0.0.1 ports, with its data
-// (and the unpacked binary) under dir, stopped when t ends.
-func startPyroscope(t *testing.T, script, dir string) *pyroscope {
-	s := &pyroscope{script: script, data: filepath.Join(dir, "data"), v2: scriptV2(t, script)}
+// (and the unpacked binary) under dir and the server flags given, stopped
+// when t ends.
+func startPyroscope(t *testing.T, script, dir string, flags ...string) *pyroscope {
+	s := &pyroscope{script: script, data: filepath.Join(dir, "data"), v2: scriptV2(t, script), flags: flags}
 	n := 3
 	if s.v2 {
 		n = 5
@@ -1086,6 +1089,7 @@ func (s *pyroscope) start(t *testing.T) {
 		// default, is set by the flag (a later flag wins).
 		args = append(args, strconv.Itoa(s.ports[3]), fmt.Sprintf("-admin-server.http-listen-port=%d", s.ports[4]))
 	}
+	args = append(args, s.flags...)
 	cmd := exec.Command(s.script, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

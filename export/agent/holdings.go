@@ -32,7 +32,6 @@ func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
 type peakSource struct {
 	p    *profiler.Profiler
 	take func() profiler.Peak // of the peak watch started by Start
-	last int64                // TimeNanos of the last peak collected
 }
 
 func (s *peakSource) Name() string { return "peak" }
@@ -45,19 +44,11 @@ func (s *peakSource) Start(context.Context) error {
 	return nil
 }
 
-// Collect places each peak at its moment, and each after the previous one:
-// Pyroscope keeps one profile per series and timestamp, so two windows
-// whose peaks carry the same moment (snapshots taken after the profiler
-// stopped all end at its stop) would be stored as one. A peak that does
-// not come after the previous one is moved a nanosecond past it.
+// Collect places each peak at its moment. Two windows whose peaks carry the
+// same moment (snapshots taken after the profiler stopped all end at its
+// stop), or moments within a millisecond, are set apart by the agent (see
+// laterStamp), since Pyroscope keeps one profile per series and
+// millisecond.
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
-	prof, err := export.BuildPeak(s.take())
-	if err != nil || prof == nil {
-		return prof, err
-	}
-	if prof.TimeNanos <= s.last {
-		prof.TimeNanos = s.last + 1
-	}
-	s.last = prof.TimeNanos
-	return prof, nil
+	return export.BuildPeak(s.take())
 }
