@@ -505,6 +505,12 @@ func allocRecords(p *profile.Profile, kb *keyBuilder) (map[string]*allocRecord, 
 	recs := make(map[string]*allocRecord, len(p.Sample))
 	order := make([]string, 0, len(p.Sample))
 	for _, s := range p.Sample {
+		if s.Value[idx[0]] == 0 && s.Value[idx[1]] == 0 {
+			// A record whose first allocations the runtime has not
+			// published yet (they are, at the end of the next GC cycle):
+			// runtime/pprof writes it with zero values and no size.
+			continue
+		}
 		k := kb.key(s)
 		r := recs[k]
 		if r == nil {
