@@ -400,27 +400,27 @@ func checkAdvisePair(earlier, later *profile.Profile, by GroupBy) (time.Duration
 		name := [2]string{"EARLIER", "LATER"}[i]
 		if !pprofmt.IsGoHeap(p) {
 			if _, err := sampleIndexes(p); err == nil || pprofmt.IsHoldings(p) {
-				return 0, fmt.Errorf("report: %s is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with Table (arenaprof top)", name)
+				return 0, fmt.Errorf("report: %s is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top (Table)", name)
 			}
 			return 0, fmt.Errorf("report: %s is not a Go heap profile (sample types %s); advise reads /debug/pprof/heap or runtime/pprof's heap profile", name, sampleTypeNames(p))
 		}
 		if p.Period <= 0 {
 			return 0, fmt.Errorf("report: %s was written with MemProfileRate %d, which samples nothing", name, p.Period)
 		}
-		if p.TimeNanos == 0 {
-			return 0, fmt.Errorf("report: %s records no time; advise needs the profiles' own times for the window", name)
-		}
 		if by.kind() != groupByLabel {
 			if err := pprofmt.CheckSymbolized(p); err != nil {
 				return 0, fmt.Errorf("report: %s: %s", name, strings.TrimPrefix(err.Error(), "report: "))
 			}
 		}
-	}
-	if earlier.Period != later.Period {
-		return 0, fmt.Errorf("report: MemProfileRate changed from %d (EARLIER) to %d (LATER): the runtime scales every record by the rate in force when it writes, so the window cannot be read; set runtime.MemProfileRate once, before allocating", earlier.Period, later.Period)
+		if p.TimeNanos == 0 {
+			return 0, fmt.Errorf("report: %s records no time; advise needs the profiles' own times for the window", name)
+		}
 	}
 	if be, bl := mainBuildID(earlier), mainBuildID(later); be != "" && bl != "" && be != bl {
 		return 0, fmt.Errorf("report: the profiles are of two binaries (build IDs %s and %s); advise compares two profiles of one process", be, bl)
+	}
+	if earlier.Period != later.Period {
+		return 0, fmt.Errorf("report: MemProfileRate changed from %d (EARLIER) to %d (LATER): the runtime scales every record by the rate in force when it writes, so the window cannot be read; set runtime.MemProfileRate once, before allocating", earlier.Period, later.Period)
 	}
 	if later.TimeNanos <= earlier.TimeNanos {
 		return 0, fmt.Errorf("report: LATER (%s) is not later than EARLIER (%s); give the older profile first",
