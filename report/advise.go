@@ -2,12 +2,13 @@ package report
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -500,10 +501,10 @@ type allocRecord struct {
 // keyBuilder), samples of one key summed (runtime/pprof writes records
 // that differ only in hidden runtime frames apart), and the keys in the
 // order of their first sample.
-func allocRecords(p *profile.Profile, kb *keyBuilder) (map[string]*allocRecord, []string) {
+func allocRecords(p *profile.Profile, kb *keyBuilder) (map[recordKey]*allocRecord, []recordKey) {
 	idx := heapIndexes(p)
-	recs := make(map[string]*allocRecord, len(p.Sample))
-	order := make([]string, 0, len(p.Sample))
+	recs := make(map[recordKey]*allocRecord, len(p.Sample))
+	order := make([]recordKey, 0, len(p.Sample))
 	for _, s := range p.Sample {
 		if s.Value[idx[0]] == 0 && s.Value[idx[1]] == 0 {
 			// A record whose first allocations the runtime has not
@@ -524,36 +525,52 @@ func allocRecords(p *profile.Profile, kb *keyBuilder) (map[string]*allocRecord, 
 	return recs, order
 }
 
-// keyBuilder builds the key of a heap record: its stack (each frame's
-// address and functions and lines), its labels and its object size.
-type keyBuilder struct{ b []byte }
+// recordKey identifies a heap record: two 64-bit hashes of its stack
+// (each frame's address, functions and lines), labels and object size.
+// Two records of 200,000 collide with probability about 1e-28.
+type recordKey [2]uint64
 
-func (kb *keyBuilder) key(s *profile.Sample) string {
+// keyBuilder builds the keys of heap records; the seeds are this
+// process's, so keys compare within one process only.
+type keyBuilder struct {
+	b     []byte
+	seeds [2]maphash.Seed
+	init  bool
+}
+
+func (kb *keyBuilder) key(s *profile.Sample) recordKey {
+	if !kb.init {
+		kb.seeds, kb.init = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, true
+	}
 	b := kb.b[:0]
 	for _, loc := range s.Location {
-		b = strconv.AppendUint(b, loc.Address, 16)
+		b = binary.LittleEndian.AppendUint64(b, loc.Address)
 		for _, ln := range loc.Line {
-			b = append(b, ' ')
 			if ln.Function != nil {
 				b = append(b, ln.Function.Name...)
 			}
-			b = append(b, ':')
-			b = strconv.AppendInt(b, ln.Line, 10)
+			b = append(b, 0)
+			b = binary.LittleEndian.AppendUint64(b, uint64(ln.Line))
 		}
-		b = append(b, '|')
+		b = append(b, 0xff)
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Label)) {
-		b = append(b, k...)
-		b = append(b, '=')
-		b = append(b, strings.Join(s.Label[k], ",")...)
-		b = append(b, ';')
+	if len(s.Label) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(s.Label)) {
+			b = append(b, k...)
+			b = append(b, 0)
+			for _, v := range s.Label[k] {
+				b = append(b, v...)
+				b = append(b, 0)
+			}
+			b = append(b, 0xfe)
+		}
 	}
 	if sz, ok := firstNumLabel(s, pprofmt.LabelBytes); ok {
 		b = append(b, "#bytes="...)
-		b = strconv.AppendInt(b, sz, 10)
+		b = binary.LittleEndian.AppendUint64(b, uint64(sz))
 	}
 	kb.b = b
-	return string(b)
+	return recordKey{maphash.Bytes(kb.seeds[0], b), maphash.Bytes(kb.seeds[1], b)}
 }
 
 // describeSample names a sample by its leaf function and object size.
