@@ -113,7 +113,7 @@ func TestAdviseCoverage(t *testing.T) {
 	}
 	runs := *adviseRuns
 	if testing.Short() {
-		runs = 20
+		runs = 10 // a smoke test: the race detector's children take a second each
 	}
 	for _, rate := range []int64{4096, 512 << 10} {
 		cov := map[string]*coverage{}
