@@ -82,10 +82,11 @@ type AdviseResult struct {
 	// Window is the time between the two profiles, from their own
 	// timestamps.
 	Window time.Duration
-	// HeapRate is runtime.MemProfileRate; HeapSampler and HeapGoVersion
-	// are as in [TableResult].
+	// HeapRate is runtime.MemProfileRate; HeapSampler, HeapGoVersion and
+	// AnyOrder are as in [TableResult].
 	HeapRate                   int64
 	HeapSampler, HeapGoVersion string
+	AnyOrder                   bool
 	// Groups is the number of groups with samples in the window or in use
 	// at its end; Candidates the number of them that are candidates.
 	// Rows are the first of them (at most AdviseOptions.N): candidates
@@ -171,7 +172,7 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	}
 	a := adviser{conf: conf, half: (1 + conf) / 2, window: window, rate: later.Period, rule: hm.rule, anyOrder: opts.AnyOrder}
 	res := &AdviseResult{By: by, Confidence: conf, Lifetime: life, Window: window, HeapRate: later.Period,
-		HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion}
+		HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
 	keys := slices.Collect(maps.Keys(ag.groups))
 	for k := range lg.groups {
 		if ag.groups[k] == nil {
@@ -179,7 +180,7 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 		}
 	}
 	rows := make([]AdviseRow, 0, len(keys))
-	candidates := map[int64]int64{} // the candidates' raw alloc counts by size
+	candidates := counts{map[int64]int64{}, map[int64]int64{}} // the candidates' raw alloc counts
 	for _, k := range keys {
 		r, err := a.row(ag.groups[k], lg.groups[k], false)
 		if err != nil {
@@ -188,8 +189,12 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 		r.Candidate = r.AllocSamples > 0 && r.LifetimeHi <= life
 		if r.Candidate {
 			res.Candidates++
-			for s, c := range heapCounts(ag.groups[k]) {
-				candidates[s] += c
+			c := heapCounts(ag.groups[k])
+			for s, n := range c.lo {
+				candidates.lo[s] += n
+			}
+			for s, n := range c.hi {
+				candidates.hi[s] += n
 			}
 		}
 		rows = append(rows, r)
@@ -240,16 +245,20 @@ func groupHeap(p *profile.Profile, opts TableOptions) (*grouped, *heapModel, err
 	return g, hm, err
 }
 
-// heapCounts returns a group's raw counts by object size (nil for no
-// group).
-func heapCounts(g *group) map[int64]int64 {
+// counts are a group's raw counts by object size: lo <= true count <= hi
+// (they differ only for in-use samples at a MemProfileRate below 129,
+// whose raw count the scaled values only bound).
+type counts struct{ lo, hi map[int64]int64 }
+
+// heapCounts returns a group's raw counts (none for no group).
+func heapCounts(g *group) counts {
 	if g == nil {
-		return nil
+		return counts{}
 	}
 	if h, ok := g.sums.(*heapSums); ok {
-		return h.count
+		return counts{h.count, h.countHi}
 	}
-	return nil
+	return counts{}
 }
 
 // adviser bounds the rows of Advise.
@@ -261,12 +270,12 @@ type adviser struct {
 	anyOrder   bool
 }
 
-// bounds returns the interval of bytes of raw counts by size at conf: a
-// group's (total false) or the whole profile's, or what lies outside a
+// bounds returns the interval of bytes of raw counts c at conf: a
+// group's (total false), or the whole profile's or what lies outside a
 // set of groups (total true: any order, and unsampled bytes). Without
 // samples it is [0, R·ln(2/alpha)]: a group may have allocated that much
 // unseen.
-func (a adviser) bounds(counts map[int64]int64, total bool, conf float64) (lo, hi float64, err error) {
+func (a adviser) bounds(c counts, total bool, conf float64) (lo, hi float64, err error) {
 	b := goheap.Group
 	switch {
 	case total:
@@ -274,7 +283,11 @@ func (a adviser) bounds(counts map[int64]int64, total bool, conf float64) (lo, h
 	case a.anyOrder:
 		b = goheap.AnyOrder
 	}
-	return goheap.Interval(goheap.Strata(counts), a.rate, a.rule, b, conf)
+	lo, hi, err = goheap.Interval(goheap.Strata(c.lo), a.rate, a.rule, b, conf)
+	if err == nil && !maps.Equal(c.lo, c.hi) {
+		_, hi, err = goheap.Interval(goheap.Strata(c.hi), a.rate, a.rule, b, conf)
+	}
+	return lo, max(lo, hi), err
 }
 
 // row returns a group's row from its groups in the window's delta
@@ -300,9 +313,6 @@ func (a adviser) row(alloc, live *group, total bool) (AdviseRow, error) {
 	if r.LiveLo, r.LiveHi, err = a.bounds(lc, total, a.conf); err != nil {
 		return r, fmt.Errorf("report: live interval of group %q: %v", r.Key, err)
 	}
-	if r.AllocSamples > 0 && r.LiveSamples == 0 {
-		r.LiveLo = 0 // no sample in use: nothing certain
-	}
 	aLo, aHi, err := a.bounds(ac, total, a.half)
 	if err != nil {
 		return r, fmt.Errorf("report: alloc interval of group %q: %v", r.Key, err)
@@ -311,17 +321,11 @@ func (a adviser) row(alloc, live *group, total bool) (AdviseRow, error) {
 	if err != nil {
 		return r, fmt.Errorf("report: live interval of group %q: %v", r.Key, err)
 	}
-	if r.LiveSamples == 0 {
-		lLo = 0
-	}
-	if r.AllocSamples == 0 {
-		aLo = 0
-	}
 	w := a.window.Seconds()
 	r.Lifetime = seconds(r.Live, r.Alloc, w)
 	r.LifetimeLo = seconds(lLo, aHi, w)
 	r.LifetimeHi = seconds(lHi, aLo, w)
-	r.Sizes = a.sizes(ac)
+	r.Sizes = a.sizes(ac.lo)
 	return r, nil
 }
 
@@ -362,18 +366,25 @@ func (a adviser) sizes(counts map[int64]int64) []SizeCount {
 // with C and falls with O, so bounds on C and O that hold together bound
 // it. Each is taken at half the miss probability (Bonferroni), whatever
 // the dependence between them.
-func (a adviser) saving(cand, total map[int64]int64) (share, lo, hi float64, err error) {
-	if len(cand) == 0 {
+func (a adviser) saving(cand, total counts) (share, lo, hi float64, err error) {
+	if len(cand.lo) == 0 {
 		return 0, 0, 0, nil
 	}
-	rest := make(map[int64]int64, len(total))
+	// The rest: at least the total's least count less the candidates'
+	// largest, at most the total's largest less the candidates' least.
+	rest := counts{map[int64]int64{}, map[int64]int64{}}
 	var cBytes, tBytes float64
-	for s, c := range total {
-		if d := c - cand[s]; d > 0 {
-			rest[s] = d
+	for s, c := range total.lo {
+		if d := c - cand.hi[s]; d > 0 {
+			rest.lo[s] = d
 		}
 		tBytes += float64(c) * a.rule.Weight(s, a.rate)
-		cBytes += float64(cand[s]) * a.rule.Weight(s, a.rate)
+		cBytes += float64(cand.lo[s]) * a.rule.Weight(s, a.rate)
+	}
+	for s, c := range total.hi {
+		if d := c - cand.lo[s]; d > 0 {
+			rest.hi[s] = d
+		}
 	}
 	cLo, cHi, err := a.bounds(cand, false, a.half)
 	if err != nil {
@@ -382,9 +393,6 @@ func (a adviser) saving(cand, total map[int64]int64) (share, lo, hi float64, err
 	oLo, oHi, err := a.bounds(rest, true, a.half)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("report: the other groups' interval: %v", err)
-	}
-	if len(rest) == 0 {
-		oLo = 0
 	}
 	if tBytes > 0 {
 		share = cBytes / tBytes

@@ -31,7 +31,7 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Go heap by %s over a window of %s, MemProfileRate %d, %s intervals\n", r.By, Lifetime(r.Window), r.HeapRate, confPct)
 	if r.HeapSampler != "" {
-		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, false) + "\n")
+		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
 	}
 	fmt.Fprintf(&b, "candidates: groups whose mean lifetime is at most %s at the interval's upper end (Little's law: bytes in use at the end over bytes allocated per second)\n", Lifetime(r.Lifetime))
 	if len(r.Rows) < r.Groups {

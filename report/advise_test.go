@@ -127,6 +127,20 @@ func TestAdvise(t *testing.T) {
 		t.Errorf("total %+v", res.Total)
 	}
 
+	// A record the runtime had not published at EARLIER (zero values, no
+	// size) is no record; -any-order widens the groups' intervals.
+	fresh := adviseProfile(4096, adviseT0, []adviseRec{{"main.fresh", 64, 1, 0}}).Sample[0]
+	fresh.Value, fresh.NumLabel = []int64{0, 0, 0, 0}, nil
+	e2 := earlier.Copy()
+	e2.Sample = append(e2.Sample, fresh)
+	wide, err := Advise(e2, later, AdviseOptions{AnyOrder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wide.AnyOrder || wide.Groups != 3 || wide.Rows[0].AllocHi < res.Rows[0].AllocHi {
+		t.Errorf("-any-order: %+v", wide)
+	}
+
 	// -lifetime long enough for the leak's and the cache's objects.
 	res, err = Advise(earlier, later, AdviseOptions{Lifetime: time.Hour, N: 1})
 	if err != nil {
