@@ -253,3 +253,16 @@ func FuzzAdviseFlags(f *testing.F) {
 		}
 	})
 }
+
+func TestAdviseHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		code, out, errOut := runAdviseArgs(args...)
+		if code != 0 || out != "" || !strings.Contains(errOut, "usage: arenaprof advise") || !strings.Contains(errOut, "default 100ms: the span") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := run([]string{"help", "advise"}, &o, &e); code != 0 || !strings.Contains(o.String(), "-lifetime D") {
+		t.Errorf("arenaprof help advise: exit %d, %q", code, o.String())
+	}
+}
