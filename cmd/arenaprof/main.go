@@ -6,6 +6,8 @@
 //	arenaprof interval -samples S -tail U [-mean BYTES] [-confidence C] [-window aligned|start|end|both] [-json]
 //	arenaprof top [-by type|func|stack|size|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-focus RE] [-ignore RE] [-tagfocus F] [-tagignore F] [-json] PROFILE
 //	arenaprof diff [same flags as top] [-fail-above R [-min-share S] [-min-bytes N]] BASE NEW
+//	arenaprof advise [-by func|stack|label=KEY] [-lifetime D] [-n N] [-confidence C] [-json] EARLIER LATER
+//	arenaprof advise -seconds N [flags] URL
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //
@@ -37,6 +39,7 @@ func commands() []command {
 		{"interval", "confidence interval for S sample events with tail sum U", runInterval},
 		{"top", "estimates with confidence intervals per type, function, stack or label", runTop},
 		{"diff", "which groups really changed between two profiles, with an interval on the ratio", runDiff},
+		{"advise", "which Go heap allocations to move into arenas, and the GC cycles it saves", runAdvise},
 	}
 }
 

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The advise fixture: two heap profiles of internal/advisecheck's service
+// (see testdata/README.md).
+var (
+	adviseEarlier = filepath.Join("testdata", "advise_earlier.pb.gz")
+	adviseLater   = filepath.Join("testdata", "advise_later.pb.gz")
+)
+
+const siteBuf = "github.com/arenaprof/arenaprof/internal/advisecheck.reqBuf"
+
+func runAdviseArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = runAdvise(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestAdviseTable(t *testing.T) {
+	code, out, errOut := runAdviseArgs("-full", "-n", "3", adviseEarlier, adviseLater)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Go heap by func over a window of 408ms, MemProfileRate 4096, 95% intervals",
+		"at most 100ms",
+		"showing 3 of 30 groups (5 candidates)",
+		"predicted GC saving: 80.3% of GC cycles, 95% interval [79.4%, 81.2%]",
+		"GOMEMLIMIT",
+		"4096 B x 7.96k  " + siteBuf,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	// Flags after the profiles, and a longer -lifetime: the cache (410
+	// ms) becomes a candidate.
+	code, out, errOut = runAdviseArgs(adviseEarlier, adviseLater, "-full", "-lifetime", "10s", "-n", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasSuffix(line, ".cacheEntry") && !strings.HasPrefix(strings.TrimSpace(line), "yes") {
+			t.Errorf("-lifetime 10s: the cache is no candidate: %s", line)
+		}
+	}
+}
+
+func TestAdviseJSON(t *testing.T) {
+	code, out, errOut := runAdviseArgs("-json", adviseEarlier, adviseLater)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"window_s", "gc_saving", "gc_saving_lo", "gc_saving_hi", "rows", "total", "limits"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %q in the JSON", k)
+		}
+	}
+	rows := got["rows"].([]any)
+	first := rows[0].(map[string]any)
+	for _, k := range []string{"key", "alloc_bytes", "alloc_lo", "alloc_hi", "live_bytes", "live_lo", "live_hi", "lifetime_s", "lifetime_lo", "lifetime_hi", "candidate", "sizes"} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("no %q in a row", k)
+		}
+	}
+	if first["key"] != siteBuf || first["candidate"] != true {
+		t.Errorf("first row %v", first)
+	}
+	if w := got["window_s"].(float64); w < 0.4 || w > 0.42 {
+		t.Errorf("window_s %v", w)
+	}
+	lo, s, hi := got["gc_saving_lo"].(float64), got["gc_saving"].(float64), got["gc_saving_hi"].(float64)
+	if !(0 < lo && lo <= s && s <= hi && hi < 1) {
+		t.Errorf("saving %v in [%v, %v]", s, lo, hi)
+	}
+}
+
+func TestAdviseBadInput(t *testing.T) {
+	arenaProf := fixturePath(t)
+	var gbuf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&gbuf, 0); err != nil {
+		t.Fatal(err)
+	}
+	goroutines := writeTemp(t, "goroutine.pb.gz", gbuf.Bytes())
+	data, err := os.ReadFile(adviseLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinLater := func() { stdin = bytes.NewReader(data) }
+	heapNow := writeTemp(t, "now.pb.gz", heapProfile(t)) // this process: another binary
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		setup func()
+		code  int
+		err   string
+	}{
+		{"swapped", []string{adviseLater, adviseEarlier}, nil, 1, "is not later than EARLIER"},
+		{"same", []string{adviseLater, adviseLater}, nil, 1, "is not later than EARLIER"},
+		{"arena", []string{arenaProf, adviseLater}, nil, 1, "EARLIER is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top"},
+		{"goroutines", []string{adviseEarlier, goroutines}, nil, 1, "a goroutine profile (sample types goroutine/count) carries no sampled memory"},
+		{"two binaries", []string{adviseEarlier, heapNow}, nil, 1, "two binaries"},
+		{"legacy", []string{filepath.Join("testdata", "compile_memprofile.txt"), adviseLater}, nil, 1, "go tool pprof -proto"},
+		{"missing", []string{"nosuch.pb.gz", adviseLater}, nil, 1, "no such file"},
+		{"stdin", []string{adviseEarlier, "-"}, stdinLater, 0, ""},
+		{"both stdin", []string{"-", "-"}, nil, 2, "cannot both be -"},
+		{"one", []string{adviseLater}, nil, 2, "1 arguments where two profiles were expected"},
+		{"three", []string{adviseEarlier, adviseLater, adviseLater}, nil, 2, "3 arguments"},
+		{"by type", []string{"-by", "type", adviseEarlier, adviseLater}, nil, 2, `bad -by "type"`},
+		{"by size", []string{"-by", "size", adviseEarlier, adviseLater}, nil, 2, `bad -by "size"`},
+		{"label", []string{"-by", "label=endpoint", adviseEarlier, adviseLater}, nil, 1, `no sample carries the label "endpoint"`},
+		{"lifetime unit", []string{"-lifetime", "100", adviseEarlier, adviseLater}, nil, 2, `bad -lifetime "100"; use a positive duration with its unit`},
+		{"lifetime 0", []string{"-lifetime", "0s", adviseEarlier, adviseLater}, nil, 2, "bad -lifetime"},
+		{"confidence", []string{"-confidence", "1", adviseEarlier, adviseLater}, nil, 2, "bad -confidence"},
+		{"n", []string{"-n", "-1", adviseEarlier, adviseLater}, nil, 2, "bad -n"},
+		{"seconds 0", []string{"-seconds", "0", "http://127.0.0.1:1/debug/pprof/heap"}, nil, 2, "bad -seconds"},
+		{"seconds NaN", []string{"-seconds", "NaN", "http://127.0.0.1:1/debug/pprof/heap"}, nil, 2, "bad -seconds"},
+		{"seconds file", []string{"-seconds", "5", adviseLater}, nil, 2, "-seconds takes the http(s) URL"},
+		{"seconds two", []string{"-seconds", "5", adviseEarlier, adviseLater}, nil, 2, "-seconds takes one URL"},
+		{"unknown flag", []string{"-sample", "inuse", adviseEarlier, adviseLater}, nil, 2, "flag provided but not defined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.setup != nil {
+				tc.setup()
+				defer func() { stdin = os.Stdin }()
+			}
+			code, out, errOut := runAdviseArgs(tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.err) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tc.code, tc.err)
+			}
+			if code != 0 && out != "" {
+				t.Errorf("output beside an error: %q", out)
+			}
+			if code != 0 && strings.Count(errOut, "\n") != 1 {
+				t.Errorf("error not on one line: %q", errOut)
+			}
+		})
+	}
+}
+
+// TestAdviseSeconds serves the two fixture profiles one after the other
+// and checks that -seconds fetches the URL twice, with gc=1, and says how
+// long it waits.
+func TestAdviseSeconds(t *testing.T) {
+	e, err := os.ReadFile(adviseEarlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := os.ReadFile(adviseLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	var queries [2]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1) - 1
+		if i < 2 {
+			queries[i] = r.URL.RawQuery
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write([][]byte{e, l}[min(i, 1)])
+	}))
+	defer srv.Close()
+	var slept time.Duration
+	adviseSleep = func(d time.Duration) { slept += d }
+	defer func() { adviseSleep = time.Sleep }()
+	code, out, errOut := runAdviseArgs("-seconds", "2.5", "-json", srv.URL+"/debug/pprof/heap")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n.Load() != 2 || queries != [2]string{"gc=1", "gc=1"} {
+		t.Errorf("%d fetches, queries %q", n.Load(), queries)
+	}
+	if slept != 2500*time.Millisecond {
+		t.Errorf("slept %v", slept)
+	}
+	if !strings.Contains(errOut, "arenaprof advise: EARLIER taken; LATER in 2.5s\n") || !strings.Contains(errOut, "LATER in 1.5s\n") {
+		t.Errorf("progress: %q", errOut)
+	}
+	if !strings.Contains(out, `"window_s"`) {
+		t.Errorf("output %q", out)
+	}
+}
+
+func TestWithGC(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h/debug/pprof/heap":            "http://h/debug/pprof/heap?gc=1",
+		"https://h/debug/pprof/allocs?debug=0": "https://h/debug/pprof/allocs?debug=0&gc=1",
+		"http://h/debug/pprof/heap?gc=0":       "http://h/debug/pprof/heap?gc=0",
+		"http://h/debug/arenaprof":             "http://h/debug/arenaprof",
+		"heap.pb.gz":                           "heap.pb.gz",
+		"-":                                    "-",
+	} {
+		if got := withGC(in); got != want {
+			t.Errorf("withGC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzAdviseFlags(f *testing.F) {
+	f.Add("func", "100ms", "", "10", "0.95", false)
+	f.Add("stack", "2s", "", "0", "0.5", true)
+	f.Add("label=endpoint", "1h", "", "1", "0.999", false)
+	f.Add("type", "100", "0", "-1", "1", false)
+	f.Add("label=", "-5ms", "NaN", "x", "+Inf", true)
+	f.Add("func", "9223372036854775807ns", "1e300", "99999999999999999999", "1e-300", false)
+	f.Fuzz(func(t *testing.T, by, lifetime, seconds, n, conf string, js bool) {
+		args := []string{"-by=" + by, "-lifetime=" + lifetime, "-n=" + n, "-confidence=" + conf}
+		if seconds != "" {
+			args = append(args, "-seconds="+seconds, "http://127.0.0.1:1/debug/pprof/heap")
+		} else {
+			args = append(args, adviseEarlier, adviseLater)
+		}
+		if js {
+			args = append(args, "-json")
+		}
+		o, err := parseAdviseArgs(args)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "bad ") && !strings.Contains(err.Error(), "flag") {
+				t.Errorf("%v: error %q", args, err)
+			}
+			return
+		}
+		if o.lifetime <= 0 || !(o.confidence > 0 && o.confidence < 1) || o.n < 0 || o.seconds < 0 ||
+			(seconds != "" && (o.seconds <= 0 || o.seconds > maxAdviseSeconds*time.Second)) {
+			t.Errorf("%v: accepted %+v", args, o)
+		}
+		if seconds == "" {
+			code, out, errOut := runAdviseArgs(args...)
+			if code != 0 && !strings.Contains(errOut, "label") {
+				t.Errorf("%v: exit %d: %s", args, code, errOut)
+			}
+			if code == 0 && out == "" {
+				t.Errorf("%v: no output", args)
+			}
+		}
+	})
+}
+
+func TestAdviseHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"-help"}} {
+		code, out, errOut := runAdviseArgs(args...)
+		if code != 0 || out != "" || !strings.Contains(errOut, "usage: arenaprof advise") || !strings.Contains(errOut, "default 100ms: the span") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := run([]string{"help", "advise"}, &o, &e); code != 0 || !strings.Contains(o.String(), "-lifetime D") {
+		t.Errorf("arenaprof help advise: exit %d, %q", code, o.String())
+	}
+}
