@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -130,8 +132,8 @@ type Config struct {
 	//
 	// Like runtime.MemProfileRate, the mean is process-wide: Start sets it
 	// for every arena (and every allocator reporting through package
-	// hooks), and it stays set after Stop. A failed Start restores the
-	// mean it found.
+	// hooks) until Stop, which restores the mean Start found, as a failed
+	// Start does.
 	SampleMeanBytes int64
 	// MaxBuckets bounds the profiler's memory, in distinct (stack, type,
 	// labels) rows; default 16384 (about 10 MiB with 64-frame stacks).
@@ -155,7 +157,20 @@ type Session struct {
 	agent    *agent.Agent
 	stopOnce sync.Once
 	stopErr  error
+
+	desc string // names the session in the error of a second Start
+	// Start set the sampling mean to mean, from prevMean; Stop restores
+	// prevMean while the mean is still the one Start set.
+	meanSet        bool
+	mean, prevMean int64
 }
+
+// running is the session that Start set up (or is setting up) and Stop has
+// not stopped: one at a time (see Start).
+var (
+	runningMu sync.Mutex
+	running   *Session
+)
 
 // Start turns arena profiling on and sets up what cfg asks for, in one call:
 // a profiler (which turns sampling on, at cfg.SampleMeanBytes), the profile
@@ -164,6 +179,11 @@ type Session struct {
 // Start is all or nothing: it checks that every path is free on cfg.Mux
 // before it mounts any, and on error nothing is left mounted or running
 // and the sampling mean is as it was. Its errors are one line.
+//
+// One session runs at a time: the sampling mean and the profiler's
+// consumer are process-wide, and two sessions would change each other's
+// mean. A Start while a session runs returns an error that names it (its
+// AppName, when and where it was started); Stop it first.
 //
 //	s, err := arenaprof.Start(arenaprof.Config{
 //		AppName:      "shop",
@@ -180,23 +200,56 @@ type Session struct {
 //
 // examples/shutdown is a complete service that stops this way.
 func Start(cfg Config) (*Session, error) {
-	s, err := start(cfg)
-	if err != nil {
+	s := &Session{desc: describe(cfg)}
+	runningMu.Lock()
+	if r := running; r != nil {
+		runningMu.Unlock()
+		return nil, fmt.Errorf("arenaprof: Start: a session is running already (%s): Stop it first", r.desc)
+	}
+	running = s // taken while start runs, which may call s.Stop on failure
+	runningMu.Unlock()
+	if err := start(cfg, s); err != nil {
+		runningMu.Lock()
+		if running == s {
+			running = nil
+		}
+		runningMu.Unlock()
 		return nil, oneLine{err}
 	}
 	return s, nil
 }
 
-func start(cfg Config) (s *Session, _ error) {
+// describe names the session Start is starting, for the error of a second
+// Start: its AppName, the time and Start's caller.
+func describe(cfg Config) string {
+	d := "without AppName"
+	if cfg.AppName != "" {
+		d = fmt.Sprintf("AppName %q", cfg.AppName)
+	}
+	d += ", started at " + time.Now().UTC().Format(time.DateTime) + " UTC"
+	// 0 is describe, 1 Start, 2 Start's caller.
+	if pc, file, line, ok := runtime.Caller(2); ok {
+		fn := "?"
+		if f := runtime.FuncForPC(pc); f != nil {
+			fn = f.Name()
+		}
+		d += fmt.Sprintf(" by %s (%s:%d)", fn, filepath.Base(file), line)
+	}
+	return d
+}
+
+// start sets up what cfg asks for into s. On error, nothing is left
+// running and the mean is as it was.
+func start(cfg Config, s *Session) (err error) {
 	if cfg.Mux != nil {
 		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath} {
 			if taken(cfg.Mux, path) {
-				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
+				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
 		}
 	}
 	if cfg.MaxConcurrentBuilds < 0 {
-		return nil, fmt.Errorf("arenaprof: Config.MaxConcurrentBuilds is %d: want 0 (the default) or more", cfg.MaxConcurrentBuilds)
+		return fmt.Errorf("arenaprof: Config.MaxConcurrentBuilds is %d: want 0 (the default) or more", cfg.MaxConcurrentBuilds)
 	}
 	pc := cfg.Pyroscope
 	if pc == nil && cfg.PyroscopeURL != "" {
@@ -210,14 +263,14 @@ func start(cfg Config) (s *Session, _ error) {
 		cfg.AppName = os.Getenv("OTEL_SERVICE_NAME")
 	}
 	if (pc != nil || oc != nil || cfg.Dir != "") && cfg.AppName == "" {
-		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
+		return errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
 	}
 	if cfg.SampleMeanBytes < 0 {
-		return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes is %d: want 0 (the mean in force) or more", cfg.SampleMeanBytes)
+		return fmt.Errorf("arenaprof: Config.SampleMeanBytes is %d: want 0 (the mean in force) or more", cfg.SampleMeanBytes)
 	}
 	uploads, err := sourcesOf(cfg.Profiles)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
@@ -227,47 +280,48 @@ func start(cfg Config) (s *Session, _ error) {
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, py)
 	}
 	if oc != nil {
 		o, err := agent.NewOTLP(*oc)
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, o)
 	}
 	if cfg.Dir != "" {
 		d, err := agent.NewDir(agent.DirConfig{Path: cfg.Dir})
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, d)
 	}
 	if cfg.SampleMeanBytes != 0 {
 		prev := hooks.MeanBytes()
 		if err := hooks.SetMeanBytes(cfg.SampleMeanBytes); err != nil {
-			return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes: %w", err)
+			return fmt.Errorf("arenaprof: Config.SampleMeanBytes: %w", err)
 		}
 		defer func() {
-			if s == nil {
+			if err != nil {
 				hooks.SetMeanBytes(prev)
 			}
 		}()
+		s.meanSet, s.mean, s.prevMean = true, cfg.SampleMeanBytes, prev
 	}
 	p, err := profiler.Start(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("arenaprof: %w", err)
+		return fmt.Errorf("arenaprof: %w", err)
 	}
 	limit := buildlimit.New(cfg.MaxConcurrentBuilds)
-	sess := &Session{prof: p, handler: buildlimit.Share(limit, export.Handler(p))}
+	s.prof, s.handler = p, buildlimit.Share(limit, export.Handler(p))
 	if len(uploaders) > 0 {
 		sources := make([]agent.Source, len(uploads))
 		for i, name := range uploads {
 			sources[i] = profileSources[name](p)
 		}
-		sess.agent, err = agent.Start(agent.Config{
+		s.agent, err = agent.Start(agent.Config{
 			AppName:   cfg.AppName,
 			Labels:    cfg.Labels,
 			Interval:  cfg.Interval,
@@ -277,23 +331,23 @@ func start(cfg Config) (s *Session, _ error) {
 		})
 		if err != nil {
 			p.Stop()
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 	}
 	if cfg.Mux != nil {
 		if err := mount(cfg.Mux, map[string]http.Handler{
-			handlerPath:       sess.handler,
+			handlerPath:       s.handler,
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
-			sess.Stop(ctx)
-			return nil, err
+			s.Stop(ctx)
+			return err
 		}
 	}
-	return sess, nil
+	return nil
 }
 
 // profileSources makes the agent's source of each name Config.Profiles
@@ -380,12 +434,28 @@ func (s *Session) Handler() http.Handler { return s.handler }
 // the profiler off. A handler mounted on
 // Config.Mux keeps serving the profile up to Stop. Calling Stop more than
 // once returns the first call's result.
+//
+// Stop undoes what Start changed in the process: the sampling mean goes
+// back to the one Start found (unless it was changed again since Start,
+// by hooks.SetMeanBytes: then the later change stays), and a new Start
+// may run. The handlers stay mounted on Config.Mux (an http.ServeMux
+// cannot remove them), so a later Start needs another Mux.
 func (s *Session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		if s.agent != nil {
 			s.stopErr = s.agent.Stop(ctx)
 		}
-		s.prof.Stop()
+		if s.prof != nil {
+			s.prof.Stop()
+		}
+		if s.meanSet && hooks.MeanBytes() == s.mean {
+			hooks.SetMeanBytes(s.prevMean)
+		}
+		runningMu.Lock()
+		if running == s {
+			running = nil
+		}
+		runningMu.Unlock()
 	})
 	return s.stopErr
 }

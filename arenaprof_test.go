@@ -20,6 +20,7 @@ import (
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/meantest"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
@@ -438,5 +439,75 @@ func TestConfigRedacted(t *testing.T) {
 			}
 		}
 		t.Logf("%v", outs[0])
+	}
+}
+
+// TestSecondStart: a Start while a session runs fails, naming the running
+// session, and changes nothing (the first session's mean stays); after the
+// first's Stop, which restores the mean, Start works again. Of Starts
+// racing each other, exactly one succeeds.
+func TestSecondStart(t *testing.T) {
+	setMeanBytes(t, 4096)
+	first, err := arenaprof.Start(arenaprof.Config{AppName: "shop", SampleMeanBytes: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []arenaprof.Config{
+		{AppName: "other", SampleMeanBytes: 1 << 20},
+		{},
+		{Mux: http.NewServeMux()},
+	} {
+		s, err := arenaprof.Start(cfg)
+		if err == nil {
+			s.Stop(context.Background())
+			t.Fatalf("a second Start(%v) succeeded", cfg)
+		}
+		msg := err.Error()
+		for _, want := range []string{"running already", `AppName "shop"`, "TestSecondStart", "arenaprof_test.go:"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+		}
+		if got := hooks.MeanBytes(); got != 512 {
+			t.Errorf("the first session's mean became %d, want 512", got)
+		}
+	}
+	if err := first.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after Stop: %d, want 4096 (the one Start found)", got)
+	}
+	second, err := arenaprof.Start(arenaprof.Config{SampleMeanBytes: 1 << 20})
+	if err != nil {
+		t.Fatalf("Start after Stop: %v", err)
+	}
+	second.Stop(context.Background())
+	first.Stop(context.Background()) // again: changes nothing
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after both Stops: %d, want 4096", got)
+	}
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var started []*arenaprof.Session
+	for range 8 {
+		wg.Go(func() {
+			if s, err := arenaprof.Start(arenaprof.Config{SampleMeanBytes: 2048}); err == nil {
+				mu.Lock()
+				started = append(started, s)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(started) != 1 {
+		t.Errorf("%d of 8 racing Starts succeeded, want 1", len(started))
+	}
+	for _, s := range started {
+		s.Stop(context.Background())
+	}
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after the racing sessions: %d, want 4096", got)
 	}
 }

@@ -31,7 +31,9 @@
 // one per process and net/http/pprof's /debug/pprof/profile would answer
 // 500 while the agent holds it. Config.SampleMeanBytes sets the sampling
 // mean (the average number of bytes between sampled bytes), process-wide
-// like runtime.MemProfileRate; the default is 100 KiB.
+// like runtime.MemProfileRate; the default is 100 KiB. One session runs
+// at a time: a second Start fails, naming the running session, and Stop
+// restores the mean Start found.
 //
 // Printed with fmt, log/slog or encoding/json, a Config shows no
 // credential. Session.Stats counts uploads, retries, failures and the last
