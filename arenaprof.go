@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -44,18 +45,38 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets four handlers, beside net/http/pprof's
-	// /debug/pprof/ (each takes go tool pprof's ?seconds=N, see
-	// export.Handler):
+	// Mux, if not nil, gets these four handlers and nothing else (each
+	// takes go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
 	//
-	// e.g. go tool pprof http://host/debug/arenaprof. Start fails, mounting
-	// nothing, when one of the paths is taken.
-	Mux *http.ServeMux
+	// e.g. go tool pprof http://host/debug/arenaprof. Each is registered
+	// with Mux.Handle at its exact path, which every router matches the
+	// same way. An *http.ServeMux, or any router with ServeMux's
+	// Handler(*http.Request) method, is checked first: Start fails,
+	// mounting nothing, when one of the paths is taken. Other routers are
+	// not checked (one that panics on a taken path makes Start fail, with
+	// the paths before it left mounted).
+	//
+	// net/http/pprof's handlers (/debug/pprof/...) are not mounted: that
+	// package registers them on http.DefaultServeMux when imported, and
+	// on a Mux of your own /debug/pprof/ answers 404 until you mount
+	// them. On an *http.ServeMux, mount pprof.Index at "/debug/pprof/"
+	// (it serves every named profile below it) and pprof.Cmdline,
+	// pprof.Profile, pprof.Symbol and pprof.Trace at their paths, as
+	// net/http/pprof's own init does. A router without prefix patterns
+	// needs one: with chi (any router whose Handle has Router's
+	// signature will do; for gorilla/mux, see Router):
+	//
+	//	r := chi.NewRouter()
+	//	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Mux: r})
+	//	...
+	//	r.Mount("/debug", middleware.Profiler()) // chi's net/http/pprof: /debug/pprof/...
+	//	http.ListenAndServe(addr, r)
+	Mux Router
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
 	// (e.g. "http://pyroscope:4040"; user:password@ in the URL is taken as
@@ -150,6 +171,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Router is what [Config.Mux] takes: anything that registers a handler for
+// an exact path, as *http.ServeMux and chi.Router do. gorilla/mux's
+// *mux.Router returns a *mux.Route from Handle; wrap it:
+//
+//	type gorillaRouter struct{ *mux.Router }
+//
+//	func (g gorillaRouter) Handle(path string, h http.Handler) { g.Router.Handle(path, h) }
+//
+//	arenaprof.Config{Mux: gorillaRouter{r}}
+type Router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
 // Session is what [Start] set up. Stop it with [Session.Stop].
 type Session struct {
 	prof     *profiler.Profiler
@@ -241,9 +275,10 @@ func describe(cfg Config) string {
 // start sets up what cfg asks for into s. On error, nothing is left
 // running and the mean is as it was.
 func start(cfg Config, s *Session) (err error) {
-	if cfg.Mux != nil {
+	mux := routerOf(cfg.Mux)
+	if mux != nil {
 		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath} {
-			if taken(cfg.Mux, path) {
+			if taken(mux, path) {
 				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
 		}
@@ -334,8 +369,8 @@ func start(cfg Config, s *Session) (err error) {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
 	}
-	if cfg.Mux != nil {
-		if err := mount(cfg.Mux, map[string]http.Handler{
+	if mux != nil {
+		if err := mount(mux, map[string]http.Handler{
 			handlerPath:       s.handler,
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
@@ -384,20 +419,45 @@ func sourcesOf(names []string) ([]string, error) {
 	return names, nil
 }
 
+// routerOf returns m, or nil when m is nil or holds a nil pointer (a nil
+// *http.ServeMux meant "no Mux" when the field had that type).
+func routerOf(m Router) Router {
+	if m == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return m
+}
+
+// handlerFinder is the method of *http.ServeMux (and of routers like it)
+// that tells which pattern serves a request.
+type handlerFinder interface {
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
 // taken reports whether mux has a handler registered for exactly path,
 // for every method and host: registering path again would panic. The
 // lookup uses a method no pattern names, so that patterns with a method
 // ("GET /debug/arenaprof"), which do not conflict with path, are not
-// mistaken for it; a request without a host matches no host pattern.
-func taken(mux *http.ServeMux, path string) bool {
-	_, pattern := mux.Handler(&http.Request{Method: "ARENAPROF-PROBE", URL: &url.URL{Path: path}, Host: ""})
+// mistaken for it; a request without a host matches no host pattern. A
+// router without ServeMux's Handler method cannot be asked: its paths
+// count as free.
+func taken(mux Router, path string) bool {
+	f, ok := mux.(handlerFinder)
+	if !ok {
+		return false
+	}
+	_, pattern := f.Handler(&http.Request{Method: "ARENAPROF-PROBE", URL: &url.URL{Path: path}, Host: ""})
 	return pattern == path
 }
 
 // mount registers the handlers on mux by path, in the order of the paths.
 // Start checked that every path is free; a panic here means another
-// goroutine registered one of them meanwhile.
-func mount(mux *http.ServeMux, handlers map[string]http.Handler) (err error) {
+// goroutine registered one of them meanwhile, or a router Start could not
+// check refused one.
+func mount(mux Router, handlers map[string]http.Handler) (err error) {
 	var path string
 	defer func() {
 		if r := recover(); r != nil {
