@@ -215,15 +215,19 @@ func TestReadAllSampled(t *testing.T) {
 }
 
 // TestReadAllLarge reads past the chunk size, where each growth copies into
-// a buffer of its own: the result is io.ReadAll's, and the arena's memory
-// for it stays within four times the input.
+// a buffer of its own: the result is io.ReadAll's, the arena's memory for
+// it stays within four times the input, and an input that fills a buffer
+// exactly (1 MiB) ends in it, without a copy into one twice its size.
 func TestReadAllLarge(t *testing.T) {
 	a := NewArena(WithChunkSize(minChunkSize), WithChecked(false))
 	defer a.Free()
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-	got, err := ReadAll(a, bytes.NewReader(data), len(data))
+	got, err := ReadAll(a, bytes.NewReader(data), 16<<20)
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("got %d bytes, %v", len(got), err)
+	}
+	if cap(got) != len(data) {
+		t.Errorf("a 1 MiB input ended in a buffer of %d bytes", cap(got))
 	}
 	var held uintptr
 	for _, b := range a.bytes.largeUsed {
