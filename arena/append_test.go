@@ -366,16 +366,7 @@ func FuzzAppend(f *testing.F) {
 		if n < 0 || c < n || c > limit || k < 0 || k > limit || lo < 0 || lo > n {
 			return
 		}
-		var s []int64
-		switch origin % 3 {
-		case 0:
-			s = MakeSlice[int64](a, n, c)
-		case 1:
-			s = make([]int64, n, c)
-		default:
-			s = MakeSlice[int64](a, n, c)
-			_ = New[obj8](a)
-		}
+		s := fuzzSlice(a, n, c, origin)
 		s = s[lo:]
 		for i := range s {
 			s[i] = int64(i)
@@ -397,6 +388,21 @@ func FuzzAppend(f *testing.F) {
 			a.Reset()
 		}
 	})
+}
+
+// fuzzSlice returns a slice of length n and capacity c for the fuzz
+// targets, by origin: the arena's last allocation (it can grow in place),
+// from the heap, or from the arena with another object after it.
+func fuzzSlice(a *Arena, n, c, origin int) []int64 {
+	switch origin % 3 {
+	case 0:
+		return MakeSlice[int64](a, n, c)
+	case 1:
+		return make([]int64, n, c)
+	}
+	s := MakeSlice[int64](a, n, c)
+	_ = New[obj8](a)
+	return s
 }
 
 // TestAppendStack checks that the stack of every event Append,
@@ -609,16 +615,7 @@ func FuzzGrow(f *testing.F) {
 		if n < 0 || c < n || c > limit || k > limit && k <= maxAlloc/8 {
 			return
 		}
-		var s []int64
-		switch origin % 3 {
-		case 0:
-			s = MakeSlice[int64](a, n, c)
-		case 1:
-			s = make([]int64, n, c)
-		default:
-			s = MakeSlice[int64](a, n, c)
-			_ = New[obj8](a)
-		}
+		s := fuzzSlice(a, n, c, origin)
 		for i := range s {
 			s[i] = int64(i)
 		}
