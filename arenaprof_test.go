@@ -567,6 +567,9 @@ func TestStartRouter(t *testing.T) {
 	s.Stop(context.Background())
 
 	var nilMux *http.ServeMux
+	if got := (arenaprof.Config{Mux: nilMux}).String(); strings.Contains(got, "Mux") {
+		t.Errorf("a Config with a nil *http.ServeMux prints as %s, a Mux set", got)
+	}
 	s, err = arenaprof.Start(arenaprof.Config{Mux: nilMux})
 	if err != nil {
 		t.Fatalf("Start with a nil *http.ServeMux: %v", err)
