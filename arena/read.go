@@ -33,7 +33,8 @@ const firstRead = 512
 // a until its Reset, as with [Append]: reading n bytes takes at most
 // about 4n bytes of a.
 //
-// It panics if a was freed, or if r returns a count outside [0, len(p)].
+// It panics if a was freed, or if r.Read returns a count outside [0, len(p)]
+// for the p it was given.
 func ReadAll(a *Arena, r io.Reader, limit int) ([]byte, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("arenaprof: arena.ReadAll: negative limit %d", limit)
