@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -42,18 +45,38 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets four handlers, beside net/http/pprof's
-	// /debug/pprof/ (each takes go tool pprof's ?seconds=N, see
-	// export.Handler):
+	// Mux, if not nil, gets these four handlers and nothing else (each
+	// takes go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
 	//
-	// e.g. go tool pprof http://host/debug/arenaprof. Start fails, mounting
-	// nothing, when one of the paths is taken.
-	Mux *http.ServeMux
+	// e.g. go tool pprof http://host/debug/arenaprof. Each is registered
+	// with Mux.Handle at its exact path, which every router matches the
+	// same way. An *http.ServeMux, or any router with ServeMux's
+	// Handler(*http.Request) method, is checked first: Start fails,
+	// mounting nothing, when one of the paths is taken. Other routers are
+	// not checked (one that panics on a taken path makes Start fail, with
+	// the paths before it left mounted).
+	//
+	// net/http/pprof's handlers (/debug/pprof/...) are not mounted: that
+	// package registers them on http.DefaultServeMux when imported, and
+	// on a Mux of your own /debug/pprof/ answers 404 until you mount
+	// them. On an *http.ServeMux, mount pprof.Index at "/debug/pprof/"
+	// (it serves every named profile below it) and pprof.Cmdline,
+	// pprof.Profile, pprof.Symbol and pprof.Trace at their paths, as
+	// net/http/pprof's own init does. A router without prefix patterns
+	// needs one: with chi (any router whose Handle has Router's
+	// signature will do; for gorilla/mux, see Router):
+	//
+	//	r := chi.NewRouter()
+	//	s, err := arenaprof.Start(arenaprof.Config{AppName: "shop", Mux: r})
+	//	...
+	//	r.Mount("/debug", middleware.Profiler()) // chi's net/http/pprof: /debug/pprof/...
+	//	http.ListenAndServe(addr, r)
+	Mux Router
 
 	// PyroscopeURL, if set, pushes profiles to a Grafana Pyroscope server
 	// (e.g. "http://pyroscope:4040"; user:password@ in the URL is taken as
@@ -130,8 +153,8 @@ type Config struct {
 	//
 	// Like runtime.MemProfileRate, the mean is process-wide: Start sets it
 	// for every arena (and every allocator reporting through package
-	// hooks), and it stays set after Stop. A failed Start restores the
-	// mean it found.
+	// hooks) until Stop, which restores the mean Start found, as a failed
+	// Start does.
 	SampleMeanBytes int64
 	// MaxBuckets bounds the profiler's memory, in distinct (stack, type,
 	// labels) rows; default 16384 (about 10 MiB with 64-frame stacks).
@@ -148,6 +171,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Router is what [Config.Mux] takes: anything that registers a handler for
+// an exact path, as *http.ServeMux and chi.Router do. gorilla/mux's
+// *mux.Router returns a *mux.Route from Handle; wrap it:
+//
+//	type gorillaRouter struct{ *mux.Router }
+//
+//	func (g gorillaRouter) Handle(path string, h http.Handler) { g.Router.Handle(path, h) }
+//
+//	arenaprof.Config{Mux: gorillaRouter{r}}
+type Router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
 // Session is what [Start] set up. Stop it with [Session.Stop].
 type Session struct {
 	prof     *profiler.Profiler
@@ -155,7 +191,20 @@ type Session struct {
 	agent    *agent.Agent
 	stopOnce sync.Once
 	stopErr  error
+
+	desc string // names the session in the error of a second Start
+	// Start set the sampling mean to mean, from prevMean; Stop restores
+	// prevMean while the mean is still the one Start set.
+	meanSet        bool
+	mean, prevMean int64
 }
+
+// running is the session that Start set up (or is setting up) and Stop has
+// not stopped: one at a time (see Start).
+var (
+	runningMu sync.Mutex
+	running   *Session
+)
 
 // Start turns arena profiling on and sets up what cfg asks for, in one call:
 // a profiler (which turns sampling on, at cfg.SampleMeanBytes), the profile
@@ -164,6 +213,11 @@ type Session struct {
 // Start is all or nothing: it checks that every path is free on cfg.Mux
 // before it mounts any, and on error nothing is left mounted or running
 // and the sampling mean is as it was. Its errors are one line.
+//
+// One session runs at a time: the sampling mean and the profiler's
+// consumer are process-wide, and two sessions would change each other's
+// mean. A Start while a session runs returns an error that names it (its
+// AppName, when and where it was started); Stop it first.
 //
 //	s, err := arenaprof.Start(arenaprof.Config{
 //		AppName:      "shop",
@@ -180,23 +234,57 @@ type Session struct {
 //
 // examples/shutdown is a complete service that stops this way.
 func Start(cfg Config) (*Session, error) {
-	s, err := start(cfg)
-	if err != nil {
+	s := &Session{desc: describe(cfg)}
+	runningMu.Lock()
+	if r := running; r != nil {
+		runningMu.Unlock()
+		return nil, fmt.Errorf("arenaprof: Start: a session is running already (%s): Stop it first", r.desc)
+	}
+	running = s // taken while start runs, which may call s.Stop on failure
+	runningMu.Unlock()
+	if err := start(cfg, s); err != nil {
+		runningMu.Lock()
+		if running == s {
+			running = nil
+		}
+		runningMu.Unlock()
 		return nil, oneLine{err}
 	}
 	return s, nil
 }
 
-func start(cfg Config) (s *Session, _ error) {
-	if cfg.Mux != nil {
+// describe names the session Start is starting, for the error of a second
+// Start: its AppName, the time and Start's caller.
+func describe(cfg Config) string {
+	d := "without AppName"
+	if cfg.AppName != "" {
+		d = fmt.Sprintf("AppName %q", cfg.AppName)
+	}
+	d += ", started at " + time.Now().UTC().Format(time.DateTime) + " UTC"
+	// 0 is describe, 1 Start, 2 Start's caller.
+	if pc, file, line, ok := runtime.Caller(2); ok {
+		fn := "?"
+		if f := runtime.FuncForPC(pc); f != nil {
+			fn = f.Name()
+		}
+		d += fmt.Sprintf(" by %s (%s:%d)", fn, filepath.Base(file), line)
+	}
+	return d
+}
+
+// start sets up what cfg asks for into s. On error, nothing is left
+// running and the mean is as it was.
+func start(cfg Config, s *Session) (err error) {
+	mux := routerOf(cfg.Mux)
+	if mux != nil {
 		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath} {
-			if taken(cfg.Mux, path) {
-				return nil, fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
+			if taken(mux, path) {
+				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
 		}
 	}
 	if cfg.MaxConcurrentBuilds < 0 {
-		return nil, fmt.Errorf("arenaprof: Config.MaxConcurrentBuilds is %d: want 0 (the default) or more", cfg.MaxConcurrentBuilds)
+		return fmt.Errorf("arenaprof: Config.MaxConcurrentBuilds is %d: want 0 (the default) or more", cfg.MaxConcurrentBuilds)
 	}
 	pc := cfg.Pyroscope
 	if pc == nil && cfg.PyroscopeURL != "" {
@@ -210,14 +298,14 @@ func start(cfg Config) (s *Session, _ error) {
 		cfg.AppName = os.Getenv("OTEL_SERVICE_NAME")
 	}
 	if (pc != nil || oc != nil || cfg.Dir != "") && cfg.AppName == "" {
-		return nil, errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
+		return errors.New("arenaprof: Config.AppName is required to upload profiles (PyroscopeURL, Pyroscope, OTLPURL, OTLP or Dir; with OTLP, OTEL_SERVICE_NAME will do)")
 	}
 	if cfg.SampleMeanBytes < 0 {
-		return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes is %d: want 0 (the mean in force) or more", cfg.SampleMeanBytes)
+		return fmt.Errorf("arenaprof: Config.SampleMeanBytes is %d: want 0 (the mean in force) or more", cfg.SampleMeanBytes)
 	}
 	uploads, err := sourcesOf(cfg.Profiles)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var opts []profiler.Option
 	if cfg.MaxBuckets != 0 {
@@ -227,47 +315,48 @@ func start(cfg Config) (s *Session, _ error) {
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, py)
 	}
 	if oc != nil {
 		o, err := agent.NewOTLP(*oc)
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, o)
 	}
 	if cfg.Dir != "" {
 		d, err := agent.NewDir(agent.DirConfig{Path: cfg.Dir})
 		if err != nil {
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, d)
 	}
 	if cfg.SampleMeanBytes != 0 {
 		prev := hooks.MeanBytes()
 		if err := hooks.SetMeanBytes(cfg.SampleMeanBytes); err != nil {
-			return nil, fmt.Errorf("arenaprof: Config.SampleMeanBytes: %w", err)
+			return fmt.Errorf("arenaprof: Config.SampleMeanBytes: %w", err)
 		}
 		defer func() {
-			if s == nil {
+			if err != nil {
 				hooks.SetMeanBytes(prev)
 			}
 		}()
+		s.meanSet, s.mean, s.prevMean = true, cfg.SampleMeanBytes, prev
 	}
 	p, err := profiler.Start(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("arenaprof: %w", err)
+		return fmt.Errorf("arenaprof: %w", err)
 	}
 	limit := buildlimit.New(cfg.MaxConcurrentBuilds)
-	sess := &Session{prof: p, handler: buildlimit.Share(limit, export.Handler(p))}
+	s.prof, s.handler = p, buildlimit.Share(limit, export.Handler(p))
 	if len(uploaders) > 0 {
 		sources := make([]agent.Source, len(uploads))
 		for i, name := range uploads {
 			sources[i] = profileSources[name](p)
 		}
-		sess.agent, err = agent.Start(agent.Config{
+		s.agent, err = agent.Start(agent.Config{
 			AppName:   cfg.AppName,
 			Labels:    cfg.Labels,
 			Interval:  cfg.Interval,
@@ -277,23 +366,23 @@ func start(cfg Config) (s *Session, _ error) {
 		})
 		if err != nil {
 			p.Stop()
-			return nil, fmt.Errorf("arenaprof: %w", err)
+			return fmt.Errorf("arenaprof: %w", err)
 		}
 	}
-	if cfg.Mux != nil {
-		if err := mount(cfg.Mux, map[string]http.Handler{
-			handlerPath:       sess.handler,
+	if mux != nil {
+		if err := mount(mux, map[string]http.Handler{
+			handlerPath:       s.handler,
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
-			sess.Stop(ctx)
-			return nil, err
+			s.Stop(ctx)
+			return err
 		}
 	}
-	return sess, nil
+	return nil
 }
 
 // profileSources makes the agent's source of each name Config.Profiles
@@ -330,20 +419,45 @@ func sourcesOf(names []string) ([]string, error) {
 	return names, nil
 }
 
+// routerOf returns m, or nil when m is nil or holds a nil pointer (a nil
+// *http.ServeMux meant "no Mux" when the field had that type).
+func routerOf(m Router) Router {
+	if m == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return m
+}
+
+// handlerFinder is the method of *http.ServeMux (and of routers like it)
+// that tells which pattern serves a request.
+type handlerFinder interface {
+	Handler(r *http.Request) (h http.Handler, pattern string)
+}
+
 // taken reports whether mux has a handler registered for exactly path,
 // for every method and host: registering path again would panic. The
 // lookup uses a method no pattern names, so that patterns with a method
 // ("GET /debug/arenaprof"), which do not conflict with path, are not
-// mistaken for it; a request without a host matches no host pattern.
-func taken(mux *http.ServeMux, path string) bool {
-	_, pattern := mux.Handler(&http.Request{Method: "ARENAPROF-PROBE", URL: &url.URL{Path: path}, Host: ""})
+// mistaken for it; a request without a host matches no host pattern. A
+// router without ServeMux's Handler method cannot be asked: its paths
+// count as free.
+func taken(mux Router, path string) bool {
+	f, ok := mux.(handlerFinder)
+	if !ok {
+		return false
+	}
+	_, pattern := f.Handler(&http.Request{Method: "ARENAPROF-PROBE", URL: &url.URL{Path: path}, Host: ""})
 	return pattern == path
 }
 
 // mount registers the handlers on mux by path, in the order of the paths.
 // Start checked that every path is free; a panic here means another
-// goroutine registered one of them meanwhile.
-func mount(mux *http.ServeMux, handlers map[string]http.Handler) (err error) {
+// goroutine registered one of them meanwhile, or a router Start could not
+// check refused one.
+func mount(mux Router, handlers map[string]http.Handler) (err error) {
 	var path string
 	defer func() {
 		if r := recover(); r != nil {
@@ -380,12 +494,28 @@ func (s *Session) Handler() http.Handler { return s.handler }
 // the profiler off. A handler mounted on
 // Config.Mux keeps serving the profile up to Stop. Calling Stop more than
 // once returns the first call's result.
+//
+// Stop undoes what Start changed in the process: the sampling mean goes
+// back to the one Start found (unless it was changed again since Start,
+// by hooks.SetMeanBytes: then the later change stays), and a new Start
+// may run. The handlers stay mounted on Config.Mux (an http.ServeMux
+// cannot remove them), so a later Start needs another Mux.
 func (s *Session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		if s.agent != nil {
 			s.stopErr = s.agent.Stop(ctx)
 		}
-		s.prof.Stop()
+		if s.prof != nil {
+			s.prof.Stop()
+		}
+		if s.meanSet && hooks.MeanBytes() == s.mean {
+			hooks.SetMeanBytes(s.prevMean)
+		}
+		runningMu.Lock()
+		if running == s {
+			running = nil
+		}
+		runningMu.Unlock()
 	})
 	return s.stopErr
 }

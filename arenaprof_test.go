@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export/agent"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/meantest"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
@@ -42,6 +45,8 @@ func allocOrders(a *arena.Arena, n int) {
 const (
 	handlerPath = "/debug/arenaprof"
 	memoryPath  = "/debug/arenaprof/memory"
+	arenasPath  = "/debug/arenaprof/arenas"
+	peakPath    = "/debug/arenaprof/peak"
 )
 
 // arenaProfiles are the arena profiles alone, without the runtime's.
@@ -439,4 +444,157 @@ func TestConfigRedacted(t *testing.T) {
 		}
 		t.Logf("%v", outs[0])
 	}
+}
+
+// TestSecondStart: a Start while a session runs fails, naming the running
+// session, and changes nothing (the first session's mean stays); after the
+// first's Stop, which restores the mean, Start works again. Of Starts
+// racing each other, exactly one succeeds.
+func TestSecondStart(t *testing.T) {
+	setMeanBytes(t, 4096)
+	first, err := arenaprof.Start(arenaprof.Config{AppName: "shop", SampleMeanBytes: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []arenaprof.Config{
+		{AppName: "other", SampleMeanBytes: 1 << 20},
+		{},
+		{Mux: http.NewServeMux()},
+	} {
+		s, err := arenaprof.Start(cfg)
+		if err == nil {
+			s.Stop(context.Background())
+			t.Fatalf("a second Start(%v) succeeded", cfg)
+		}
+		msg := err.Error()
+		for _, want := range []string{"running already", `AppName "shop"`, "TestSecondStart", "arenaprof_test.go:"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+		}
+		if got := hooks.MeanBytes(); got != 512 {
+			t.Errorf("the first session's mean became %d, want 512", got)
+		}
+	}
+	if err := first.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after Stop: %d, want 4096 (the one Start found)", got)
+	}
+	second, err := arenaprof.Start(arenaprof.Config{SampleMeanBytes: 1 << 20})
+	if err != nil {
+		t.Fatalf("Start after Stop: %v", err)
+	}
+	second.Stop(context.Background())
+	first.Stop(context.Background()) // again: changes nothing
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after both Stops: %d, want 4096", got)
+	}
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var started []*arenaprof.Session
+	for range 8 {
+		wg.Go(func() {
+			if s, err := arenaprof.Start(arenaprof.Config{SampleMeanBytes: 2048}); err == nil {
+				mu.Lock()
+				started = append(started, s)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(started) != 1 {
+		t.Errorf("%d of 8 racing Starts succeeded, want 1", len(started))
+	}
+	for _, s := range started {
+		s.Stop(context.Background())
+	}
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after the racing sessions: %d, want 4096", got)
+	}
+}
+
+// exactRouter is a router with exact paths only and no way to ask what it
+// holds, as chi and gorilla/mux are to Start: it records what is mounted,
+// and panics on a path registered twice when strict.
+type exactRouter struct {
+	handlers map[string]http.Handler
+	strict   bool
+}
+
+func (r *exactRouter) Handle(path string, h http.Handler) {
+	if _, ok := r.handlers[path]; ok && r.strict {
+		panic("exactRouter: " + path + " registered twice")
+	}
+	r.handlers[path] = h
+}
+
+func (r *exactRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if h, ok := r.handlers[req.URL.Path]; ok {
+		h.ServeHTTP(w, req)
+		return
+	}
+	http.NotFound(w, req)
+}
+
+// TestStartRouter: Config.Mux takes any router with Handle(string,
+// http.Handler); it gets exactly the four documented paths, which serve
+// profiles, and nothing under /debug/pprof/. A nil *http.ServeMux is no
+// Mux. A router that panics on a taken path makes Start fail in one line,
+// with nothing left running.
+func TestStartRouter(t *testing.T) {
+	r := &exactRouter{handlers: map[string]http.Handler{}}
+	s, err := arenaprof.Start(arenaprof.Config{Mux: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{handlerPath, arenasPath, memoryPath, peakPath}
+	if got := slices.Sorted(maps.Keys(r.handlers)); !slices.Equal(got, want) {
+		t.Errorf("mounted %q, want %q", got, want)
+	}
+	for _, path := range append(want, "/debug/pprof/") {
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		// The router's own 404 (peak's handler answers 404 too, with no
+		// peak yet, in a body of its own).
+		unrouted := rec.Body.String() == "404 page not found\n"
+		if mounted := path != "/debug/pprof/"; unrouted == mounted || mounted && rec.Code != http.StatusOK && path != peakPath {
+			t.Errorf("%s: status %d %q, want it mounted: %v", path, rec.Code, rec.Body, mounted)
+		}
+	}
+	s.Stop(context.Background())
+
+	var nilMux *http.ServeMux
+	if got := (arenaprof.Config{Mux: nilMux}).String(); strings.Contains(got, "Mux") {
+		t.Errorf("a Config with a nil *http.ServeMux prints as %s, a Mux set", got)
+	}
+	s, err = arenaprof.Start(arenaprof.Config{Mux: nilMux})
+	if err != nil {
+		t.Fatalf("Start with a nil *http.ServeMux: %v", err)
+	}
+	s.Stop(context.Background())
+
+	setMeanBytes(t, 4096)
+	strict := &exactRouter{handlers: map[string]http.Handler{peakPath: http.NotFoundHandler()}, strict: true}
+	s, err = arenaprof.Start(arenaprof.Config{Mux: strict, SampleMeanBytes: 64})
+	if err == nil {
+		s.Stop(context.Background())
+		t.Fatal("Start on a router that refused a path: no error")
+	}
+	if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, peakPath) {
+		t.Errorf("error %q: want one line naming %s", msg, peakPath)
+	}
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after the failed Start: %d, want 4096", got)
+	}
+	if samplingstate.Current().MeanBytes != 0 {
+		t.Error("a failed Start left sampling on")
+	}
+	s, err = arenaprof.Start(arenaprof.Config{})
+	if err != nil {
+		t.Fatalf("Start after a failed one: %v", err)
+	}
+	s.Stop(context.Background())
 }

@@ -115,7 +115,7 @@ func (c Config) fields() []configField {
 		}
 		fs = append(fs, configField{"Labels", b.String()})
 	}
-	add(c.Mux != nil, "Mux", true)
+	add(routerOf(c.Mux) != nil, "Mux", true)
 	add(c.PyroscopeURL != "", "PyroscopeURL", redact.URL(c.PyroscopeURL, redacted))
 	add(c.Pyroscope != nil, "Pyroscope", c.Pyroscope)
 	add(c.OTLPURL != "", "OTLPURL", redact.URL(c.OTLPURL, redacted))

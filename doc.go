@@ -1,6 +1,7 @@
 // Package arenaprof sets up arena allocation profiling for a service in one
-// call. It turns sampling on, serves the profile next to net/http/pprof,
-// and pushes a profile every interval to a Grafana Pyroscope server, to an
+// call. It turns sampling on, serves the profiles on your mux or router
+// (Config.Mux: net/http/pprof is not mounted with them), and pushes a
+// profile every interval to a Grafana Pyroscope server, to an
 // OpenTelemetry Collector or any OTLP profiles receiver (Config.OTLPURL),
 // or to a directory:
 //
@@ -31,7 +32,9 @@
 // one per process and net/http/pprof's /debug/pprof/profile would answer
 // 500 while the agent holds it. Config.SampleMeanBytes sets the sampling
 // mean (the average number of bytes between sampled bytes), process-wide
-// like runtime.MemProfileRate; the default is 100 KiB.
+// like runtime.MemProfileRate; the default is 100 KiB. One session runs
+// at a time: a second Start fails, naming the running session, and Stop
+// restores the mean Start found.
 //
 // Printed with fmt, log/slog or encoding/json, a Config shows no
 // credential. Session.Stats counts uploads, retries, failures and the last

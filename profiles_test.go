@@ -116,8 +116,8 @@ func TestCPUConflict(t *testing.T) {
 	}
 }
 
-// TestSampleMeanBytes: Start sets the process-wide mean, which stays after
-// Stop; a Start that fails restores the mean it found.
+// TestSampleMeanBytes: Start sets the process-wide mean until Stop, which
+// restores the mean Start found; a Start that fails restores it too.
 func TestSampleMeanBytes(t *testing.T) {
 	setMeanBytes(t, 4096)
 	s, err := arenaprof.Start(arenaprof.Config{SampleMeanBytes: 512})
@@ -140,9 +140,21 @@ func TestSampleMeanBytes(t *testing.T) {
 	}
 	a.Free()
 	s.Stop(context.Background())
-	if got := hooks.MeanBytes(); got != 512 {
-		t.Errorf("mean after Stop: %d, want 512 (process-wide, like runtime.MemProfileRate)", got)
+	if got := hooks.MeanBytes(); got != 4096 {
+		t.Errorf("mean after Stop: %d, want 4096 restored", got)
 	}
+
+	// A mean changed during the session is the user's: Stop leaves it.
+	s, err = arenaprof.Start(arenaprof.Config{SampleMeanBytes: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setMeanBytes(t, 1024)
+	s.Stop(context.Background())
+	if got := hooks.MeanBytes(); got != 1024 {
+		t.Errorf("mean after Stop: %d, want 1024, set during the session", got)
+	}
+	setMeanBytes(t, 512)
 
 	// A CPU profile already running makes Start fail after it set the mean.
 	var cpu bytes.Buffer

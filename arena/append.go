@@ -47,35 +47,83 @@ func appendFast[T any](a *Arena, s, elems []T, slow func(*Arena, []T, []T) []T) 
 	return slow(a, s, elems)
 }
 
+// AppendString appends the bytes of s to b and returns the result, like
+// append(b, s...), with the memory for a longer b taken from a exactly as
+// [Append] takes it: written into b when b has room, else grown in place
+// or copied into a, and sampled like any other allocation.
+func AppendString(a *Arena, b []byte, s string) []byte {
+	// The string's bytes are only read (copied from): no write goes
+	// through this slice.
+	return appendFast(a, b, unsafe.Slice(unsafe.StringData(s), len(s)), appendSlow[byte])
+}
+
+// Grow returns s with its capacity increased, if necessary, to guarantee
+// space for another n elements, like [slices.Grow], with the memory taken
+// from a: after s = arena.Grow(a, s, n), n elements can be appended to s
+// (with append, or [Append] without touching a) without another
+// allocation. A longer capacity is found as [Append] finds it: in place
+// when s ends at a's next free byte, else by copying s into a new slice of
+// a; the new memory is sampled like any other allocation. The result has
+// s's length and contents; the elements past its length are zero.
+//
+// Grow panics if n is negative or the capacity would be too large, or if
+// a was freed and s has no room for n elements.
+func Grow[T any](a *Arena, s []T, n int) []T {
+	return growFast(a, s, n, growSlow[T])
+}
+
+// growFast is Grow's body, like appendFast.
+func growFast[T any](a *Arena, s []T, n int, slow func(*Arena, []T, int) []T) []T {
+	if uint(n) <= uint(cap(s)-len(s)) { // a negative n takes the slow path, which panics
+		return s
+	}
+	return slow(a, s, n)
+}
+
+// growSlow is the part of Grow that takes memory from the arena.
+//
+//go:noinline
+func growSlow[T any](a *Arena, s []T, n int) []T {
+	return growBy(a, s, n, maxAlloc, "Grow")
+}
+
 // appendSlow is the part of Append that takes memory from the arena.
 //
 //go:noinline
 func appendSlow[T any](a *Arena, s, elems []T) []T {
+	t := growBy(a, s, len(elems), maxAlloc, "Append")
+	t = t[:len(s)+len(elems)]
+	copy(t[len(s):], elems)
+	return t
+}
+
+// growBy returns s, or a copy of it in a, with room for n more elements:
+// grown in place when s ends at a's next free byte, else copied into a new
+// slice of a, with the capacity Append gives (nextCap), but never more than
+// most elements (most >= len(s)+n). fn names the caller in panics.
+func growBy[T any](a *Arena, s []T, n, most int, fn string) []T {
 	a.check()
 	oldLen, oldCap := len(s), cap(s)
-	newLen := oldLen + len(elems)
-	if newLen < oldLen {
-		panic("arenaprof: arena.Append: len out of range")
+	newLen := oldLen + n
+	if n < 0 || newLen < oldLen {
+		panic("arenaprof: arena." + fn + ": len out of range")
 	}
 	size := unsafe.Sizeof(*new(T))
 	if size == 0 {
 		// Like append: every zero-size slice points at one address.
-		return unsafe.Slice((*T)(unsafe.Pointer(&zeroBase)), newLen)
+		return unsafe.Slice((*T)(unsafe.Pointer(&zeroBase)), newLen)[:oldLen]
 	}
 	if uintptr(newLen) > maxAlloc/size {
-		panic("arenaprof: arena.Append: len out of range")
+		panic("arenaprof: arena." + fn + ": len out of range")
 	}
-	newCap := nextCap(newLen, oldCap, size)
+	newCap := min(nextCap(newLen, oldCap, size), most)
 	if oldCap > 0 {
 		if t, ok := growInPlace(a, s, newCap); ok {
-			t = t[:newLen]
-			copy(t[oldLen:], elems)
-			return t
+			return t[:oldLen]
 		}
 	}
-	t := MakeSlice[T](a, newLen, newCap)
+	t := MakeSlice[T](a, oldLen, newCap)
 	copy(t, s)
-	copy(t[oldLen:], elems)
 	return t
 }
 

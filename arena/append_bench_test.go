@@ -18,13 +18,6 @@ var sinkInts []int64
 //	benchstat -col /impl new.txt
 func BenchmarkAppend(b *testing.B) {
 	const n = 1000
-	withDefaultSampling := func(b *testing.B) {
-		b.Helper()
-		if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {})))
-	}
 	b.Run("impl=arena", func(b *testing.B) {
 		withDefaultSampling(b)
 		a := NewArena()
@@ -51,4 +44,14 @@ func BenchmarkAppend(b *testing.B) {
 		}
 		sinkInts = nil
 	})
+}
+
+// withDefaultSampling turns sampling on at the default mean, with a
+// consumer registered, for the rest of the benchmark.
+func withDefaultSampling(b *testing.B) {
+	b.Helper()
+	if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {})))
 }

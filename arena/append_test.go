@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -365,16 +366,7 @@ func FuzzAppend(f *testing.F) {
 		if n < 0 || c < n || c > limit || k < 0 || k > limit || lo < 0 || lo > n {
 			return
 		}
-		var s []int64
-		switch origin % 3 {
-		case 0:
-			s = MakeSlice[int64](a, n, c)
-		case 1:
-			s = make([]int64, n, c)
-		default:
-			s = MakeSlice[int64](a, n, c)
-			_ = New[obj8](a)
-		}
+		s := fuzzSlice(a, n, c, origin)
 		s = s[lo:]
 		for i := range s {
 			s[i] = int64(i)
@@ -398,9 +390,24 @@ func FuzzAppend(f *testing.F) {
 	})
 }
 
-// TestAppendStack checks that the stack of every event Append causes is
-// the caller's, as runtime.Callers reports it, whether Append grows in
-// place or copies, with or without pointers.
+// fuzzSlice returns a slice of length n and capacity c for the fuzz
+// targets, by origin: the arena's last allocation (it can grow in place),
+// from the heap, or from the arena with another object after it.
+func fuzzSlice(a *Arena, n, c, origin int) []int64 {
+	switch origin % 3 {
+	case 0:
+		return MakeSlice[int64](a, n, c)
+	case 1:
+		return make([]int64, n, c)
+	}
+	s := MakeSlice[int64](a, n, c)
+	_ = New[obj8](a)
+	return s
+}
+
+// TestAppendStack checks that the stack of every event Append,
+// AppendString, Grow and ReadAll cause is the caller's, as runtime.Callers
+// reports it, whether they grow in place or copy, with or without pointers.
 func TestAppendStack(t *testing.T) {
 	rec := record(t, 1, true)
 	a := NewArena()
@@ -408,6 +415,10 @@ func TestAppendStack(t *testing.T) {
 	var ints []int64
 	var ptrs []*int
 	appendValue := Append[int64] // not inlined into the caller: called through a wrapper
+	var bs []byte
+	appendStringValue := AppendString
+	growValue := Grow[int64]
+	readAllValue := ReadAll
 	for _, c := range []struct {
 		name  string
 		setup func()
@@ -419,6 +430,15 @@ func TestAppendStack(t *testing.T) {
 		{"in place pointers", func() { ptrs = MakeSlice[*int](a, 1, 1) }, func() { ptrs = Append(a, ptrs, nil) }},
 		{"copy through a function value", func() { ints = []int64{1} }, func() { ints = appendValue(a, ints, 2) }},
 		{"in place through a function value", func() { ints = MakeSlice[int64](a, 1, 1) }, func() { ints = appendValue(a, ints, 2) }},
+		{"AppendString copy", func() { bs = []byte("x") }, func() { bs = AppendString(a, bs, "y") }},
+		{"AppendString in place", func() { bs = MakeSlice[byte](a, 8, 8) }, func() { bs = AppendString(a, bs, "y") }},
+		{"AppendString through a function value", func() { bs = []byte("x") }, func() { bs = appendStringValue(a, bs, "y") }},
+		{"Grow copy", func() { ints = []int64{1} }, func() { ints = Grow(a, ints, 1) }},
+		{"Grow in place", func() { ints = MakeSlice[int64](a, 1, 1) }, func() { ints = Grow(a, ints, 1) }},
+		{"Grow in place pointers", func() { ptrs = MakeSlice[*int](a, 1, 1) }, func() { ptrs = Grow(a, ptrs, 1) }},
+		{"Grow through a function value", func() { ints = []int64{1} }, func() { ints = growValue(a, ints, 1) }},
+		{"ReadAll", func() {}, func() { bs, _ = ReadAll(a, strings.NewReader("x"), 10) }},
+		{"ReadAll through a function value", func() {}, func() { bs, _ = readAllValue(a, strings.NewReader("x"), 10) }},
 	} {
 		c.setup()
 		rec.take()
@@ -457,4 +477,173 @@ func TestAppendOverlap(t *testing.T) {
 			t.Errorf("in place %v: self append got %v, want %v", inPlace, got, ref)
 		}
 	}
+}
+
+func TestAppendString(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, opts := range [][]Option{nil, {WithChunkSize(minChunkSize)}, {WithPoison(true)}} {
+		a := NewArena(opts...)
+		var b, ref []byte
+		guard := String(a, "guard!")
+		for step := range 3000 {
+			switch op := r.IntN(10); {
+			case op < 7:
+				s := strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(90))
+				b = AppendString(a, b, s)
+				ref = append(ref, s...)
+			case op < 8:
+				n := r.IntN(len(b) + 1)
+				b, ref = b[:n], ref[:n]
+			case op < 9:
+				guard = String(a, "guard!")
+			default:
+				b, ref = []byte("heap"), []byte("heap")
+			}
+			if !bytes.Equal(b, ref) || guard != "guard!" {
+				t.Fatalf("step %d: %q, want %q; guard %q", step, b, ref, guard)
+			}
+		}
+		a.Free()
+	}
+
+	a := NewArena()
+	defer a.Free()
+	s := MakeSlice[byte](a, 0, 8)
+	if got := AppendString(a, s, "12345678"); &got[0] != unsafe.SliceData(s) {
+		t.Errorf("AppendString with room did not write into b")
+	}
+	if got := AppendString(a, nil, ""); got != nil {
+		t.Errorf(`AppendString(nil, "") = %v, want nil`, got)
+	}
+	g := AppendString(a, s[:8], "9")
+	if &g[0] != unsafe.SliceData(s) || string(g) != "123456789" {
+		t.Errorf("not grown in place: %q", g)
+	}
+}
+
+func TestGrow(t *testing.T) {
+	a := NewArena()
+	defer a.Free()
+	for _, c := range []struct {
+		name    string
+		s       func() []int64
+		n       int
+		inPlace bool // the result shares s's first element
+	}{
+		{"nil, 0", func() []int64 { return nil }, 0, false},
+		{"nil", func() []int64 { return nil }, 10, false},
+		{"room", func() []int64 { return MakeSlice[int64](a, 1, 5) }, 4, true},
+		{"in place", func() []int64 { return MakeSlice[int64](a, 2, 2) }, 3, true},
+		{"copied", func() []int64 { s := MakeSlice[int64](a, 2, 2); _ = New[obj8](a); return s }, 3, false},
+		{"heap", func() []int64 { return []int64{1, 2} }, 1, false},
+		{"heap with room", func() []int64 { return make([]int64, 2, 4) }, 2, true},
+		{"large", func() []int64 { return MakeSlice[int64](a, 3, 3) }, 100000, false},
+	} {
+		s := c.s()
+		for i := range s {
+			s[i] = int64(i + 1)
+		}
+		ref := slices.Clone(s)
+		got := Grow(a, s, c.n)
+		if !slices.Equal(got, ref) || cap(got)-len(got) < c.n {
+			t.Errorf("%s: Grow(len %d cap %d, %d) = len %d cap %d", c.name, len(s), cap(s), c.n, len(got), cap(got))
+		}
+		if len(s) > 0 && (&got[0] == &s[0]) != c.inPlace {
+			t.Errorf("%s: shares s: %v, want %v", c.name, &got[0] == &s[0], c.inPlace)
+		}
+		for i, v := range got[len(got):cap(got)] {
+			if v != 0 {
+				t.Fatalf("%s: element %d past the length is %d", c.name, len(got)+i, v)
+			}
+		}
+		if c.n > 0 && len(got) > 0 {
+			// The room is the caller's: append does not allocate.
+			if p := append(got, make([]int64, c.n)...); &p[0] != &got[0] {
+				t.Errorf("%s: append of %d after Grow allocated", c.name, c.n)
+			}
+		}
+	}
+	if z := Grow(a, []zeroElem{{}}, 5); len(z) != 1 || cap(z) < 6 {
+		t.Errorf("zero size: len %d cap %d", len(z), cap(z))
+	}
+	p := MakeSlice[*int](a, 1, 1)
+	if q := Grow(a, p, 1); &q[0] != &p[0] || cap(q) < 2 {
+		t.Errorf("slice with pointers not grown in place")
+	}
+}
+
+func TestGrowPanics(t *testing.T) {
+	a := NewArena()
+	defer a.Free()
+	for _, c := range []struct {
+		name  string
+		fn    func()
+		panic bool
+	}{
+		{"negative", func() { Grow(a, []int64{1}, -1) }, true},
+		{"negative, room", func() { Grow(a, make([]int64, 0, 4), -1) }, true},
+		{"too large", func() { Grow(a, []int64{1}, math.MaxInt) }, true},
+		{"too large for the size", func() { Grow(a, []int64{1}, maxAlloc/8) }, true},
+		{"freed, no room", func() { b := NewArena(); b.Free(); Grow(b, []int64{1}, 1) }, true},
+		{"freed, room", func() { b := NewArena(); b.Free(); Grow(b, make([]int64, 0, 1), 1) }, false},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if (r != nil) != c.panic {
+					t.Errorf("%s: panic %v, want panic %v", c.name, r, c.panic)
+				}
+				if s, _ := r.(string); r != nil && !strings.HasPrefix(s, "arenaprof: arena") {
+					t.Errorf("%s: panic %v, want an arenaprof panic", c.name, r)
+				}
+			}()
+			c.fn()
+		}()
+	}
+}
+
+// FuzzGrow checks Grow for any n and starting slice: either room for n more
+// elements with s's contents kept, or an arenaprof panic exactly when n is
+// negative or the capacity too large.
+func FuzzGrow(f *testing.F) {
+	for _, c := range [][4]int{{0, 0, 0, 0}, {1, 1, 1, 0}, {3, 8, 5, 1}, {2, 2, -1, 0}, {0, 0, math.MaxInt, 2}, {4, 4, 1 << 14, 0}} {
+		f.Add(c[0], c[1], c[2], c[3])
+	}
+	a := NewArena(WithChunkSize(4096))
+	f.Fuzz(func(t *testing.T, n, c, k, origin int) {
+		const limit = 1 << 16 // elements the fuzzer may allocate
+		if n < 0 || c < n || c > limit || k > limit && k <= maxAlloc/8 {
+			return
+		}
+		s := fuzzSlice(a, n, c, origin)
+		for i := range s {
+			s[i] = int64(i)
+		}
+		ref := slices.Clone(s)
+		var got []int64
+		msg := func() (msg string) {
+			defer func() {
+				if r := recover(); r != nil {
+					if msg, _ = r.(string); msg == "" {
+						msg = "non-string panic"
+					}
+				}
+			}()
+			got = Grow(a, s, k)
+			return ""
+		}()
+		valid := k >= 0 && k <= cap(s)-len(s) || k >= 0 && uint64(len(s))+uint64(k) <= maxAlloc/8
+		if !valid {
+			if !strings.HasPrefix(msg, "arenaprof: arena.Grow: ") {
+				t.Fatalf("Grow(len %d cap %d, %d): panic %q, want an arenaprof panic", len(s), cap(s), k, msg)
+			}
+			return
+		}
+		if msg != "" || !slices.Equal(got, ref) || cap(got)-len(got) < k {
+			t.Fatalf("Grow(len %d cap %d, %d) = len %d cap %d, panic %q", len(s), cap(s), k, len(got), cap(got), msg)
+		}
+		if a.bytes.off > defaultChunkSize {
+			a.Reset()
+		}
+	})
 }

@@ -236,6 +236,7 @@ func (a *Arena) SetLabels(l hooks.Labels) {
 // platform.
 type rounded[T any] struct {
 	_ [0]atomic.Int64
+	//lint:ignore U1000 only the type's size is used (unsafe.Sizeof), never a value
 	v T
 }
 

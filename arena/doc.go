@@ -28,7 +28,10 @@
 // the arena: in place when the slice is the last thing the arena handed
 // out and its chunk has room (the new bytes are sampled like any other
 // allocation), else by copying into a new arena slice with the capacity
-// growing geometrically, as append's does.
+// growing geometrically, as append's does. [AppendString] appends a
+// string's bytes, [Grow] makes room for n more elements like slices.Grow,
+// and [ReadAll] reads an io.Reader (a request body, say) into the arena,
+// up to a limit; each growth they make is sampled like any allocation.
 //
 // Sampling is on while a consumer is registered with [hooks.Register] (the
 // profiler's collector, for instance), at the mean set with
@@ -77,8 +80,8 @@
 // or pool checked with [WithChecked](true). In checked mode:
 //
 //   - Pointer-free memory (values of [New] and [MakeSlice] whose type holds
-//     no pointers, [String], [Bytes], [Append], large objects included) is
-//     mapped with mmap, apart from the Go heap. Reset, Put and Free make
+//     no pointers, [String], [Bytes], [Append], [ReadAll], large objects
+//     included) is mapped with mmap, apart from the Go heap. Reset, Put and Free make
 //     it inaccessible (mapped again with PROT_NONE, its pages given back
 //     to the kernel) and never hand it out again, so the first read or
 //     write through a stale string, slice or pointer, in any goroutine,

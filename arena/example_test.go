@@ -2,9 +2,11 @@ package arena_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/pprof"
 	"slices"
+	"strings"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/hooks"
@@ -90,4 +92,47 @@ func ExampleAppend() {
 	// Output:
 	// [0 1 2 3 4 10 11] 7
 	// [0 1 2 3 4 10 11]
+}
+
+func ExampleAppendString() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	var line []byte
+	for _, w := range []string{"GET", " ", "/users", "?id=", "42"} {
+		line = arena.AppendString(a, line, w) // like append(line, w...)
+	}
+	fmt.Println(string(line))
+	// Output: GET /users?id=42
+}
+
+func ExampleGrow() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	ids := arena.MakeSlice[int64](a, 0, 2)
+	ids = arena.Grow(a, ids, 100) // one growth, in a, for what follows
+	before := cap(ids)
+	for i := range 100 {
+		ids = append(ids, int64(i)) // the built-in append: room already there
+	}
+	fmt.Println(len(ids), cap(ids) == before)
+	// Output: 100 true
+}
+
+func ExampleReadAll() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	// A request body, say: read into the arena, at most 1 MiB.
+	body := strings.NewReader(`{"name":"gopher","ids":[1,2,3]}`)
+	b, err := arena.ReadAll(a, body, 1<<20)
+	fmt.Println(len(b), err)
+
+	// A longer input than the limit: the first limit bytes and an error.
+	b, err = arena.ReadAll(a, strings.NewReader("0123456789"), 4)
+	fmt.Println(string(b), errors.Is(err, arena.ErrTooLarge))
+	// Output:
+	// 31 <nil>
+	// 0123 true
 }

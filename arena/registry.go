@@ -100,6 +100,7 @@ var poolIDs atomic.Uint64
 // and one dropped before it allocates leaves nothing behind.
 func (a *Arena) register(skip int) {
 	h := &holding{id: a.id, idx: -1}
+	//lint:ignore SA4016 holdLive is state 0 by design (holdIdle is 1, read back as mark&holdState); the OR spells out the since<<2 | state encoding
 	h.mark = coarseNow()<<2 | holdLive
 	h.labels.Store(labelsCopy(a.labels))
 	a.pubKey = a.labels.Key()
@@ -165,6 +166,7 @@ func (a *Arena) taken(p *Pool, skip int) {
 	if h.pool.Load() == nil {
 		h.pool.Store(p.record(h.stack.Load()))
 	}
+	//lint:ignore SA4016 holdLive is state 0 by design, as in register
 	h.mark = coarseNow()<<2 | holdLive
 }
 

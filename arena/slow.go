@@ -491,8 +491,9 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	n := len(st)
 	// The entry point's frames: New and newFast inlined into it (and,
 	// through a function value, the wrapper's inlined copy of both), or
-	// String and stringFast, Bytes and bytesFast, MakeSlice, or Append
-	// and its slow path (appendSlow, growInPlace).
+	// String and stringFast, Bytes and bytesFast, MakeSlice, or Append,
+	// AppendString, Grow and ReadAll with their slow paths (appendSlow,
+	// growSlow, growBy, growInPlace).
 	drop := min(n, 1)
 	for drop < n && a.isEntryFrame(st[drop]) {
 		drop++
@@ -552,13 +553,15 @@ func isEntryFrame(pc uintptr) bool {
 	is := false
 	if ok {
 		switch name {
-		case "String", "stringFast", "Bytes", "bytesFast":
+		case "String", "stringFast", "Bytes", "bytesFast", "AppendString", "ReadAll":
 			is = true
 		default:
-			is = strings.HasPrefix(name, "New[") || strings.HasPrefix(name, "newFast[") ||
-				strings.HasPrefix(name, "MakeSlice[") ||
-				strings.HasPrefix(name, "Append[") || strings.HasPrefix(name, "appendFast[") ||
-				strings.HasPrefix(name, "appendSlow[") || strings.HasPrefix(name, "growInPlace[")
+			generic, _, _ := strings.Cut(name, "[")
+			switch generic {
+			case "New", "newFast", "MakeSlice", "Append", "appendFast", "appendSlow",
+				"Grow", "growFast", "growSlow", "growBy", "growInPlace":
+				is = generic != name
+			}
 		}
 	}
 	entryFrames.Store(pc, is)

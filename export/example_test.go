@@ -17,7 +17,8 @@ type user struct {
 	name [32]byte
 }
 
-// Serve arena allocation profiles over HTTP, next to net/http/pprof:
+// Serve arena allocation profiles over HTTP on a mux of your own (add
+// net/http/pprof's handlers to it yourself if you want them there too):
 //
 //	go tool pprof http://localhost:6060/debug/arenaprof
 //	go tool pprof http://localhost:6060/debug/arenaprof?seconds=30

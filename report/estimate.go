@@ -1,5 +1,10 @@
 package report
 
+import (
+	"bytes"
+	"encoding/binary"
+)
+
 // The decoder of github.com/google/pprof/profile turns each record of a
 // profile into Go objects far larger than the record: an empty Sample is 2
 // bytes on the wire and over 150 bytes decoded, a Sample with one label
@@ -115,6 +120,51 @@ func (s *memScan) estimate(data []byte, final bool) int64 {
 // parsers on such data.
 func (s *memScan) legacy(data []byte, final bool) bool {
 	return s.broken || final && s.pos < len(data) || looksText(data)
+}
+
+// notProfile reports whether data, as far as s has scanned it, is no
+// profile the decoder would read: not a protobuf message, and starting
+// like none of the legacy formats it falls back to, whose text headers
+// ("heap profile: ...", "--- contention ---", ...) all hold letters on the
+// first line, and whose binary CPU format starts with the header words 0,
+// 3, 0 or 1 (4 or 8 bytes each, either byte order).
+func (s *memScan) notProfile(data []byte) bool {
+	if !s.broken {
+		return false
+	}
+	first := data[:min(len(data), 4096)]
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	for _, c := range first {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return !legacyCPUHeader(data)
+}
+
+// legacyCPUHeader reports whether data starts with the header of the
+// legacy binary CPU profile: the words 0, 3, 0 (or 1 for Java) in 4- or
+// 8-byte words of either byte order.
+func legacyCPUHeader(data []byte) bool {
+	for _, w := range []int{4, 8} {
+		if len(data) < 3*w {
+			continue
+		}
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			word := func(i int) uint64 {
+				if w == 4 {
+					return uint64(order.Uint32(data[i*w:]))
+				}
+				return order.Uint64(data[i*w:])
+			}
+			if word(0) == 0 && word(1) == 3 && word(2) <= 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // looksText reports whether data starts like text: the legacy formats the

@@ -111,13 +111,12 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		}
 		return sizeClass(size), ""
 	case groupByFunc:
-		for _, loc := range s.Location {
-			for _, ln := range loc.Line {
+		if len(s.Location) > 0 { // the leaf location's function, when symbolized
+			for _, ln := range s.Location[0].Line {
 				if ln.Function != nil && ln.Function.Name != "" {
 					return ln.Function.Name, tabfmt.ShortFuncName(ln.Function.Name)
 				}
 			}
-			break // the leaf location has no symbolized function
 		}
 		if len(s.Location) > 0 && s.Location[0].Address != 0 {
 			return fmt.Sprintf("0x%x", s.Location[0].Address), ""

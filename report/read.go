@@ -77,12 +77,13 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		}
 		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
 	}
+	var sc memScan
+	var data []byte
 	overMemory := func(need int64) error {
-		return fmt.Errorf("report: %w of %d bytes (about %d bytes or more to read and decode)", pprofmt.ErrMemoryLimit, maxMem, need)
+		return fmt.Errorf("report: %w", &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data)})
 	}
 	// need is the memory the data read so far commits to: four times the
 	// data (see MaxMemory) and its decoded cost.
-	var sc memScan
 	need := func(data []byte, final bool) int64 {
 		n := 4*int64(len(data)) + sc.estimate(data, final)
 		if pending := 4*min(sc.need, math.MaxInt64/8) + sc.cost; pending > n {
@@ -93,7 +94,7 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	// The buffer never grows past what the bounds admit: maxBytes+1 to
 	// detect data past maxBytes, maxMem/4 for the data counted four times.
 	limit := min(maxBytes+1, maxMem/4+1)
-	data := make([]byte, 0, min(int64(readChunk), limit))
+	data = make([]byte, 0, min(int64(readChunk), limit))
 	for {
 		if len(data) == cap(data) {
 			if int64(len(data)) >= limit {

@@ -202,3 +202,38 @@ func TestParseDefaultBoundAdmits(t *testing.T) {
 		t.Fatalf("%d samples", len(p.Sample))
 	}
 }
+
+// TestParseNotProfile: a refusal at the memory bound says whether the data
+// is no profile at all (zeros, bytes no decoder reads), and never says so
+// of data that may be one: a protobuf profile, a legacy text profile, the
+// binary legacy CPU format, binary data whose first line holds letters.
+func TestParseNotProfile(t *testing.T) {
+	cpu := make([]byte, 64<<10)
+	cpu[8] = 3 // 8-byte little-endian words 0, 3, 0, ...
+	legacyText := []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n" + strings.Repeat("1: 2 [3: 4] @ 0x1 0x2\n", 20000))
+	for _, tc := range []struct {
+		name       string
+		data       []byte
+		notProfile bool
+	}{
+		{"zeros", make([]byte, 4<<20), true},
+		{"gzip of zeros", gzipped(t, make([]byte, 4<<20)), true},
+		{"0xff bytes", bytes.Repeat([]byte{0xff}, 4<<20), true},
+		{"protobuf samples", emptySamples(1 << 20), false},
+		{"legacy heap text", legacyText, false},
+		{"legacy CPU header", cpu, false},
+		{"binary with letters on the first line", append([]byte("\x00\x00heap profile:"), make([]byte, 1<<20)...), false},
+	} {
+		_, err := Parse(bytes.NewReader(tc.data), ParseOptions{MaxMemory: 1 << 20})
+		var mle *pprofmt.MemoryLimitError
+		if !errors.As(err, &mle) || !errors.Is(err, pprofmt.ErrMemoryLimit) || !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("%s: error %v, want a MemoryLimitError", tc.name, err)
+		}
+		if mle.NotProfile != tc.notProfile || mle.Limit != 1<<20 || mle.Need <= mle.Limit {
+			t.Errorf("%s: %+v, want NotProfile %v, Limit 1MiB, Need above it", tc.name, *mle, tc.notProfile)
+		}
+		if got := strings.Contains(err.Error(), "not a profile"); got != tc.notProfile {
+			t.Errorf("%s: %q says not a profile: %v", tc.name, err, got)
+		}
+	}
+}

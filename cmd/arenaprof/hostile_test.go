@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 // allocDuring returns the bytes allocated on the heap while f runs (by
@@ -71,10 +73,11 @@ func TestBombsRefusedBounded(t *testing.T) {
 		want  string
 	}{
 		{"decoder bomb, file", []string{"top", decoderFile}, nil, "-max-memory"},
-		{"gzip of zeros, file", []string{"top", zerosFile}, nil, "-max-memory"},
+		{"gzip of zeros, file", []string{"top", zerosFile}, nil, "not a profile"},
+		{"gzip of zeros, -max-memory 64MiB", []string{"top", "-max-memory", "64MiB", zerosFile}, nil, "not a profile"},
 		{"decoder bomb, stdin", []string{"top", "-"}, decoder, "standard input: decoding it would take more than -max-memory"},
 		{"decoder bomb, URL", []string{"top", srv.URL + "/decoder"}, nil, "-max-memory 512MiB"},
-		{"gzip of zeros, URL", []string{"top", srv.URL + "/zeros"}, nil, "-max-memory"},
+		{"gzip of zeros, URL", []string{"top", srv.URL + "/zeros"}, nil, "not a profile"},
 		{"decoder bomb, redirect", []string{"top", srv.URL + "/redirect"}, nil, "-max-memory"},
 		{"decoder bomb, diff NEW", []string{"diff", good, decoderFile}, nil, "-max-memory"},
 		{"decoder bomb, diff BASE URL", []string{"diff", srv.URL + "/decoder", good}, nil, "-max-memory"},
@@ -97,6 +100,7 @@ func TestBombsRefusedBounded(t *testing.T) {
 			if got > hostileMaxAlloc {
 				t.Errorf("allocated %d bytes refusing a bomb, want at most %d", got, hostileMaxAlloc)
 			}
+			checkSuggestion(t, tc.args, errOut.String())
 		})
 	}
 }
@@ -316,4 +320,35 @@ func FuzzRedact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkSuggestion checks that a refusal at -max-memory that suggests a
+// value suggests a larger one than given, and that one that says the input
+// is no profile suggests none.
+func checkSuggestion(t *testing.T, args []string, msg string) {
+	t.Helper()
+	given := int64(pprofmt.DefaultMaxMemory)
+	for i, a := range args {
+		if a == "-max-memory" {
+			n, ok := parseByteSize(args[i+1])
+			if !ok {
+				t.Fatalf("bad -max-memory %q", args[i+1])
+			}
+			given = n
+		}
+	}
+	_, sugg, ok := strings.Cut(msg, "e.g. -max-memory ")
+	if strings.Contains(msg, "not a profile") {
+		if ok {
+			t.Errorf("%q: suggests a -max-memory for data that is no profile", msg)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	sugg, _, _ = strings.Cut(sugg, ")")
+	if n, ok := parseByteSize(sugg); !ok || n <= given {
+		t.Errorf("%q: suggests -max-memory %s, want more than the %d bytes given", msg, sugg, given)
+	}
 }

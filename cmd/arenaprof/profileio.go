@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -81,9 +82,31 @@ func isProfileURL(src string) bool {
 // limitErr is the message for a profile past -max-bytes or -max-memory.
 func limitErr(src string, err error, lim report.ParseOptions) error {
 	if errors.Is(err, pprofmt.ErrMemoryLimit) {
-		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory 2GiB) if the profile is genuine", src, formatByteSize(lim.MaxMemory))
+		var mle *pprofmt.MemoryLimitError
+		if errors.As(err, &mle) && mle.NotProfile {
+			return topInputErr("cannot read %s: not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-memory %s, before reading it all)", src, formatByteSize(lim.MaxMemory))
+		}
+		need := lim.MaxMemory
+		if mle != nil {
+			need = mle.Need
+		}
+		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory %s) if the profile is genuine", src, formatByteSize(lim.MaxMemory), formatByteSize(suggestMemory(lim.MaxMemory, need)))
 	}
 	return topInputErr("cannot read %s: larger than -max-bytes %s (compressed or not); raise -max-bytes if the profile is genuine", src, formatByteSize(lim.MaxBytes))
+}
+
+// suggestMemory is the -max-memory a refusal at limit suggests: the
+// smallest power of two at least twice limit and above need, the memory
+// the data read before the refusal already commits to.
+func suggestMemory(limit, need int64) int64 {
+	s := int64(1) << 20
+	for s/2 < limit || s <= need {
+		if s > math.MaxInt64/2 {
+			return math.MaxInt64
+		}
+		s *= 2
+	}
+	return s
 }
 
 // profileSource is an open profile input.

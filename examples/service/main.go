@@ -39,6 +39,7 @@ import (
 	rpprof "runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,7 +79,8 @@ type hit struct {
 
 // server holds the service's state: the arena pool.
 type server struct {
-	pool *arena.Pool
+	pool      *arena.Pool
+	lastOrder atomic.Int64 // the last order's id
 }
 
 // withArena runs fn with an arena from the pool, labelled with the
@@ -99,13 +101,14 @@ func (s *server) orders(w http.ResponseWriter, r *http.Request) {
 	}
 	s.withArena(w, r, func(a *arena.Arena) string {
 		o := arena.New[order](a)
+		o.id = s.lastOrder.Add(1)
 		o.items = arena.MakeSlice[item](a, 0, n)
 		for i := range n {
 			sku := arena.String(a, "sku-"+strconv.Itoa(i%97))
 			o.items = append(o.items, item{sku: sku, qty: int64(i%5 + 1), price: int64(100 + i)})
 			o.total += o.items[i].qty * o.items[i].price
 		}
-		return fmt.Sprintf("order of %d items, total %d\n", len(o.items), o.total)
+		return fmt.Sprintf("order %d of %d items, total %d\n", o.id, len(o.items), o.total)
 	})
 }
 

@@ -110,7 +110,9 @@ const e2eConfidence = 1 - 1e-7
 // always needs the script: it stops and restarts a server of its own. To
 // run the test against your own server:
 //
-//	ARENAPROF_PYROSCOPE_URL=http://127.0.0.1:4040 go test -count=1 -run EndToEnd -v ./export/agent
+//	ARENAPROF_E2E=1 ARENAPROF_PYROSCOPE_URL=http://127.0.0.1:4040 go test -count=1 -run EndToEnd -v ./export/agent
+//
+// Without ARENAPROF_E2E=1 it skips (see requireE2E).
 func TestPyroscopeEndToEnd(t *testing.T) {
 	base, script := e2eServer(t)
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
@@ -140,6 +142,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 // (returned too, "" if absent); it skips the test when there is neither,
 // or with -short when it would have to start one.
 func e2eServer(t *testing.T) (base, script string) {
+	requireE2E(t)
 	base = os.Getenv("ARENAPROF_PYROSCOPE_URL")
 	script = startScript(t)
 	if base == "" && testing.Short() {
@@ -1041,6 +1044,20 @@ func (s *pyroscope) stopWithin() time.Duration {
 		return 60 * time.Second
 	}
 	return 20 * time.Second
+}
+
+// e2eVar is the environment variable that turns on the tests that start
+// real Pyroscope servers or build the OpenTelemetry Collector: without it,
+// go test ./... stays hermetic and quick. .ci/run sets it for its
+// end-to-end runs, and fails when any part of them skips.
+const e2eVar = "ARENAPROF_E2E"
+
+// requireE2E skips t unless ARENAPROF_E2E=1.
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if os.Getenv(e2eVar) != "1" {
+		t.Skipf("an end-to-end test against real Pyroscope servers (and a Collector it may build): set %s=1 to run it (.ci/run does)", e2eVar)
+	}
 }
 
 // startScript finds the start script of the shared Pyroscope server:

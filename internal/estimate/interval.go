@@ -296,11 +296,10 @@ func shownFailuresLo(tail float64, s int64, p float64, lo0 int64) int64 {
 		c, _ := negbin.CDF(k, s, p)
 		return c < tail*shownP(k)
 	}
-	lo, hi := int64(-1), lo0+1 // below(lo) holds, below(hi) does not
 	if below(lo0) {
 		return lo0
 	}
-	hi = lo0
+	lo, hi := int64(-1), lo0 // below(lo) holds, below(hi) does not
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		if below(mid) {

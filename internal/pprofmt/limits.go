@@ -1,6 +1,9 @@
 package pprofmt
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The bounds of report.Parse, shared with the command and the fleet
 // reader, which read profiles through it.
@@ -37,3 +40,31 @@ func (memoryLimitError) Error() string { return "profile needs more memory than 
 
 // Is makes errors.Is(ErrMemoryLimit, ErrTooLarge) true.
 func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// MemoryLimitError is the error, wrapped, of report.Parse's refusal at its
+// memory bound, with what it knew when it refused: it matches
+// ErrMemoryLimit and ErrTooLarge (errors.Is).
+type MemoryLimitError struct {
+	Limit int64 // the memory bound, in bytes
+	// Need is the memory the data read so far commits to: a lower bound
+	// of what reading the whole profile would take.
+	Need int64
+	// NotProfile says that the data read is no profile at all: it is not
+	// a protobuf message and starts like no legacy profile the decoder
+	// falls back to (no text header, no binary CPU header).
+	NotProfile bool
+}
+
+func (e *MemoryLimitError) Error() string {
+	msg := fmt.Sprintf("%v of %d bytes (about %d bytes or more to read and decode)", ErrMemoryLimit, e.Limit, e.Need)
+	if e.NotProfile {
+		msg += "; the data is not a profile (neither a protobuf message nor a legacy profile)"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrMemoryLimit) and errors.Is(err, ErrTooLarge)
+// true.
+func (e *MemoryLimitError) Is(target error) bool {
+	return target == ErrMemoryLimit || target == ErrTooLarge
+}

@@ -381,6 +381,7 @@ func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.
 	switch labels[pprofmt.LabelMemory] {
 	case pprofmt.MemoryHeap:
 		if len(s.NumLabel[pprofmt.LabelHeapRate]) == 0 || len(s.NumLabel[pprofmt.LabelBytes]) == 0 {
+			//lint:ignore ST1005 starts with the proper noun Go
 			return nil, fmt.Errorf("Go heap series of %s without the memprofilerate and bytes labels: uploaded by an older agent or another client; narrow the range to newer uploads", sel)
 		}
 		s.Label[pprofmt.LabelMemory] = []string{pprofmt.MemoryHeap}

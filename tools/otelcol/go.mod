@@ -18,7 +18,10 @@ require (
 	go.opentelemetry.io/proto/otlp/profiles/v1development v0.2.0
 )
 
-require github.com/felixge/fgprof v0.9.5 // indirect
+require (
+	github.com/felixge/fgprof v0.9.5 // indirect
+	golang.org/x/term v0.48.0 // indirect
+)
 
 require (
 	github.com/arenaprof/arenaprof v0.0.0
@@ -152,7 +155,7 @@ require (
 	golang.org/x/crypto v0.48.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/net v0.51.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260128011058-8636f8732409 // indirect
