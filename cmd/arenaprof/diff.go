@@ -131,13 +131,15 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 // -fail-above ratio, each with its bound.
 func diffGate(res *report.DiffResult, opts diffOptions) []string {
 	var bad []string
-	floor := max(float64(opts.minBytes), opts.minShare*float64(res.Total.New.Bytes))
-	for _, r := range res.Rows {
-		if r.HasRatio && r.RatioLo > opts.failAbove && float64(r.New.Bytes) >= floor {
-			bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
-		}
+	for _, r := range opts.gate().Failing(res) {
+		bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
 	}
 	return bad
+}
+
+// gate is the -fail-above gate of the flags.
+func (o diffOptions) gate() report.Gate {
+	return report.Gate{FailAbove: o.failAbove, MinShare: o.minShare, MinBytes: o.minBytes}
 }
 
 // parseDiffArgs parses the flags and the BASE and NEW arguments. Flags may
