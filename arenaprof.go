@@ -286,6 +286,8 @@ func start(cfg Config) (s *Session, _ error) {
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
+
+			"/debug/arenaprof/ui": buildlimit.Share(limit, export.UIHandler(p)), // the live page (export.Handlers)
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
@@ -350,6 +352,11 @@ func mount(mux *http.ServeMux, handlers map[string]http.Handler) (err error) {
 			err = fmt.Errorf("arenaprof: cannot mount on Config.Mux at %s: %v", path, r)
 		}
 	}()
+	for path := range handlers { // those Start did not check, all before any is mounted
+		if taken(mux, path) {
+			return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
+		}
+	}
 	for _, path = range slices.Sorted(maps.Keys(handlers)) {
 		mux.Handle(path, handlers[path])
 	}

@@ -42,6 +42,7 @@ func allocOrders(a *arena.Arena, n int) {
 const (
 	handlerPath = "/debug/arenaprof"
 	memoryPath  = "/debug/arenaprof/memory"
+	uiPath      = "/debug/arenaprof/ui"
 )
 
 // arenaProfiles are the arena profiles alone, without the runtime's.
@@ -271,6 +272,7 @@ func TestStartAllOrNothing(t *testing.T) {
 	}{
 		{memoryPath, handlerPath},
 		{handlerPath, memoryPath},
+		{uiPath, handlerPath},
 	} {
 		t.Run(tc.taken, func(t *testing.T) {
 			mux := http.NewServeMux()
@@ -295,7 +297,7 @@ func TestStartAllOrNothing(t *testing.T) {
 				t.Fatalf("Start on a free mux after a failed one: %v", err)
 			}
 			defer s.Stop(context.Background())
-			for _, path := range []string{handlerPath, memoryPath} {
+			for _, path := range []string{handlerPath, memoryPath, uiPath} {
 				rec := httptest.NewRecorder()
 				other.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				if rec.Code != http.StatusOK {
