@@ -74,25 +74,25 @@ type Options struct {
 
 // pageData is what the template shows.
 type pageData struct {
-	Title     string
-	CSP       string
-	CSS       template.CSS
-	JS        template.JS
-	Heading   []string
-	Live      bool
-	Refresh   string
-	Taken     string
-	Gate      *gateData
-	Conf      string
-	KeyHead   string
-	AxisLo    string
-	AxisHi    string
-	Rows      []topRow
-	Total     *topRow
-	Diff      []diffRow
-	DiffTotal *diffRow
-	Hidden    string
-	Flame     *flameData
+	Title      string
+	CSP        string
+	CSS        template.CSS
+	JS         template.JS
+	Heading    []string
+	Live       bool
+	Refresh    string
+	Taken      string
+	Gate       *gateData
+	Conf       string
+	KeyHead    string
+	AxisLo     string
+	AxisHi     string
+	Chunks     [][]topRow // the rows, in tables of chunkRows
+	Total      *topRow
+	DiffChunks [][]diffRow
+	DiffTotal  *diffRow
+	Hidden     string
+	Flame      *flameData
 }
 
 type gateData struct {
@@ -183,7 +183,7 @@ func linear(x, hi float64) float64 {
 // bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis.
 func bar(lo, est, hi float64, extra string) template.HTML {
 	w := math.Max(hi-lo, 1)
-	return template.HTML(fmt.Sprintf(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">%s<rect x="%.0f" width="%.0f" height="10"/><rect class="e" x="%.0f" width="3" height="10"/></svg>`,
+	return template.HTML(fmt.Sprintf(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">%s<rect x=%.0f width=%.0f /><rect class=e x=%.0f width=3 /></svg>`,
 		extra, lo, w, math.Min(est, 997)))
 }
 
@@ -207,7 +207,7 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	d.AxisHi = tabfmt.Bytes(axis)
 	row := func(r report.TableRow, withBar bool) topRow {
 		tr := topRow{
-			Key: r.Key, Display: text(r.Key), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
+			Key: r.Key, Display: text(r.Display), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
 			Samples: strconv.FormatInt(r.Samples, 10), Bytes: tabfmt.Bytes(float64(r.Bytes)),
 			Interval: "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]",
 			Objects:  tabfmt.Count(float64(r.Objects)), Share: strconv.FormatFloat(100*r.Share, 'f', 1, 64) + "%",
@@ -217,10 +217,11 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 		}
 		return tr
 	}
-	d.Rows = make([]topRow, len(t.Rows))
+	rows := make([]topRow, len(t.Rows))
 	for i, r := range t.Rows {
-		d.Rows[i] = row(r, true)
+		rows[i] = row(r, true)
 	}
+	d.Chunks = chunks(rows)
 	total := row(t.Total, false)
 	d.Total = &total
 	if n := t.Groups - len(t.Rows); n > 0 {
@@ -264,10 +265,10 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	at := func(x float64) float64 {
 		return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(lo))/(math.Log(hi)-math.Log(lo))))
 	}
-	one := fmt.Sprintf(`<rect class="one" x="%.0f" width="2" height="10"/>`, at(1))
+	one := fmt.Sprintf(`<rect class=one x=%.0f width=2 />`, at(1))
 	row := func(x report.DiffRow) diffRow {
 		dr := diffRow{
-			Key: x.Key, Display: text(x.Key), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
+			Key: x.Key, Display: text(x.Display), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
 			Base: tabfmt.Bytes(float64(x.Base.Bytes)), New: tabfmt.Bytes(float64(x.New.Bytes)),
 			DeltaText: tabfmt.SignedBytes(float64(x.Delta)), Ratio: "-", Interval: "-",
 		}
@@ -288,10 +289,11 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	if opts.N > 0 && len(shown) > opts.N {
 		shown = shown[:opts.N]
 	}
-	d.Diff = make([]diffRow, len(shown))
+	rows := make([]diffRow, len(shown))
 	for i, x := range shown {
-		d.Diff[i] = row(x)
+		rows[i] = row(x)
 	}
+	d.DiffChunks = chunks(rows)
 	total := row(r.Total)
 	d.DiffTotal = &total
 	if n := r.Groups - len(shown); n > 0 {
@@ -331,6 +333,24 @@ func execute(w io.Writer, d *pageData) error {
 // or a bidirectional control.
 func unsafeRune(r rune) bool {
 	return (unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r') || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// chunkRows is the number of rows of each table a page's rows are cut
+// into: the browser lays out only the chunks in view (CSS
+// content-visibility), which keeps a page of 10,000 rows quick to show.
+const chunkRows = 100
+
+// chunks cuts rows into tables of chunkRows.
+func chunks[T any](rows []T) [][]T {
+	var out [][]T
+	for len(rows) > chunkRows {
+		out = append(out, rows[:chunkRows])
+		rows = rows[chunkRows:]
+	}
+	if len(rows) > 0 {
+		out = append(out, rows)
+	}
+	return out
 }
 
 func newPage(opts Options, def string) *pageData {

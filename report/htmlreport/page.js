@@ -1,10 +1,14 @@
 "use strict";
 (function () {
   // Table: filter and sort. Rows hold their numbers in data attributes.
-  var tbody = document.querySelector("table.rows tbody");
+  // The rows are cut into tables of equal length (chunks); sorting
+  // refills them in the new order.
+  var bodies = Array.prototype.slice.call(document.querySelectorAll(".rows .chunk tbody"));
   var tools = document.querySelectorAll(".tools");
   for (var i = 0; i < tools.length; i++) tools[i].hidden = false;
-  var rows = tbody ? Array.prototype.slice.call(tbody.rows) : [];
+  var per = bodies.length ? bodies[0].rows.length : 0;
+  var rows = [];
+  bodies.forEach(function (b) { rows.push.apply(rows, Array.prototype.slice.call(b.rows)); });
   var count = document.getElementById("count");
   function num(r, a) { var v = r.getAttribute(a); return v === "" || v === null ? NaN : Number(v); }
   var keys = {
@@ -23,9 +27,11 @@
     } else {
       s.sort(function (a, b) { return a.dataset.key < b.dataset.key ? -1 : a.dataset.key > b.dataset.key ? 1 : 0; });
     }
-    var frag = document.createDocumentFragment();
-    s.forEach(function (r) { frag.appendChild(r); });
-    tbody.appendChild(frag);
+    bodies.forEach(function (b, i) {
+      var frag = document.createDocumentFragment();
+      s.slice(i * per, (i + 1) * per).forEach(function (r) { frag.appendChild(r); });
+      b.appendChild(frag);
+    });
     var bs = document.querySelectorAll(".sort button");
     for (var i = 0; i < bs.length; i++) bs[i].classList.toggle("on", bs[i].dataset.sort === name);
   }
