@@ -58,12 +58,11 @@ func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusBadRequest, fmt.Sprintf("bad sample parameter %q: want alloc or inuse", q.Get("sample")))
 		return
 	}
-	l := buildlimit.For(r, h.cfg.limiter)
-	if !acquireFor(l, w, r, buildWait) {
+	release, ok := startBuild(h.cfg.limiter, w, r, buildWait)
+	if !ok {
 		return
 	}
-	defer l.Release()
-	limitWrite(w, r)
+	defer release()
 	snap := h.p.Snapshot()
 	prof, err := Build(snap)
 	if err != nil {

@@ -57,17 +57,14 @@ func Flame(p *profile.Profile, opts FlameOptions) (*FlameNode, error) {
 	if !(opts.MinShare >= 0 && opts.MinShare <= 1) {
 		return nil, fmt.Errorf("report: flame MinShare %v is not between 0 and 1", opts.MinShare)
 	}
-	topts := TableOptions{By: GroupBy(groupByStack), InUse: opts.InUse, Confidence: opts.Confidence, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
-	conf := topts.Confidence
-	if conf == 0 {
-		conf = 0.95
+	conf, err := confidence(opts.Confidence)
+	if err != nil {
+		return nil, err
 	}
-	if !(conf > 0 && conf < 1) {
-		return nil, fmt.Errorf("report: confidence %v is not strictly between 0 and 1", conf)
-	}
+	topts := TableOptions{By: GroupBy(groupByStack), InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
 	m, err := modelOf(p, topts.By, topts)
 	if err != nil {
 		return nil, err
