@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/arenaprof/arenaprof"
@@ -197,6 +198,19 @@ func sameRows(t testing.TB, what string, dom, want [][]string) {
 	}
 }
 
+// shotOf scrolls the element sel into view, waits for the frame after
+// next to be painted, and takes its screenshot.
+func (b *browser) shotOf(t testing.TB, sel string) []byte {
+	t.Helper()
+	b.do(t, chromedp.ScrollIntoView(chromedp.CSS(sel)))
+	eval[bool](t, b, settled)
+	shot, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shot
+}
+
 // notBlank decodes a PNG screenshot and checks that it shows something:
 // enough pixels far from the background, in enough colors.
 func notBlank(t testing.TB, what string, shot []byte) {
@@ -259,7 +273,29 @@ func TestPages(t *testing.T) {
 		b.do(t, chromedp.Navigate(fileURL(page)))
 		eval[bool](t, b, settled)
 		sameRows(t, fmt.Sprint("top ", flags), domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
+		if n := eval[int](t, b, `performance.getEntriesByType("resource").length`); n != 0 {
+			t.Errorf("top %v: the page fetched %d resources", flags, n)
+		}
 	}
+
+	t.Run("no script", func(t *testing.T) {
+		page := filepath.Join(dir, "top.html")
+		arenaprofOut(t, dir, "html", "-o", page, "-by", "func", next)
+		if _, err := chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatal(err)
+		}
+		defer chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+		b.do(t, chromedp.Navigate(fileURL(page)))
+		got := eval[map[string]any](t, b, `({tools: document.querySelector(".tools").hidden, text: document.querySelector(".rows tbody tr").textContent, bars: document.querySelectorAll(".rows td.bar rect").length, total: document.querySelector(".rows tfoot tr").innerText})`)
+		if got["tools"] != true || !strings.Contains(got["text"].(string), "iB") || got["bars"].(float64) == 0 || !strings.Contains(got["total"].(string), "total") {
+			t.Errorf("without JavaScript: %v", got)
+		}
+		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		notBlank(t, "top without JavaScript", shot)
+	})
 
 	t.Run("top", func(t *testing.T) {
 		page := filepath.Join(dir, "top.html")
@@ -316,6 +352,9 @@ func TestPages(t *testing.T) {
 		if frames < 5 {
 			t.Fatalf("%d flame graph frames", frames)
 		}
+		if tip := eval[string](t, b, `document.querySelector("#fg svg.fr[data-depth='1'] title").textContent`); !strings.Contains(tip, "[") || !strings.Contains(tip, "samples") {
+			t.Errorf("a frame's tooltip %q has no interval", tip)
+		}
 		name := eval[string](t, b, `(() => { const f = Array.from(document.querySelectorAll("#fg svg.fr")).find(f => f.dataset.depth > 0 && Number(f.dataset.w) < 60 && Number(f.dataset.w) > 5); f.id = "zoomme"; return f.dataset.frame })()`)
 		b.do(t, chromedp.Click(chromedp.CSS("#zoomme")))
 		eval[bool](t, b, settled)
@@ -323,10 +362,7 @@ func TestPages(t *testing.T) {
 		if z["x"] != "0%" || z["w"] != "100%" || z["zoom"] != name || z["out"].(float64) == 0 {
 			t.Errorf("zoom into %s: %v", name, z)
 		}
-		shot, err = chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS("#flame")))
-		if err != nil {
-			t.Fatal(err)
-		}
+		shot = b.shotOf(t, "#flame")
 		notBlank(t, "flame zoomed", shot)
 		b.do(t, chromedp.Click(chromedp.CSS(`#fg svg.fr[data-depth="0"]`)))
 		if out := eval[int](t, b, `document.querySelectorAll("#fg .out").length`); out != 0 {
@@ -343,10 +379,7 @@ func TestPages(t *testing.T) {
 			}
 		}
 		b.do(t, chromedp.Evaluate[chromedp.Void](`document.getElementById("search").value = ""; document.getElementById("search").dispatchEvent(new Event("input"))`))
-		shot, err = chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS("#flame")))
-		if err != nil {
-			t.Fatal(err)
-		}
+		shot = b.shotOf(t, "#flame")
 		notBlank(t, "flame", shot)
 		saveShot(t, "html-flame.png", shot)
 	})
