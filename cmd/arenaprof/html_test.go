@@ -4,11 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"html"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
 
 	"github.com/arenaprof/arenaprof/internal/holdings"
 )
@@ -132,6 +139,49 @@ func TestHTMLTopMatchesJSON(t *testing.T) {
 		}
 		if !strings.Contains(page, `data-frame="`+html.EscapeString(fnHandle)+`"`) && !strings.Contains(page, `data-frame="github.com/arenaprof/arenaprof/internal/workload.(*server).handle"`) {
 			t.Errorf("%v: no flame graph frame of %s", flags, fnHandle)
+		}
+	}
+}
+
+// TestHTMLSources: the page of a Go heap profile, of a combined memory
+// profile and of a URL carries top -json's numbers too.
+func TestHTMLSources(t *testing.T) {
+	runtime.GC()
+	heap := writeTemp(t, "heap.pb.gz", heapProfile(t))
+	setMeanBytes(t, 64)
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena(arena.WithSeed(5, 5))
+	allocDiffWorkload(a, 2000, 200)
+	p.Stop()
+	mem, err := export.BuildMemory(p.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory := writeTemp(t, "memory.pb.gz", profileBytes(t, mem))
+	fixture := profileBytes(t, buildFixture(t))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(fixture) }))
+	defer srv.Close()
+	for _, src := range []string{heap, memory, srv.URL + "/debug/arenaprof"} {
+		page := htmlPage(t, "-by", "func", src)
+		code, out, stderr := runTopArgs("-n", "0", "-by", "func", "-json", src)
+		if code != 0 {
+			t.Fatalf("top %s: %s", src, stderr)
+		}
+		got := htmlRows(page, "data-key", "data-est", "data-lo", "data-hi")
+		want := jsonRows(t, out, "key", "bytes", "lo", "hi")
+		if len(got) != len(want) || len(got) < 2 {
+			t.Fatalf("%s: %d rows on the page, %d in -json", src, len(got), len(want))
+		}
+		for i := range want {
+			if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
+				t.Errorf("%s row %d: page %q, -json %q", src, i, got[i], want[i])
+			}
+		}
+		if !strings.Contains(page, `data-frame="total"`) {
+			t.Errorf("%s: no flame graph", src)
 		}
 	}
 }
