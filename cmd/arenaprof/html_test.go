@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -107,6 +108,19 @@ func jsonRows(t *testing.T, out string, fields ...string) [][]string {
 	return rows
 }
 
+// sameRows checks that a page's rows are -json's, total included.
+func sameRows(t *testing.T, what string, got, want [][]string) {
+	t.Helper()
+	if len(got) != len(want) || len(got) < 2 {
+		t.Fatalf("%s: %d rows on the page, %d in -json", what, len(got), len(want))
+	}
+	for i := range want {
+		if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("%s row %d: page %q, -json %q", what, i, got[i], want[i])
+		}
+	}
+}
+
 // TestHTMLTopMatchesJSON checks that the page's rows carry the numbers of
 // top -json for the same flags, character for character, total last.
 func TestHTMLTopMatchesJSON(t *testing.T) {
@@ -127,16 +141,7 @@ func TestHTMLTopMatchesJSON(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("top %v: %s", jflags, stderr)
 		}
-		got := htmlRows(page, "data-key", "data-est", "data-lo", "data-hi")
-		want := jsonRows(t, out, "key", "bytes", "lo", "hi")
-		if len(got) != len(want) || len(got) < 2 {
-			t.Fatalf("%v: %d rows on the page, %d in -json", flags, len(got), len(want))
-		}
-		for i := range want {
-			if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
-				t.Errorf("%v row %d: page %q, -json %q", flags, i, got[i], want[i])
-			}
-		}
+		sameRows(t, fmt.Sprint(flags), htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"), jsonRows(t, out, "key", "bytes", "lo", "hi"))
 		if !strings.Contains(page, `data-frame="`+html.EscapeString(fnHandle)+`"`) && !strings.Contains(page, `data-frame="github.com/arenaprof/arenaprof/internal/workload.(*server).handle"`) {
 			t.Errorf("%v: no flame graph frame of %s", flags, fnHandle)
 		}
@@ -170,16 +175,7 @@ func TestHTMLSources(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("top %s: %s", src, stderr)
 		}
-		got := htmlRows(page, "data-key", "data-est", "data-lo", "data-hi")
-		want := jsonRows(t, out, "key", "bytes", "lo", "hi")
-		if len(got) != len(want) || len(got) < 2 {
-			t.Fatalf("%s: %d rows on the page, %d in -json", src, len(got), len(want))
-		}
-		for i := range want {
-			if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
-				t.Errorf("%s row %d: page %q, -json %q", src, i, got[i], want[i])
-			}
-		}
+		sameRows(t, src, htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"), jsonRows(t, out, "key", "bytes", "lo", "hi"))
 		if !strings.Contains(page, `data-frame="total"`) {
 			t.Errorf("%s: no flame graph", src)
 		}
@@ -204,16 +200,8 @@ func TestHTMLDiffMatchesJSON(t *testing.T) {
 		if code != 0 && code != diffGateCode {
 			t.Fatalf("diff %v: %s", tc.flags, stderr)
 		}
-		got := htmlRows(page, "data-key", "data-ratio-lo", "data-ratio-hi", "data-significant")
-		want := jsonRows(t, out, "key", "ratio_lo", "ratio_hi", "significant")
-		if len(got) != len(want) {
-			t.Fatalf("%v: %d rows on the page, %d in -json", tc.flags, len(got), len(want))
-		}
-		for i := range want {
-			if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
-				t.Errorf("%v row %d: page %q, -json %q", tc.flags, i, got[i], want[i])
-			}
-		}
+		sameRows(t, fmt.Sprint(tc.flags), htmlRows(page, "data-key", "data-ratio-lo", "data-ratio-hi", "data-significant"),
+			jsonRows(t, out, "key", "ratio_lo", "ratio_hi", "significant"))
 		failed := code == diffGateCode
 		if tc.gate != "" && (!strings.Contains(page, tc.gate) || failed != (tc.gate == "gate failed")) {
 			t.Errorf("%v: diff exit %d, page without %q", tc.flags, code, tc.gate)
