@@ -17,10 +17,14 @@ import (
 // graph leaves a frame out (arenaprof html's default -min-frame).
 const uiMinFrame = 0.001
 
+// uiRows is the number of groups the live page lists, largest first (the
+// total covers them all): about 1 MB of page, built in the service.
+const uiRows = 1000
+
 // UIHandler returns an HTTP handler that serves the live page of p: the
 // profile since p started as arenaprof html draws it (package
-// htmlreport), the table of every group with its interval and a flame
-// graph, with a Refresh link. Mount it beside the profile handlers, e.g.
+// htmlreport), the table of the 1000 largest groups with their intervals
+// and a flame graph, with a Refresh link. Mount it beside the profile handlers, e.g.
 //
 //	mux.Handle("/debug/arenaprof/ui", export.UIHandler(p))
 //
@@ -69,7 +73,7 @@ func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return
 	}
-	res, err := report.Table(prof, report.TableOptions{By: by, InUse: inuse})
+	res, err := report.Table(prof, report.TableOptions{By: by, InUse: inuse, N: uiRows})
 	if err != nil {
 		serveError(w, http.StatusBadRequest, strings.Replace(err.Error(), "report:", "arenaprof:", 1))
 		return

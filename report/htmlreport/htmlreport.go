@@ -225,7 +225,7 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	total := row(t.Total, false)
 	d.Total = &total
 	if n := t.Groups - len(t.Rows); n > 0 {
-		d.Hidden = fmt.Sprintf("%d more groups; -n 0 shows all", n)
+		d.Hidden = hiddenNote(n)
 	}
 	if opts.Flame != nil {
 		d.Flame = flameOf(opts.Flame)
@@ -297,7 +297,7 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	total := row(r.Total)
 	d.DiffTotal = &total
 	if n := r.Groups - len(shown); n > 0 {
-		d.Hidden = fmt.Sprintf("%d more groups; -n 0 shows all", n)
+		d.Hidden = hiddenNote(n)
 	}
 	return execute(w, d)
 }
@@ -333,6 +333,11 @@ func execute(w io.Writer, d *pageData) error {
 // or a bidirectional control.
 func unsafeRune(r rune) bool {
 	return (unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r') || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// hiddenNote says that n groups are not shown.
+func hiddenNote(n int) string {
+	return fmt.Sprintf("%d more groups not shown (arenaprof html -n 0 shows all); the total covers them", n)
 }
 
 // chunkRows is the number of rows of each table a page's rows are cut
