@@ -30,6 +30,7 @@ const (
 	memoryHandlerPath = "/debug/arenaprof/memory"
 	arenasHandlerPath = "/debug/arenaprof/arenas"
 	peakHandlerPath   = "/debug/arenaprof/peak"
+	uiHandlerPath     = "/debug/arenaprof/ui"
 )
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
@@ -45,13 +46,14 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets these four handlers and nothing else (each
-	// takes go tool pprof's ?seconds=N, see export.Handler):
+	// Mux, if not nil, gets these five handlers and nothing else (the
+	// profiles take go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
+	//	/debug/arenaprof/ui      the live page: the running profile in a browser
 	//
 	// e.g. go tool pprof http://host/debug/arenaprof. Each is registered
 	// with Mux.Handle at its exact path, which every router matches the
@@ -277,7 +279,7 @@ func describe(cfg Config) string {
 func start(cfg Config, s *Session) (err error) {
 	mux := routerOf(cfg.Mux)
 	if mux != nil {
-		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath} {
+		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, uiHandlerPath} {
 			if taken(mux, path) {
 				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -375,6 +377,7 @@ func start(cfg Config, s *Session) (err error) {
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
+			uiHandlerPath:     buildlimit.Share(limit, export.UIHandler(p)), // the live page
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
@@ -464,6 +467,11 @@ func mount(mux Router, handlers map[string]http.Handler) (err error) {
 			err = fmt.Errorf("arenaprof: cannot mount on Config.Mux at %s: %v", path, r)
 		}
 	}()
+	for path := range handlers { // those Start did not check, all before any is mounted
+		if taken(mux, path) {
+			return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
+		}
+	}
 	for _, path = range slices.Sorted(maps.Keys(handlers)) {
 		mux.Handle(path, handlers[path])
 	}

@@ -47,6 +47,7 @@ const (
 	memoryPath  = "/debug/arenaprof/memory"
 	arenasPath  = "/debug/arenaprof/arenas"
 	peakPath    = "/debug/arenaprof/peak"
+	uiPath      = "/debug/arenaprof/ui"
 )
 
 // arenaProfiles are the arena profiles alone, without the runtime's.
@@ -276,6 +277,7 @@ func TestStartAllOrNothing(t *testing.T) {
 	}{
 		{memoryPath, handlerPath},
 		{handlerPath, memoryPath},
+		{uiPath, handlerPath},
 	} {
 		t.Run(tc.taken, func(t *testing.T) {
 			mux := http.NewServeMux()
@@ -300,7 +302,7 @@ func TestStartAllOrNothing(t *testing.T) {
 				t.Fatalf("Start on a free mux after a failed one: %v", err)
 			}
 			defer s.Stop(context.Background())
-			for _, path := range []string{handlerPath, memoryPath} {
+			for _, path := range []string{handlerPath, memoryPath, uiPath} {
 				rec := httptest.NewRecorder()
 				other.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 				if rec.Code != http.StatusOK {
@@ -540,7 +542,7 @@ func (r *exactRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // TestStartRouter: Config.Mux takes any router with Handle(string,
-// http.Handler); it gets exactly the four documented paths, which serve
+// http.Handler); it gets exactly the five documented paths, which serve
 // profiles, and nothing under /debug/pprof/. A nil *http.ServeMux is no
 // Mux. A router that panics on a taken path makes Start fail in one line,
 // with nothing left running.
@@ -550,7 +552,7 @@ func TestStartRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{handlerPath, arenasPath, memoryPath, peakPath}
+	want := []string{handlerPath, arenasPath, memoryPath, peakPath, uiPath}
 	if got := slices.Sorted(maps.Keys(r.handlers)); !slices.Equal(got, want) {
 		t.Errorf("mounted %q, want %q", got, want)
 	}

@@ -30,7 +30,10 @@
 // bytes, exact, by creating stack and age; and [BuildPeak] (served by
 // [PeakHandler]), the in-use profile at the highest estimated live arena
 // bytes. [BuildMemory] (served by [MemoryHandler]) puts the arenas' and the
-// Go heap's in-use memory in one profile.
+// Go heap's in-use memory in one profile. [UIHandler] serves the live page:
+// the running profile as an HTML page with intervals and a flame graph
+// (package report/htmlreport). [Handlers] returns all of them by path,
+// sharing one bound on builds, for a program that mounts them itself.
 //
 // # Handlers
 //

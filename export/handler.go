@@ -278,12 +278,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if prev != nil {
 		wait = -1
 	}
-	l := buildlimit.For(r, h.cfg.limiter)
-	if !acquireFor(l, w, r, wait) {
+	release, ok := startBuild(h.cfg.limiter, w, r, wait)
+	if !ok {
 		return
 	}
-	defer l.Release()
-	limitWrite(w, r)
+	defer release()
 	snap := h.p.Snapshot()
 	if prev != nil {
 		d, err := profiler.Delta(prev, snap)
@@ -325,6 +324,19 @@ func serveProfile(w http.ResponseWriter, filename string, prof *profile.Profile)
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	writeProfile(w, prof)
+}
+
+// startBuild takes a build slot for the request r from the Limiter
+// buildlimit.Share gave it, or own, waiting as acquireFor does, and sets
+// the response's write deadline (limitWrite). Call release when the
+// profile is written.
+func startBuild(own *buildlimit.Limiter, w http.ResponseWriter, r *http.Request, wait time.Duration) (release func(), ok bool) {
+	l := buildlimit.For(r, own)
+	if !acquireFor(l, w, r, wait) {
+		return nil, false
+	}
+	limitWrite(w, r)
+	return l.Release, true
 }
 
 // acquireFor takes a build slot of l for the request r, waiting at most

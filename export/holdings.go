@@ -108,12 +108,11 @@ func (h *arenasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serveError(w, http.StatusBadRequest, fmt.Sprintf("arenaprof: the live-arenas profile takes no parameter, got %q", k))
 		return
 	}
-	l := buildlimit.For(r, h.cfg.limiter)
-	if !acquireFor(l, w, r, buildWait) {
+	release, ok := startBuild(h.cfg.limiter, w, r, buildWait)
+	if !ok {
 		return
 	}
-	defer l.Release()
-	limitWrite(w, r)
+	defer release()
 	prof, err := BuildArenas()
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())

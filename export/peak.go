@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/internal/buildlimit"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -82,12 +81,11 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		pk = h.p.Peak()
 	}
-	l := buildlimit.For(r, h.cfg.limiter)
-	if !acquireFor(l, w, r, buildWait) {
+	release, ok := startBuild(h.cfg.limiter, w, r, buildWait)
+	if !ok {
 		return
 	}
-	defer l.Release()
-	limitWrite(w, r)
+	defer release()
 	prof, err := BuildPeak(pk)
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())

@@ -207,3 +207,30 @@ func diffSub(a, b int64) int64 {
 	}
 	return r
 }
+
+// Gate is the check of arenaprof diff -fail-above: it fails when a
+// material group grew by more than FailAbove with the result's confidence.
+type Gate struct {
+	// FailAbove is the ratio a group's RatioLo must exceed to fail the
+	// gate (above 0).
+	FailAbove float64
+	// A group is material when its new bytes are at least MinShare times
+	// the new total and at least MinBytes.
+	MinShare float64
+	MinBytes int64
+}
+
+// Failing returns the material rows of r whose RatioLo exceeds
+// g.FailAbove, in r's order. Groups present in one profile only have no
+// ratio and never fail. It reads r.Rows: compute r with DiffOptions.N 0
+// for a gate over every group.
+func (g Gate) Failing(r *DiffResult) []DiffRow {
+	var bad []DiffRow
+	floor := max(float64(g.MinBytes), g.MinShare*float64(r.Total.New.Bytes))
+	for _, row := range r.Rows {
+		if row.HasRatio && row.RatioLo > g.FailAbove && float64(row.New.Bytes) >= floor {
+			bad = append(bad, row)
+		}
+	}
+	return bad
+}

@@ -43,30 +43,10 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	if r == nil {
 		return errors.New("report: nil table")
 	}
-	what := "allocated bytes"
-	if r.InUse {
-		what = "in-use bytes"
-	}
 	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
 	var b strings.Builder
-	switch {
-	case r.GoHeap:
-		fmt.Fprintf(&b, "%s by %s, %s intervals, Go heap profile (MemProfileRate %d)\n", what, r.By, confPct, r.HeapRate)
-	case r.HeapRate > 0:
-		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s, Go heap samples at MemProfileRate %d\n", what, r.By, confPct, r.Window, r.HeapRate)
-	default:
-		fmt.Fprintf(&b, "%s by %s, %s intervals, window %s\n", what, r.By, confPct, r.Window)
-	}
-	if len(r.Rows) < r.Groups {
-		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
-	} else {
-		fmt.Fprintf(&b, "%d %s\n", r.Groups, map[bool]string{true: "group", false: "groups"}[r.Groups == 1])
-	}
-	if r.InUse {
-		b.WriteString("in-use intervals are conservative: they allow for any tail of the events\n")
-	}
-	if r.HeapSampler != "" {
-		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
+	for _, line := range r.Heading() {
+		b.WriteString(line + "\n")
 	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -117,6 +97,39 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 		t.Row(row, tabfmt.CutKey(rows[i].Key, string(r.By.kind()), room))
 	}
 	return t.Flush()
+}
+
+// Heading returns the lines [FormatTable] writes above the table: what is
+// shown (the sample, the grouping, the confidence, the window or the Go
+// heap's MemProfileRate), how many groups, and the notes on in-use
+// intervals and the Go heap sampler's rule.
+func (r *TableResult) Heading() []string {
+	what := "allocated bytes"
+	if r.InUse {
+		what = "in-use bytes"
+	}
+	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
+	var lines []string
+	switch {
+	case r.GoHeap:
+		lines = append(lines, fmt.Sprintf("%s by %s, %s intervals, Go heap profile (MemProfileRate %d)", what, r.By, confPct, r.HeapRate))
+	case r.HeapRate > 0:
+		lines = append(lines, fmt.Sprintf("%s by %s, %s intervals, window %s, Go heap samples at MemProfileRate %d", what, r.By, confPct, r.Window, r.HeapRate))
+	default:
+		lines = append(lines, fmt.Sprintf("%s by %s, %s intervals, window %s", what, r.By, confPct, r.Window))
+	}
+	if len(r.Rows) < r.Groups {
+		lines = append(lines, fmt.Sprintf("showing %d of %d groups; the total covers all of them", len(r.Rows), r.Groups))
+	} else {
+		lines = append(lines, fmt.Sprintf("%d %s", r.Groups, map[bool]string{true: "group", false: "groups"}[r.Groups == 1]))
+	}
+	if r.InUse {
+		lines = append(lines, "in-use intervals are conservative: they allow for any tail of the events")
+	}
+	if r.HeapSampler != "" {
+		lines = append(lines, heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder))
+	}
+	return lines
 }
 
 // heapSamplerLine says which Go heap sampler's rule the estimates assume

@@ -123,26 +123,34 @@ func (g GroupBy) key(s *profile.Sample) (key, display string) {
 		}
 		return noneKey, ""
 	default: // stack
-		var full, short []string
-		for _, loc := range s.Location {
-			n := 0
-			for _, ln := range loc.Line {
-				if ln.Function != nil && ln.Function.Name != "" {
-					full = append(full, ln.Function.Name)
-					short = append(short, tabfmt.ShortFuncName(ln.Function.Name))
-					n++
-				}
-			}
-			if n == 0 {
-				a := fmt.Sprintf("0x%x", loc.Address)
-				full, short = append(full, a), append(short, a)
-			}
-		}
+		full, short := stackFrames(s)
 		if len(full) == 0 {
 			return noneKey, ""
 		}
 		return strings.Join(full, stackSep), strings.Join(short, stackSep)
 	}
+}
+
+// stackFrames returns the frames of s's stack, leaf first: each
+// location's function names (inlined calls first, as the profile lists
+// them) whole and without their import path, or its address when it has
+// none.
+func stackFrames(s *profile.Sample) (full, short []string) {
+	for _, loc := range s.Location {
+		n := 0
+		for _, ln := range loc.Line {
+			if ln.Function != nil && ln.Function.Name != "" {
+				full = append(full, ln.Function.Name)
+				short = append(short, tabfmt.ShortFuncName(ln.Function.Name))
+				n++
+			}
+		}
+		if n == 0 {
+			a := fmt.Sprintf("0x%x", loc.Address)
+			full, short = append(full, a), append(short, a)
+		}
+	}
+	return full, short
 }
 
 // sizeClass returns the power-of-two size class of an object of size bytes,

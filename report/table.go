@@ -196,12 +196,9 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
-	conf := opts.Confidence
-	if conf == 0 {
-		conf = 0.95
-	}
-	if !(conf > 0 && conf < 1) {
-		return nil, fmt.Errorf("report: confidence %v is not strictly between 0 and 1", conf)
+	conf, err := confidence(opts.Confidence)
+	if err != nil {
+		return nil, err
 	}
 	if opts.N < 0 {
 		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
@@ -260,6 +257,18 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	res.Total = total.row
 	g.res = res
 	return g, nil
+}
+
+// confidence returns the confidence c asks for: 0.95 for 0, or an error
+// when it is not strictly between 0 and 1.
+func confidence(c float64) (float64, error) {
+	if c == 0 {
+		c = 0.95
+	}
+	if !(c > 0 && c < 1) {
+		return 0, fmt.Errorf("report: confidence %v is not strictly between 0 and 1", c)
+	}
+	return c, nil
 }
 
 func share(part, total int64) float64 {

@@ -19,6 +19,7 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"help"}, 0, "commands:"},
 		{[]string{"help", "top"}, 0, "usage: arenaprof top"},
 		{[]string{"help", "diff"}, 0, "usage: arenaprof diff"},
+		{[]string{"help", "html"}, 0, "usage: arenaprof html"},
 		{[]string{"help", "interval"}, 0, "usage: arenaprof interval"},
 		{[]string{"version"}, 0, "arenaprof "},
 	} {

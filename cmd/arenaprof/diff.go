@@ -131,33 +131,54 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 // -fail-above ratio, each with its bound.
 func diffGate(res *report.DiffResult, opts diffOptions) []string {
 	var bad []string
-	floor := max(float64(opts.minBytes), opts.minShare*float64(res.Total.New.Bytes))
-	for _, r := range res.Rows {
-		if r.HasRatio && r.RatioLo > opts.failAbove && float64(r.New.Bytes) >= floor {
-			bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
-		}
+	for _, r := range opts.gate().Failing(res) {
+		bad = append(bad, fmt.Sprintf("%s (ratio >= %s)", r.Display, strconv.FormatFloat(r.RatioLo, 'g', 3, 64)))
 	}
 	return bad
+}
+
+// gate is the -fail-above gate of the flags.
+func (o diffOptions) gate() report.Gate {
+	return report.Gate{FailAbove: o.failAbove, MinShare: o.minShare, MinBytes: o.minBytes}
 }
 
 // parseDiffArgs parses the flags and the BASE and NEW arguments. Flags may
 // come before, between or after them.
 func parseDiffArgs(args []string) (diffOptions, error) {
 	fs := flag.NewFlagSet("arenaprof diff", flag.ContinueOnError)
-	g := addGroupFlags(fs)
-	pf := addPyroscopeFlags(fs)
-	fail := fs.String("fail-above", "", "")
-	minShare := fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), "")
-	minBytes := fs.String("min-bytes", "0", "")
+	df := addDiffFlags(fs)
 	pos, err := parseAnywhere(fs, args)
 	if err != nil {
 		return diffOptions{}, err
 	}
-	var opts diffOptions
-	if opts.commonOptions, err = g.values(); err != nil {
+	return df.options(pos)
+}
+
+// diffFlags are the flags of arenaprof diff: top's and the gate's.
+type diffFlags struct {
+	g                        groupFlags
+	pf                       pyroscopeFlags
+	fail, minShare, minBytes *string
+}
+
+// addDiffFlags defines diff's flags on fs.
+func addDiffFlags(fs *flag.FlagSet) diffFlags {
+	return diffFlags{
+		g:        addGroupFlags(fs),
+		pf:       addPyroscopeFlags(fs),
+		fail:     fs.String("fail-above", "", ""),
+		minShare: fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), ""),
+		minBytes: fs.String("min-bytes", "0", ""),
+	}
+}
+
+// options checks the parsed flags and the positional arguments pos.
+func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
+	fail, minShare, minBytes := df.fail, df.minShare, df.minBytes
+	if opts.commonOptions, err = df.g.values(); err != nil {
 		return opts, err
 	}
-	if opts.pyro, err = pf.values(opts.limits()); err != nil {
+	if opts.pyro, err = df.pf.values(opts.limits()); err != nil {
 		return opts, err
 	}
 	if *fail != "" {
@@ -190,20 +211,7 @@ func parseDiffArgs(args []string) (diffOptions, error) {
 // diff loads both profiles, compares them and writes the report; it
 // returns the comparison of every group for the -fail-above gate.
 func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
-	if opts.base == "-" && opts.next == "-" {
-		return nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
-	}
-	load := loadArenaProfile
-	if opts.pyro.on() {
-		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
-			return opts.pyro.load(src, opts.commonOptions)
-		}
-	}
-	base, err := load(opts.base, opts.limits())
-	if err != nil {
-		return nil, err
-	}
-	next, err := load(opts.next, opts.limits())
+	base, next, err := loadDiff(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -213,13 +221,50 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		}
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
+	base, next, res, err := diffCompare(opts, base, next)
+	if err != nil {
+		return nil, err
+	}
+	shown := diffShown(res, opts)
+	if opts.json {
+		err = writeDiffJSON(stdout, opts, res, shown)
+	} else {
+		err = writeDiffTable(stdout, opts, base, next, res, shown)
+	}
+	return res, err
+}
+
+// loadDiff loads BASE and NEW.
+func loadDiff(opts diffOptions) (base, next *arenaProfile, err error) {
+	if opts.base == "-" && opts.next == "-" {
+		return nil, nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
+	}
+	load := loadArenaProfile
+	if opts.pyro.on() {
+		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
+			return opts.pyro.load(src, opts.commonOptions)
+		}
+	}
+	if base, err = load(opts.base, opts.limits()); err != nil {
+		return nil, nil, err
+	}
+	if next, err = load(opts.next, opts.limits()); err != nil {
+		return nil, nil, err
+	}
+	return base, next, nil
+}
+
+// diffCompare filters two loaded profiles (not live-arenas ones) and
+// compares every group: what diff prints and what html draws. It returns
+// the profiles compared (-pyroscope regroups them).
+func diffCompare(opts diffOptions, base, next *arenaProfile) (_, _ *arenaProfile, _ *report.DiffResult, err error) {
 	if opts.pyro.on() {
 		if base, next, err = opts.pyro.regroup(opts.diffGrouping(base, next), opts, base, next); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	by := opts.diffGrouping(base, next)
 	for _, ap := range []struct {
@@ -227,7 +272,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		p   *arenaProfile
 	}{{opts.base, base}, {opts.next, next}} {
 		if err := checkGrouping(ap.src, ap.p.prof, by); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
@@ -235,18 +280,18 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
 	})
 	if err != nil {
-		return nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
+		return nil, nil, nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
 	}
+	return base, next, res, nil
+}
+
+// diffShown is the rows -n shows, largest changes first.
+func diffShown(res *report.DiffResult, opts diffOptions) []report.DiffRow {
 	shown := res.Rows
 	if opts.n > 0 && len(shown) > opts.n {
 		shown = shown[:opts.n]
 	}
-	if opts.json {
-		err = writeDiffJSON(stdout, opts, res, shown)
-	} else {
-		err = writeDiffTable(stdout, opts, base, next, res, shown)
-	}
-	return res, err
+	return shown
 }
 
 // diffGrouping is the grouping of the -by flag or, when it was not given,
@@ -322,25 +367,10 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 // writeDiffTable writes the heading, the legend, the rows shown and the
 // total as a table; keys are cut to opts.width (0: whole).
 func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
-	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
-	what := "allocated bytes"
-	if res.InUse {
-		what = "in-use bytes"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s by %s: BASE %s vs NEW %s\n", what, res.By, opts.base, opts.next)
-	fmt.Fprintf(&b, "windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE\n", diffWindow(base), diffWindow(next), conf)
-	if d := opts.filter.describe(); d != "" {
-		b.WriteString(d + "\n")
-	}
-	if res.HeapSampler != [2]string{} {
-		b.WriteString(diffSamplerLine(res, opts.anyOrder) + "\n")
-	}
-	fmt.Fprintf(&b, "* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)\n", conf)
-	b.WriteString("- in RATIO and INTERVAL: the group is in one profile only\n\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, strings.Join(diffHeading(opts, base, next, res), "\n")+"\n\n"); err != nil {
 		return err
 	}
+	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
 	head := []string{"BASE", "NEW", "DIFF", "RATIO", conf + " INTERVAL", ""}
 	rows := append(shown[:len(shown):len(shown)], res.Total)
 	cells := [][]string{head}
@@ -370,6 +400,29 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 		return err
 	}
 	return nil
+}
+
+// diffHeading is the heading of the table: what is compared, the
+// windows, the filters, the Go heap sampler's rules and the legend.
+func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffResult) []string {
+	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
+	what := "allocated bytes"
+	if res.InUse {
+		what = "in-use bytes"
+	}
+	lines := []string{
+		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, opts.base, opts.next),
+		fmt.Sprintf("windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE", diffWindow(base), diffWindow(next), conf),
+	}
+	if d := opts.filter.describe(); d != "" {
+		lines = append(lines, d)
+	}
+	if res.HeapSampler != [2]string{} {
+		lines = append(lines, diffSamplerLine(res, opts.anyOrder))
+	}
+	return append(lines,
+		fmt.Sprintf("* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)", conf),
+		"- in RATIO and INTERVAL: the group is in one profile only")
 }
 
 // diffWindow describes the window marking of a profile for the heading.

@@ -8,6 +8,8 @@
 //	arenaprof diff [same flags as top] [-fail-above R [-min-share S] [-min-bytes N]] BASE NEW
 //	arenaprof advise [-by func|stack|label=KEY] [-lifetime D] [-n N] [-confidence C] [-json] EARLIER LATER
 //	arenaprof advise -seconds N [flags] URL
+//	arenaprof html [-o FILE] [-open] [top's flags] PROFILE
+//	arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //
@@ -40,6 +42,7 @@ func commands() []command {
 		{"top", "estimates with confidence intervals per type, function, stack or label", runTop},
 		{"diff", "which groups really changed between two profiles, with an interval on the ratio", runDiff},
 		{"advise", "which Go heap allocations to move into arenas, and the GC cycles it saves", runAdvise},
+		{"html", "top's table with interval bars and a flame graph, or diff's ratios, as one HTML page", runHTML},
 	}
 }
 

@@ -167,7 +167,11 @@ func parseTopArgs(args []string) (topOptions, error) {
 	if err != nil {
 		return topOptions{}, err
 	}
-	var opts topOptions
+	return topOptionsOf(g, pf, pos)
+}
+
+// topOptionsOf checks the parsed flags and the positional arguments pos.
+func topOptionsOf(g groupFlags, pf pyroscopeFlags, pos []string) (opts topOptions, err error) {
 	if opts.commonOptions, err = g.values(); err != nil {
 		return opts, err
 	}
@@ -190,6 +194,15 @@ func parseTopArgs(args []string) (topOptions, error) {
 
 // top loads the profile and writes the table or JSON.
 func top(opts topOptions, stdout io.Writer) error {
+	ap, err := loadTop(opts)
+	if err != nil {
+		return err
+	}
+	return topReport(ap, opts, stdout)
+}
+
+// loadTop loads the profile of top's flags and applies their filters.
+func loadTop(opts topOptions) (*arenaProfile, error) {
 	load := loadArenaProfile
 	if opts.pyro.on() {
 		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
@@ -198,12 +211,12 @@ func top(opts topOptions, stdout io.Writer) error {
 	}
 	ap, err := load(opts.src, opts.limits())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := opts.filter.apply(opts.src, ap.prof); err != nil {
-		return err
+		return nil, err
 	}
-	return topReport(ap, opts, stdout)
+	return ap, nil
 }
 
 // topReport groups an already loaded profile with [report.Table] and writes
@@ -212,15 +225,9 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	if pprofmt.IsHoldings(ap.prof) {
 		return topHoldings(ap, opts, stdout)
 	}
-	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
-		return err
-	}
-	res, err := report.Table(ap.prof, report.TableOptions{
-		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
-		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
-	})
+	res, err := topTable(ap, opts)
 	if err != nil {
-		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+		return err
 	}
 	if opts.json {
 		return writeTopJSON(stdout, opts, res)
@@ -229,6 +236,22 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 		return err
 	}
 	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
+}
+
+// topTable groups a loaded profile (not a live-arenas one) as top's flags
+// say: what top prints and what html draws.
+func topTable(ap *arenaProfile, opts topOptions) (*report.TableResult, error) {
+	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
+		return nil, err
+	}
+	res, err := report.Table(ap.prof, report.TableOptions{
+		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
+		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
+	})
+	if err != nil {
+		return nil, topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return res, nil
 }
 
 // topRowJSON is one row of the -json output.

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/report"
+	"github.com/arenaprof/arenaprof/report/htmlreport"
+)
+
+const htmlUsage = `usage: arenaprof html [-o FILE] [-open] [top's flags] PROFILE
+       arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
+
+Writes one self-contained HTML page: with PROFILE, top's table (every
+group with its interval as a bar on a shared axis, sortable by estimate
+or by the interval's width, a filter box, the total row, top's heading)
+and a flame graph of the stacks (widths by estimate, each frame's
+interval in its tooltip, click to zoom, search); with BASE and NEW,
+diff's table (each ratio's interval on a log axis, significant rows
+marked) and, with -fail-above, the gate's verdict. The page loads nothing
+from the network and opens from file://; its table reads without
+JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
+-pyroscope selectors); a live-arenas profile has no intervals to draw:
+read it with top.
+
+Every table row element carries the numbers of top -json (data-key,
+data-est, data-lo, data-hi) or diff -json (data-key, data-ratio-lo,
+data-ratio-hi, empty for null, data-significant) for the same flags, and
+each flame graph frame its function name (data-frame). See docs/html.md.
+
+flags:
+  -o FILE
+        write the page to FILE (default: a new file in the temporary
+        directory); the path written is printed
+  -open open the page in the system's browser (xdg-open, open, or
+        rundll32's FileProtocolHandler); where there is none, a note says so
+  -min-frame S
+        leave out of the flame graph the frames below S times the total
+        (default 0.001; 0 keeps all); their bytes stay in their callers
+  -n N  as top's and diff's -n, but the default is 0: every group
+
+  top's and diff's other flags (arenaprof help top, arenaprof help diff)
+  apply, but -json: the page is the output. -fail-above, -min-share and
+  -min-bytes need BASE and NEW. The exit status is html's own: a failed
+  gate is shown on the page, not as status 3.
+`
+
+// htmlOptions are the flags of arenaprof html that top and diff do not
+// have.
+type htmlOptions struct {
+	out      string
+	open     bool
+	minFrame float64
+}
+
+func runHTML(args []string, stdout, stderr io.Writer) int {
+	err := writeHTML(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, htmlUsage)
+		return 0
+	}
+	if err != nil {
+		code := 1
+		var te *topError
+		if errors.As(err, &te) {
+			code = te.code
+		}
+		fmt.Fprintln(stderr, topOneLine("arenaprof html: "+err.Error()))
+		return code
+	}
+	return 0
+}
+
+// writeHTML parses the flags, writes the page of one profile or of two, and
+// prints its path.
+func writeHTML(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("arenaprof html", flag.ContinueOnError)
+	df := addDiffFlags(fs)
+	var ho htmlOptions
+	fs.StringVar(&ho.out, "o", "", "")
+	fs.BoolVar(&ho.open, "open", false, "")
+	minFrame := fs.Float64("min-frame", 0.001, "")
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if !(*minFrame >= 0 && *minFrame <= 1) {
+		return topUsageErr("bad -min-frame %v; use a fraction of the total between 0 and 1, e.g. 0.001", *minFrame)
+	}
+	ho.minFrame = *minFrame
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["json"] {
+		return topUsageErr("-json does not apply: html writes a page; use top -json or diff -json for JSON")
+	}
+	if !set["n"] {
+		*df.g.n = "0"
+	}
+	var page strings.Builder
+	switch len(pos) {
+	case 1:
+		for _, name := range []string{"fail-above", "min-share", "min-bytes"} {
+			if set[name] {
+				return topUsageErr("-%s compares two profiles: give BASE and NEW", name)
+			}
+		}
+		opts, err := topOptionsOf(df.g, df.pf, pos)
+		if err != nil {
+			return err
+		}
+		if err := htmlTop(&page, opts, ho); err != nil {
+			return err
+		}
+	case 2:
+		opts, err := df.options(pos)
+		if err != nil {
+			return err
+		}
+		if err := htmlDiff(&page, opts); err != nil {
+			return err
+		}
+	default:
+		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz", len(pos))
+	}
+	path, err := writePage(ho.out, page.String())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, path)
+	if ho.open {
+		if err := openBrowser(path); err != nil {
+			fmt.Fprintln(stderr, "arenaprof html: "+err.Error())
+		}
+	}
+	return nil
+}
+
+// htmlTop renders the page of one profile from top's result, the very
+// TableResult top -json prints.
+func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
+	ap, err := loadTop(opts)
+	if err != nil {
+		return err
+	}
+	if pprofmt.IsHoldings(ap.prof) {
+		return topInputErr("%s is a live-arenas profile: exact counts, no intervals to draw; read it with arenaprof top", opts.src)
+	}
+	res, err := topTable(ap, opts)
+	if err != nil {
+		return err
+	}
+	flame, err := report.Flame(ap.prof, report.FlameOptions{
+		InUse: res.InUse, Confidence: res.Confidence, GoVersion: opts.goVersion, AnyOrder: opts.anyOrder, MinShare: ho.minFrame,
+	})
+	if err != nil {
+		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	var heading []string
+	if d := opts.filter.describe(); d != "" {
+		heading = append(heading, d)
+	}
+	heading = append(heading, res.Heading()...)
+	return htmlreport.Top(w, res, htmlreport.Options{
+		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading), Flame: flame,
+	})
+}
+
+// htmlDiff renders the page of two profiles from diff's result, the very
+// DiffResult diff -json prints, with the rows -n shows.
+func htmlDiff(w io.Writer, opts diffOptions) error {
+	base, next, err := loadDiff(opts)
+	if err != nil {
+		return err
+	}
+	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
+		return topInputErr("%s vs %s: live-arenas profiles hold exact counts, no intervals to draw; compare them with arenaprof diff", opts.base, opts.next)
+	}
+	base, next, res, err := diffCompare(opts, base, next)
+	if err != nil {
+		return err
+	}
+	ho := htmlreport.Options{
+		Title:   redactText("arenaprof diff " + opts.base + " " + opts.next),
+		Heading: redactLines(diffHeading(opts, base, next, res)),
+	}
+	if opts.failAbove > 0 {
+		g := opts.gate()
+		ho.Gate = &g
+	}
+	ho.N = opts.n // the gate reads every row; the page shows those -n shows
+	return htmlreport.Diff(w, res, ho)
+}
+
+func redactLines(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = redactText(l)
+	}
+	return out
+}
+
+// writePage writes the page to path, or to a new file in the temporary
+// directory when path is "", and returns where.
+func writePage(path, page string) (string, error) {
+	var f *os.File
+	var err error
+	if path == "" {
+		f, err = os.CreateTemp("", "arenaprof-*.html")
+	} else {
+		f, err = os.Create(path)
+	}
+	if err != nil {
+		return "", topInputErr("cannot write the page: %v", err)
+	}
+	if _, err := io.WriteString(f, page); err != nil {
+		f.Close()
+		return "", topInputErr("cannot write %s: %v", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return "", topInputErr("cannot write %s: %v", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// openBrowser opens path in the system's browser, where one exists.
+func openBrowser(path string) error {
+	var cmd []string
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = []string{"open", path}
+	case "windows":
+		cmd = []string{"rundll32", "url.dll,FileProtocolHandler", path}
+	default:
+		cmd = []string{"xdg-open", path}
+	}
+	exe, err := exec.LookPath(cmd[0])
+	if err != nil {
+		return fmt.Errorf("no browser to open (no %s here); the page is %s", cmd[0], path)
+	}
+	c := exec.Command(exe, cmd[1:]...)
+	if err := c.Start(); err != nil {
+		return fmt.Errorf("cannot open a browser: %v; the page is %s", err, path)
+	}
+	go c.Wait() // the browser outlives nothing of ours; reap the launcher
+	return nil
+}

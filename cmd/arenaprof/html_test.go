@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/profiler"
+
+	"github.com/arenaprof/arenaprof/internal/holdings"
+)
+
+func runHTMLArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(append([]string{"html"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// htmlPage runs arenaprof html with args and -o, and returns the page.
+func htmlPage(t *testing.T, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "page.html")
+	code, stdout, stderr := runHTMLArgs(append([]string{"-o", out}, args...)...)
+	if code != 0 {
+		t.Fatalf("html %v: exit %d: %s", args, code, stderr)
+	}
+	if strings.TrimSpace(stdout) != out {
+		t.Errorf("html %v printed %q, want the path %q", args, stdout, out)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// htmlRows returns the data attributes of the page's row elements named
+// by attrs, in order, unescaped.
+func htmlRows(page string, attrs ...string) [][]string {
+	var pat strings.Builder
+	pat.WriteString(`<tr[^>]*?`)
+	for _, a := range attrs {
+		pat.WriteString(` ` + a + `="([^"]*)"`)
+	}
+	var rows [][]string
+	for _, m := range regexp.MustCompile(pat.String()).FindAllStringSubmatch(page, -1) {
+		row := make([]string, len(attrs))
+		for i := range attrs {
+			row[i] = html.UnescapeString(m[i+1])
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// jsonText is a JSON value as -json wrote it: a number's digits, a
+// string's value, "" for null.
+func jsonText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case json.Number:
+		return x.String()
+	case string:
+		return x
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	}
+	panic("unexpected JSON value")
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// jsonRows returns fields of every row of a -json output, then the total.
+func jsonRows(t *testing.T, out string, fields ...string) [][]string {
+	m := decodeJSON(t, out)
+	var rows [][]string
+	for _, r := range append(m["rows"].([]any), m["total"]) {
+		row := make([]string, len(fields))
+		for i, f := range fields {
+			row[i] = jsonText(r.(map[string]any)[f])
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// sameRows checks that a page's rows are -json's, total included.
+func sameRows(t *testing.T, what string, got, want [][]string) {
+	t.Helper()
+	if len(got) != len(want) || len(got) < 2 {
+		t.Fatalf("%s: %d rows on the page, %d in -json", what, len(got), len(want))
+	}
+	for i := range want {
+		if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("%s row %d: page %q, -json %q", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestHTMLTopMatchesJSON checks that the page's rows carry the numbers of
+// top -json for the same flags, character for character, total last.
+func TestHTMLTopMatchesJSON(t *testing.T) {
+	path := fixturePath(t)
+	for _, flags := range [][]string{
+		{"-n", "0"},
+		{"-n", "0", "-by", "func", "-sample", "inuse"},
+		{"-n", "0", "-by", "stack", "-confidence", "0.99"},
+		{"-n", "3", "-by", "label=handler"},
+		{"-by", "size", "-focus", "parse"}, // html's default -n is 0
+	} {
+		page := htmlPage(t, append(flags, path)...)
+		jflags := flags
+		if !strings.Contains(strings.Join(flags, " "), "-n") {
+			jflags = append([]string{"-n", "0"}, flags...)
+		}
+		code, out, stderr := runTopArgs(append(jflags, "-json", path)...)
+		if code != 0 {
+			t.Fatalf("top %v: %s", jflags, stderr)
+		}
+		sameRows(t, fmt.Sprint(flags), htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"), jsonRows(t, out, "key", "bytes", "lo", "hi"))
+		if !strings.Contains(page, `data-frame="`+html.EscapeString(fnHandle)+`"`) && !strings.Contains(page, `data-frame="github.com/arenaprof/arenaprof/internal/workload.(*server).handle"`) {
+			t.Errorf("%v: no flame graph frame of %s", flags, fnHandle)
+		}
+	}
+}
+
+// TestHTMLSources: the page of a Go heap profile, of a combined memory
+// profile and of a URL carries top -json's numbers too.
+func TestHTMLSources(t *testing.T) {
+	runtime.GC()
+	heap := writeTemp(t, "heap.pb.gz", heapProfile(t))
+	setMeanBytes(t, 64)
+	p, err := profiler.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arena.NewArena(arena.WithSeed(5, 5))
+	allocDiffWorkload(a, 2000, 200)
+	p.Stop()
+	mem, err := export.BuildMemory(p.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory := writeTemp(t, "memory.pb.gz", profileBytes(t, mem))
+	fixture := profileBytes(t, buildFixture(t))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(fixture) }))
+	defer srv.Close()
+	for _, src := range []string{heap, memory, srv.URL + "/debug/arenaprof"} {
+		page := htmlPage(t, "-by", "func", src)
+		code, out, stderr := runTopArgs("-n", "0", "-by", "func", "-json", src)
+		if code != 0 {
+			t.Fatalf("top %s: %s", src, stderr)
+		}
+		sameRows(t, src, htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"), jsonRows(t, out, "key", "bytes", "lo", "hi"))
+		if !strings.Contains(page, `data-frame="total"`) {
+			t.Errorf("%s: no flame graph", src)
+		}
+	}
+}
+
+// TestHTMLDiffMatchesJSON checks the diff page against diff -json, and
+// its gate's verdict against diff's exit status.
+func TestHTMLDiffMatchesJSON(t *testing.T) {
+	base := diffProfileFile(t, "base.pb.gz", 1024, 1, 20000, 2000)
+	next := diffProfileFile(t, "new.pb.gz", 1024, 2, 40000, 2000)
+	for _, tc := range []struct {
+		flags []string
+		gate  string
+	}{
+		{[]string{"-n", "0"}, ""},
+		{[]string{"-n", "0", "-fail-above", "1.2", "-confidence", "0.9999999"}, "gate failed"},
+		{[]string{"-n", "1", "-fail-above", "50"}, "gate passed"},
+	} {
+		page := htmlPage(t, append(tc.flags, base, next)...)
+		code, out, stderr := runDiffArgs(append(tc.flags, "-json", base, next)...)
+		if code != 0 && code != diffGateCode {
+			t.Fatalf("diff %v: %s", tc.flags, stderr)
+		}
+		sameRows(t, fmt.Sprint(tc.flags), htmlRows(page, "data-key", "data-ratio-lo", "data-ratio-hi", "data-significant"),
+			jsonRows(t, out, "key", "ratio_lo", "ratio_hi", "significant"))
+		failed := code == diffGateCode
+		if tc.gate != "" && (!strings.Contains(page, tc.gate) || failed != (tc.gate == "gate failed")) {
+			t.Errorf("%v: diff exit %d, page without %q", tc.flags, code, tc.gate)
+		}
+	}
+}
+
+// TestHTMLHostileNames renders a profile whose function, type and label
+// names hold markup, quotes and terminal escapes: they are text, the
+// page's only script is its own, and no escape reaches a text node.
+func TestHTMLHostileNames(t *testing.T) {
+	p := buildFixture(t)
+	hostile := []string{
+		`<script>alert(1)</script>`,
+		`"><img src=x onerror=alert(2)>`,
+		"\x1b]0;owned\x07\x1b[31mred",
+		`'single' & "double"`,
+		"</style><style>body{display:none}</style>\u202egnp.exe",
+	}
+	for i, s := range p.Sample {
+		name := hostile[i%len(hostile)]
+		s.Label["type"] = []string{name}
+		s.Label["handler"] = []string{name}
+	}
+	for i, f := range p.Function {
+		f.Name = hostile[i%len(hostile)] + f.Name
+	}
+	path := writeTemp(t, "hostile.pb.gz", profileBytes(t, p))
+	for _, by := range []string{"type", "func", "stack", "label=handler"} {
+		page := htmlPage(t, "-by", by, path)
+		if n := strings.Count(page, "<script"); n != 1 {
+			t.Errorf("-by %s: %d script elements, want the page's own", by, n)
+		}
+		for _, bad := range []string{"<img", "<style><style>", "alert(1)</script>", "\x1b", "\x07", "\u202e"} {
+			if strings.Contains(page, bad) {
+				t.Errorf("-by %s: page holds %q", by, bad)
+			}
+		}
+		// The keys are whole in data-key (escaped), as -json has them.
+		code, out, _ := runTopArgs("-n", "0", "-by", by, "-json", path)
+		if code != 0 {
+			t.Fatal(out)
+		}
+		got := htmlRows(page, "data-key")
+		want := jsonRows(t, out, "key")
+		for i := range want {
+			if i >= len(got) || got[i][0] != want[i][0] {
+				t.Errorf("-by %s row %d: page %q, -json %q", by, i, got, want[i])
+				break
+			}
+		}
+	}
+}
+
+// TestHTMLBadInput checks html's usage errors and refusals.
+func TestHTMLBadInput(t *testing.T) {
+	path := fixturePath(t)
+	arenas := holdingsFile(t, "arenas.pb.gz", []holdings.Holding{{Stack: busySite(), Arenas: 1, Reserved: 1 << 20}})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "where PROFILE, or BASE and NEW, were expected"},
+		{[]string{path, path, path}, 2, "3 arguments"},
+		{[]string{"-json", path}, 2, "-json does not apply"},
+		{[]string{"-fail-above", "1.2", path}, 2, "-fail-above compares two profiles"},
+		{[]string{"-min-frame", "2", path}, 2, "bad -min-frame"},
+		{[]string{"-by", "nope", path}, 2, "unknown"},
+		{[]string{filepath.Join(t.TempDir(), "missing.pb.gz")}, 1, "cannot read"},
+		{[]string{arenas}, 1, "live-arenas profile"},
+		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir.html"), path}, 1, "cannot write the page"},
+	} {
+		code, _, stderr := runHTMLArgs(tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("html %v: exit %d, stderr %q; want %d and %q on one line", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+	code, _, stderr := runHTMLArgs("-h")
+	if code != 0 || !strings.Contains(stderr, "usage: arenaprof html") {
+		t.Errorf("html -h: exit %d, %q", code, stderr)
+	}
+}
+
+// TestHTMLTempFile checks that without -o the page goes to a new file in
+// the temporary directory, whose path is printed.
+func TestHTMLTempFile(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	code, stdout, stderr := runHTMLArgs(fixturePath(t))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	got := strings.TrimSpace(stdout)
+	if filepath.Dir(got) != os.TempDir() || !strings.HasSuffix(got, ".html") {
+		t.Errorf("printed %q, want a .html file in %s", got, os.TempDir())
+	}
+	if b, err := os.ReadFile(got); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+		t.Errorf("page %s: %v", got, err)
+	}
+}

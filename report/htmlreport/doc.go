@@ -1,0 +1,37 @@
+// Package htmlreport writes arenaprof's reports as self-contained HTML
+// pages: the table of [report.Table] with an interval bar per group on a
+// shared axis, a flame graph of [report.Flame] whose frames carry their
+// intervals, and the comparison of [report.Diff] with each ratio's
+// interval on a log axis and the verdict of a [report.Gate]. arenaprof
+// html writes these pages, and export's /debug/arenaprof/ui serves one.
+//
+// A page requests nothing from the network: its style and script are
+// inline, and its Content-Security-Policy (a meta element, and
+// [ContentSecurityPolicy] for a server's header) lets nothing else load
+// or run. It opens from file://. Its table is readable without
+// JavaScript; the script adds sorting, the filter box, and the flame
+// graph's zoom and search.
+//
+// Every table row element carries its numbers for machine checks, as
+// arenaprof top -json and diff -json give them: data-key, data-est,
+// data-lo and data-hi on a table's rows; data-key, data-ratio-lo,
+// data-ratio-hi (empty where -json has null) and data-significant on a
+// comparison's; the total row is in the table's tfoot. Each flame-graph
+// frame element carries data-frame, its function name.
+//
+// Names come from binaries and uploads: the template escapes every one,
+// and control characters (terminal escapes) and bidirectional overrides
+// are shown as '?'; data-key keeps the name as it is.
+//
+// Usage:
+//
+//	t, err := report.Table(prof, report.TableOptions{By: "func"})
+//	if err != nil {
+//		return err
+//	}
+//	flame, err := report.Flame(prof, report.FlameOptions{MinShare: 0.001})
+//	if err != nil {
+//		return err
+//	}
+//	return htmlreport.Top(w, t, htmlreport.Options{Flame: flame})
+package htmlreport

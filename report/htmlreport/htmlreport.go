@@ -1,0 +1,440 @@
+package htmlreport
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
+	"github.com/arenaprof/arenaprof/report"
+)
+
+//go:embed page.tmpl
+var pageTmpl string
+
+//go:embed page.css
+var pageCSS string
+
+//go:embed page.js
+var pageJS string
+
+var page = template.Must(template.New("page").Parse(pageTmpl))
+
+// csp is the Content-Security-Policy of every page: no request to
+// anywhere, and only the page's own script and style, named by their
+// SHA-256 hashes (they are the same on every page: the data is in the
+// markup, not in the script).
+var csp = func() string {
+	h := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	return "default-src 'none'; script-src " + h(pageJS) + "; style-src " + h(pageCSS) +
+		"; img-src 'none'; base-uri 'none'; form-action 'none'"
+}()
+
+// ContentSecurityPolicy returns the policy a server should send with a
+// page (the page carries it in a meta element too): nothing may be
+// loaded, and no script or style runs but the page's own. A server adds
+// frame-ancestors, which a meta element cannot set.
+func ContentSecurityPolicy() string { return csp + "; frame-ancestors 'none'" }
+
+// Options configure [Top] and [Diff].
+type Options struct {
+	// Title is the page's title; "" means "arenaprof".
+	Title string
+	// Heading are the lines shown above the table, such as those
+	// arenaprof top prints; nil means the result's own heading
+	// ([report.TableResult.Heading]; none for a diff).
+	Heading []string
+	// Flame, when not nil, adds a flame graph of its frames to a [Top]
+	// page.
+	Flame *report.FlameNode
+	// Gate, when not nil, shows the verdict of a -fail-above gate on a
+	// [Diff] page, over every row of the result (see
+	// [report.Gate.Failing]).
+	Gate *report.Gate
+	// N, when above 0, shows the first N rows of a [Diff] result, the
+	// largest changes (arenaprof diff -n); the gate still reads them all.
+	N int
+	// Refresh, when not "", adds a Refresh link to this URL and the time
+	// the page was taken (Taken): a live page.
+	Refresh, Taken string
+}
+
+// pageData is what the template shows.
+type pageData struct {
+	Title      string
+	CSP        string
+	CSS        template.CSS
+	JS         template.JS
+	Heading    []string
+	Live       bool
+	Refresh    string
+	Taken      string
+	Gate       *gateData
+	Conf       string
+	KeyHead    string
+	AxisLo     string
+	AxisHi     string
+	Chunks     [][]topRow // the rows, in tables of chunkRows
+	Total      *topRow
+	DiffChunks [][]diffRow
+	DiffTotal  *diffRow
+	Hidden     string
+	Flame      *flameData
+}
+
+type gateData struct {
+	Failed bool
+	Text   string
+}
+
+// topRow is one row of a top table: the data attributes carry the
+// numbers of arenaprof top -json, formatted as encoding/json formats them.
+type topRow struct {
+	Key, Display                      string
+	Est, Lo, Hi                       string
+	Samples, Bytes, Interval, Objects string
+	Share                             string
+	Bar                               template.HTML
+}
+
+// diffRow is one row of a diff table; the data attributes carry the
+// numbers of arenaprof diff -json ("" where it has null).
+type diffRow struct {
+	Key, Display                          string
+	RatioLo, RatioHi                      string
+	Significant                           bool
+	Delta                                 string
+	Base, New, DeltaText, Ratio, Interval string
+	Bar                                   template.HTML
+}
+
+type flameData struct {
+	Height int
+	Note   string
+	Frames []frame
+}
+
+type frame struct {
+	Name, Short, Title string
+	X, W               string
+	Y, Depth, Color    int
+}
+
+// jsonNumber formats x as encoding/json does, so that a page's data
+// attributes equal the CLI's -json output character for character.
+func jsonNumber(x float64) string {
+	b, err := json.Marshal(x)
+	if err != nil { // NaN or an infinity: JSON has no such number
+		return ""
+	}
+	return string(b)
+}
+
+// text makes a name from a profile safe to read: control characters
+// (terminal escapes among them) and bidirectional overrides become '?'
+// as in the CLI's tables; the template escapes the rest.
+func text(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Bidi_Control, r) || unicode.Is(unicode.Join_Control, r) {
+			return '?'
+		}
+		return r
+	}, tabfmt.Printable(s))
+}
+
+// keyHead is the heading of the key column for a grouping.
+func keyHead(by report.GroupBy) string {
+	kind, label, _ := strings.Cut(string(by), "=")
+	return tabfmt.KeyHeading(kind, label)
+}
+
+func confText(c float64) string {
+	return strconv.FormatFloat(100*c, 'g', 6, 64) + "%"
+}
+
+func title(o Options, def string) string {
+	if o.Title != "" {
+		return text(o.Title)
+	}
+	return def
+}
+
+// linear maps x on the axis [0, hi] to 0..1000.
+func linear(x, hi float64) float64 {
+	if !(hi > 0) {
+		return 0
+	}
+	return math.Max(0, math.Min(1000, 1000*x/hi))
+}
+
+// bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis.
+func bar(lo, est, hi float64, extra string) template.HTML {
+	w := math.Max(hi-lo, 1)
+	return template.HTML(fmt.Sprintf(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">%s<rect x=%.0f width=%.0f /><rect class=e x=%.0f width=3 /></svg>`,
+		extra, lo, w, math.Min(est, 997)))
+}
+
+// Top writes the page of a table: its heading, the table with an
+// interval bar per row on a shared axis, and with opts.Flame a flame
+// graph. Every row element carries data-key, data-est, data-lo and
+// data-hi, equal to arenaprof top -json's key, bytes, lo and hi.
+func Top(w io.Writer, t *report.TableResult, opts Options) error {
+	if t == nil {
+		return errors.New("htmlreport: nil table")
+	}
+	d := newPage(opts, "arenaprof top")
+	if d.Heading == nil {
+		d.Heading = textLines(t.Heading())
+	}
+	d.Conf, d.KeyHead = confText(t.Confidence), keyHead(t.By)
+	axis := 0.0
+	for _, r := range t.Rows {
+		axis = math.Max(axis, r.Hi)
+	}
+	d.AxisHi = tabfmt.Bytes(axis)
+	row := func(r report.TableRow, withBar bool) topRow {
+		tr := topRow{
+			Key: r.Key, Display: text(r.Display), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
+			Samples: strconv.FormatInt(r.Samples, 10), Bytes: tabfmt.Bytes(float64(r.Bytes)),
+			Interval: "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]",
+			Objects:  tabfmt.Count(float64(r.Objects)), Share: strconv.FormatFloat(100*r.Share, 'f', 1, 64) + "%",
+		}
+		if withBar {
+			tr.Bar = bar(linear(r.Lo, axis), linear(float64(r.Bytes), axis), linear(r.Hi, axis), "")
+		}
+		return tr
+	}
+	rows := make([]topRow, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = row(r, true)
+	}
+	d.Chunks = chunks(rows)
+	total := row(t.Total, false)
+	d.Total = &total
+	if n := t.Groups - len(t.Rows); n > 0 {
+		d.Hidden = hiddenNote(n)
+	}
+	if opts.Flame != nil {
+		d.Flame = flameOf(opts.Flame)
+	}
+	return execute(w, d)
+}
+
+// Diff writes the page of a comparison: the ratio NEW/BASE of each group
+// with its interval on a log axis, significant rows marked, and with
+// opts.Gate the gate's verdict. Every row element carries data-key,
+// data-ratio-lo, data-ratio-hi (empty where arenaprof diff -json has
+// null) and data-significant, equal to diff -json's values.
+func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
+	if r == nil {
+		return errors.New("htmlreport: nil diff")
+	}
+	d := newPage(opts, "arenaprof diff")
+	d.Conf, d.KeyHead = confText(r.Confidence), keyHead(r.By)
+	if opts.Gate != nil {
+		d.Gate = gateOf(*opts.Gate, r)
+	}
+	// The log axis covers every finite bound, and 1.
+	lo, hi := 1.0, 1.0
+	for _, x := range append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total) { // the axis of every row, shown or not
+		if !x.HasRatio {
+			continue
+		}
+		if x.RatioLo > 0 {
+			lo = math.Min(lo, x.RatioLo)
+		}
+		if !math.IsInf(x.RatioHi, 1) {
+			hi = math.Max(hi, x.RatioHi)
+		}
+	}
+	lo, hi = math.Max(lo, 1e-6)/1.1, math.Min(hi, 1e6)*1.1
+	d.AxisLo, d.AxisHi = ratioText(lo), ratioText(hi)
+	at := func(x float64) float64 {
+		return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(lo))/(math.Log(hi)-math.Log(lo))))
+	}
+	one := fmt.Sprintf(`<rect class=one x=%.0f width=2 />`, at(1))
+	row := func(x report.DiffRow) diffRow {
+		dr := diffRow{
+			Key: x.Key, Display: text(x.Display), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
+			Base: tabfmt.Bytes(float64(x.Base.Bytes)), New: tabfmt.Bytes(float64(x.New.Bytes)),
+			DeltaText: tabfmt.SignedBytes(float64(x.Delta)), Ratio: "-", Interval: "-",
+		}
+		if x.HasRatio {
+			dr.RatioLo = jsonNumber(x.RatioLo)
+			if !math.IsInf(x.RatioHi, 1) {
+				dr.RatioHi = jsonNumber(x.RatioHi)
+			}
+			dr.Ratio = ratioText(x.Ratio)
+			dr.Interval = "[" + ratioText(x.RatioLo) + ", " + ratioText(x.RatioHi) + "]"
+			dr.Bar = bar(at(x.RatioLo), at(x.Ratio), at(x.RatioHi), one)
+		} else {
+			dr.Bar = template.HTML(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">` + one + `</svg>`)
+		}
+		return dr
+	}
+	shown := r.Rows
+	if opts.N > 0 && len(shown) > opts.N {
+		shown = shown[:opts.N]
+	}
+	rows := make([]diffRow, len(shown))
+	for i, x := range shown {
+		rows[i] = row(x)
+	}
+	d.DiffChunks = chunks(rows)
+	total := row(r.Total)
+	d.DiffTotal = &total
+	if n := r.Groups - len(shown); n > 0 {
+		d.Hidden = hiddenNote(n)
+	}
+	return execute(w, d)
+}
+
+// execute writes the page of d. The template escapes markup; what it
+// leaves, control characters and bidirectional controls in attribute
+// values (data-key keeps a name whole), becomes character references, so
+// that no terminal escape or text reordering is in the file itself.
+func execute(w io.Writer, d *pageData) error {
+	var b strings.Builder
+	if err := page.Execute(&b, d); err != nil {
+		return err
+	}
+	out := b.String()
+	if strings.IndexFunc(out, unsafeRune) < 0 {
+		_, err := io.WriteString(w, out)
+		return err
+	}
+	var c strings.Builder
+	c.Grow(len(out))
+	for _, r := range out {
+		if unsafeRune(r) {
+			fmt.Fprintf(&c, "&#x%x;", r)
+		} else {
+			c.WriteRune(r)
+		}
+	}
+	_, err := io.WriteString(w, c.String())
+	return err
+}
+
+// unsafeRune reports a control character other than a line break or tab,
+// or a bidirectional control.
+func unsafeRune(r rune) bool {
+	return (unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r') || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// hiddenNote says that n groups are not shown.
+func hiddenNote(n int) string {
+	return fmt.Sprintf("%d more groups not shown (arenaprof html -n 0 shows all); the total covers them", n)
+}
+
+// chunkRows is the number of rows of each table a page's rows are cut
+// into: the browser lays out only the chunks in view (CSS
+// content-visibility), which keeps a page of 10,000 rows quick to show.
+const chunkRows = 100
+
+// chunks cuts rows into tables of chunkRows.
+func chunks[T any](rows []T) [][]T {
+	var out [][]T
+	for len(rows) > chunkRows {
+		out = append(out, rows[:chunkRows])
+		rows = rows[chunkRows:]
+	}
+	if len(rows) > 0 {
+		out = append(out, rows)
+	}
+	return out
+}
+
+func newPage(opts Options, def string) *pageData {
+	return &pageData{
+		Title: title(opts, def), CSP: csp, CSS: template.CSS(pageCSS), JS: template.JS(pageJS),
+		Heading: textLines(opts.Heading), Live: opts.Refresh != "", Refresh: opts.Refresh, Taken: text(opts.Taken),
+	}
+}
+
+func textLines(lines []string) []string {
+	if lines == nil {
+		return nil
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = text(l)
+	}
+	return out
+}
+
+// ratioText formats a ratio with three significant digits, as diff does.
+func ratioText(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// gateOf states the gate's verdict, as arenaprof diff's exit status and
+// message do.
+func gateOf(g report.Gate, r *report.DiffResult) *gateData {
+	bad := g.Failing(r)
+	limit := strconv.FormatFloat(g.FailAbove, 'g', -1, 64)
+	if len(bad) == 0 {
+		return &gateData{Text: fmt.Sprintf("gate passed: no material group grew by more than %s with confidence %g", limit, r.Confidence)}
+	}
+	names := make([]string, len(bad))
+	for i, b := range bad {
+		names[i] = fmt.Sprintf("%s (ratio >= %s)", text(b.Display), strconv.FormatFloat(b.RatioLo, 'g', 3, 64))
+	}
+	return &gateData{Failed: true, Text: fmt.Sprintf("gate failed: %d group(s) grew by more than %s with confidence %g: %s",
+		len(bad), limit, r.Confidence, strings.Join(names, ", "))}
+}
+
+// frameH is the height of a flame graph frame, in pixels.
+const frameH = 17
+
+// flameOf lays the frames of root out as an icicle: the root on top,
+// each callee under its caller, widths as fractions of the root's bytes.
+func flameOf(root *report.FlameNode) *flameData {
+	fd := &flameData{}
+	total := float64(root.Bytes)
+	depth := 0
+	var walk func(n *report.FlameNode, x float64, d int)
+	walk = func(n *report.FlameNode, x float64, d int) {
+		w := 100.0
+		if total > 0 {
+			w = 100 * float64(n.Bytes) / total
+		}
+		depth = max(depth, d)
+		h := fnv.New32a()
+		h.Write([]byte(n.Short))
+		fd.Frames = append(fd.Frames, frame{
+			Name: n.Name, Short: text(n.Short), X: strconv.FormatFloat(x, 'f', 4, 64), W: strconv.FormatFloat(w, 'f', 4, 64),
+			Y: d * (frameH + 1), Depth: d, Color: int(h.Sum32() % 8),
+			Title: fmt.Sprintf("%s\n%s [%s, %s], %.1f%%, %d samples", text(n.Name), tabfmt.Bytes(float64(n.Bytes)),
+				tabfmt.Bytes(n.Lo), tabfmt.Bytes(n.Hi), w, n.Samples),
+		})
+		for _, k := range n.Children {
+			walk(k, x, d+1)
+			if total > 0 {
+				x += 100 * float64(k.Bytes) / total
+			}
+		}
+	}
+	walk(root, 0, 0)
+	fd.Height = (depth + 1) * (frameH + 1)
+	if root.Hidden > 0 {
+		fd.Note = fmt.Sprintf("%d frames too narrow to see are left out; their bytes are in their callers.", root.Hidden)
+	}
+	return fd
+}

@@ -1,0 +1,113 @@
+package htmlreport
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/arenaprof/arenaprof/report"
+)
+
+// TestJSONNumber: the data attributes spell numbers as encoding/json does.
+func TestJSONNumber(t *testing.T) {
+	for _, x := range []float64{0, 1, -1, 0.5, 1e-7, 1.5e21, 123456789.125, 1.0000000000000002, 3e-300, math.MaxFloat64} {
+		b, _ := json.Marshal(x)
+		if got := jsonNumber(x); got != string(b) {
+			t.Errorf("jsonNumber(%v) = %q, encoding/json %q", x, got, b)
+		}
+	}
+	for _, x := range []float64{math.Inf(1), math.NaN()} {
+		if got := jsonNumber(x); got != "" {
+			t.Errorf("jsonNumber(%v) = %q, want empty", x, got)
+		}
+	}
+}
+
+// TestText: control characters and bidirectional controls show as '?'.
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"main.f", "main.f"},
+		{"a\x1b[31mb", "a?[31mb"},
+		{"x\u202ey", "x?y"},
+		{"tab\there", "tab?here"},
+		{"<b>&", "<b>&"}, // the template escapes markup
+	} {
+		if got := text(tc.in); got != tc.want {
+			t.Errorf("text(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPolicyHashes: the page's policy names the hashes of the script and
+// style it carries, byte for byte as written.
+func TestPolicyHashes(t *testing.T) {
+	var b bytes.Buffer
+	if err := Top(&b, &report.TableResult{By: "type", Confidence: 0.95, Total: report.TableRow{Key: "total"}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	meta := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(page)
+	if meta == nil || html.UnescapeString(meta[1])+"; frame-ancestors 'none'" != ContentSecurityPolicy() {
+		t.Fatalf("meta policy %q, header policy %q", meta, ContentSecurityPolicy())
+	}
+	for _, tag := range []string{"script", "style"} {
+		m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no %s element", tag)
+		}
+		sum := sha256.Sum256([]byte(m[1]))
+		h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if !strings.Contains(ContentSecurityPolicy(), tag+"-src "+h) {
+			t.Errorf("%s: hash %s not in the policies", tag, h)
+		}
+	}
+}
+
+// TestDiffRowsAndGate: N limits the rows shown, the gate reads them all,
+// and a ratio without an upper bound has an empty data-ratio-hi.
+func TestDiffRowsAndGate(t *testing.T) {
+	r := &report.DiffResult{By: "func", Confidence: 0.95, Groups: 3,
+		Rows: []report.DiffRow{
+			{Key: "a", Display: "a", HasRatio: true, Ratio: 1.1, RatioLo: 0.9, RatioHi: 1.3, New: report.TableRow{Bytes: 100}},
+			{Key: "b", Display: "b", HasRatio: true, Ratio: 3, RatioLo: 2, RatioHi: math.Inf(1), Significant: true, New: report.TableRow{Bytes: 50}},
+			{Key: "c", Display: "c", New: report.TableRow{Bytes: 10}},
+		},
+		Total: report.DiffRow{Key: "total", Display: "total", HasRatio: true, Ratio: 1.5, RatioLo: 1.2, RatioHi: 1.8, Significant: true, New: report.TableRow{Bytes: 160}},
+	}
+	for _, tc := range []struct {
+		n     int
+		gate  *report.Gate
+		rows  int
+		words []string
+	}{
+		{0, nil, 3, []string{`data-key="b" data-ratio-lo="2" data-ratio-hi="" data-significant="true"`, `data-key="c" data-ratio-lo="" data-ratio-hi=""`}},
+		{1, &report.Gate{FailAbove: 1.5}, 1, []string{"gate failed: 1 group(s)", "b (ratio &gt;= 2)", "2 more groups"}},
+		{2, &report.Gate{FailAbove: 2.5}, 2, []string{"gate passed"}},
+	} {
+		var b bytes.Buffer
+		if err := Diff(&b, r, Options{N: tc.n, Gate: tc.gate}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if got := strings.Count(page, "<tr data-key="); got != tc.rows {
+			t.Errorf("N=%d: %d rows, want %d", tc.n, got, tc.rows)
+		}
+		for _, w := range tc.words {
+			if !strings.Contains(page, w) {
+				t.Errorf("N=%d: page without %q", tc.n, w)
+			}
+		}
+	}
+	if err := Diff(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Error("Diff of nil: no error")
+	}
+	if err := Top(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Error("Top of nil: no error")
+	}
+}

@@ -1,0 +1,14 @@
+// Package browsertest checks arenaprof's HTML pages (arenaprof html, the
+// live page /debug/arenaprof/ui) in a real Chromium, driven headless
+// through the DevTools protocol by github.com/chromedp/chromedp. It is a
+// module of its own so that users of arenaprof never pull chromedp.
+//
+// The tests need Debian's chromium package (apt-get install -y chromium)
+// or $ARENAPROF_CHROMIUM; without it they skip, and .ci/run fails on a
+// skip. ARENAPROF_SCREENSHOTS=DIR writes the screenshots of the three
+// views there (.ci/run does not; docs/ holds those of the last update).
+//
+//	cd tools/browsertest && go test -v .
+//	ARENAPROF_SCREENSHOTS=../../docs go test -run TestPages .
+//	go test -run '^$' -bench BigPage -benchtime 5x .
+package browsertest
