@@ -1,19 +1,47 @@
-package export
+// Package pprofenc writes pprof profiles: a streaming protocol buffer
+// encoder that allocates little (package export's profiles and the
+// agent's uploads), a Writer that keeps its gzip writer and tables between
+// profiles, and the additions the agent's Pyroscope uploads need, written
+// while encoding rather than by decoding and encoding again.
+package pprofenc
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/binary"
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// encodeProfile writes p to w as an uncompressed protocol buffer, byte for
-// byte what p.WriteUncompressed writes, without holding the encoding in
-// memory. google/pprof marshals the whole profile into one growing buffer
-// and first fills a label and location index per sample: for 100,000
+// Options add to what Encode writes. The zero value adds nothing.
+type Options struct {
+	// NumAsString lists numeric label keys whose first value is also
+	// written as a string label of the same key (in decimal), on samples
+	// that have no string label of that key. Pyroscope keeps a sample's
+	// string labels and drops its numeric ones.
+	NumAsString []string
+	// HeapNumAsString is NumAsString for the samples whose string label
+	// memory is "heap" only.
+	HeapNumAsString []string
+	// TypeFrames adds, to each sample with a string label type that is not
+	// a Go heap sample, a leaf frame named after the type: a function of
+	// that name without a line, in a file named "type" (the frames
+	// go tool pprof -tagleaf=type adds).
+	TypeFrames bool
+}
+
+// TypeFrameFile is the file name of the frames Options.TypeFrames adds.
+const TypeFrameFile = pprofmt.LabelType
+
+// encode writes p to w (see Encode). google/pprof marshals the whole
+// profile into one growing buffer and first fills a label and location index per sample: for 100,000
 // samples that is over 100 MB of allocation. This encoder streams each
 // message as soon as it is encoded, reuses one scratch buffer, and encodes
 // a label map shared by many samples once. It assigns string indices in
@@ -21,12 +49,21 @@ import (
 // the same (a test checks this).
 //
 // p is not modified.
-func encodeProfile(w io.Writer, p *profile.Profile) error {
-	e := &encoder{
-		w:       bufio.NewWriterSize(w, 64<<10),
-		strings: map[string]int64{"": 0},
-		table:   []string{""},
-		labels:  make(map[labelMapsKey][]byte),
+func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
+	defer e.reset()
+	e.w.Reset(w)
+	e.strings[""] = 0
+	e.table = append(e.table, "")
+	if opts != nil {
+		e.opts = *opts
+	}
+	if e.opts.TypeFrames {
+		for _, l := range p.Location {
+			e.nextLoc = max(e.nextLoc, l.ID)
+		}
+		for _, f := range p.Function {
+			e.nextFunc = max(e.nextFunc, f.ID)
+		}
 	}
 	for _, st := range p.SampleType {
 		e.str(st.Type)
@@ -75,15 +112,19 @@ func encodeProfile(w io.Writer, p *profile.Profile) error {
 		b = appendBoolOpt(b, 5, l.IsFolded)
 		e.message(4, b)
 	}
+	for _, tf := range e.typeFrames {
+		b := appendUint64Opt(e.buf[:0], 1, tf.loc)
+		n := protoSize(1, tf.fn)
+		b = appendVarint(b, 4<<3|2)
+		b = appendVarint(b, uint64(n))
+		b = appendUint64Opt(b, 1, tf.fn)
+		e.message(4, b)
+	}
 	for _, f := range p.Function {
-		name, sys, file := e.str(f.Name), e.str(f.SystemName), e.str(f.Filename)
-		b := e.buf[:0]
-		b = appendUint64Opt(b, 1, f.ID)
-		b = appendUint64Opt(b, 2, uint64(name))
-		b = appendUint64Opt(b, 3, uint64(sys))
-		b = appendUint64Opt(b, 4, uint64(file))
-		b = appendUint64Opt(b, 5, uint64(f.StartLine))
-		e.message(5, b)
+		e.function(f.ID, f.Name, f.SystemName, f.Filename, f.StartLine)
+	}
+	for _, tf := range e.typeFrames {
+		e.function(tf.fn, tf.name, tf.name, TypeFrameFile, 0)
 	}
 	// The strings of the fields after the string table, in google/pprof's
 	// order, before the table is written.
@@ -129,6 +170,109 @@ func encodeProfile(w io.Writer, p *profile.Profile) error {
 	return e.w.Flush()
 }
 
+func (e *encoder) function(id uint64, name, sys, file string, start int64) {
+	n, s, f := e.str(name), e.str(sys), e.str(file)
+	b := e.buf[:0]
+	b = appendUint64Opt(b, 1, id)
+	b = appendUint64Opt(b, 2, uint64(n))
+	b = appendUint64Opt(b, 3, uint64(s))
+	b = appendUint64Opt(b, 4, uint64(f))
+	b = appendUint64Opt(b, 5, uint64(start))
+	e.message(5, b)
+}
+
+// typeFrame is a leaf frame Options.TypeFrames adds: a location and a
+// function of their own.
+type typeFrame struct {
+	name    string
+	loc, fn uint64
+}
+
+// encodedLabels is the encoding of a sample's label maps and, with
+// Options.TypeFrames, the location of its type frame (0 if none).
+type encodedLabels struct {
+	enc     []byte
+	typeLoc uint64
+}
+
+// Writer encodes profiles one after another, keeping its gzip writer, its
+// 64 KiB output buffer and its tables between them: a new gzip writer
+// allocates about 600 KB of compressor state, a hundred times what an
+// agent's upload needs otherwise. Its zero value is ready to use. A Writer
+// must not be used by two goroutines at once.
+type Writer struct {
+	e  *encoder
+	gz *gzip.Writer
+}
+
+// Encode writes p to w as the package's Encode does.
+func (wr *Writer) Encode(w io.Writer, p *profile.Profile, opts *Options) error {
+	if wr.e == nil {
+		wr.e = newEncoder()
+	}
+	return wr.e.encode(w, p, opts)
+}
+
+// WriteGzip writes p to w as Encode does, gzipped at gzip.BestSpeed.
+// pprof readers accept any gzip level; the default level spends most of an
+// export's time in deflate for a few percent of size.
+func (wr *Writer) WriteGzip(w io.Writer, p *profile.Profile, opts *Options) error {
+	if wr.gz == nil {
+		wr.gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
+	} else {
+		wr.gz.Reset(w)
+	}
+	defer wr.gz.Reset(nil)
+	if err := wr.Encode(wr.gz, p, opts); err != nil {
+		return err
+	}
+	return wr.gz.Close()
+}
+
+// writers keeps Writers between the profiles of Encode and WriteGzip.
+var writers = sync.Pool{New: func() any { return new(Writer) }}
+
+// Encode writes p to w as an uncompressed protocol buffer, with opts'
+// additions (nil: none). Without additions it writes byte for byte what
+// p.WriteUncompressed writes, without holding the encoding in memory. It
+// uses a Writer of a pool.
+func Encode(w io.Writer, p *profile.Profile, opts *Options) error {
+	wr := writers.Get().(*Writer)
+	defer writers.Put(wr)
+	return wr.Encode(w, p, opts)
+}
+
+// WriteGzip is Encode gzipped at gzip.BestSpeed (see Writer.WriteGzip).
+func WriteGzip(w io.Writer, p *profile.Profile, opts *Options) error {
+	wr := writers.Get().(*Writer)
+	defer writers.Put(wr)
+	return wr.WriteGzip(w, p, opts)
+}
+
+func newEncoder() *encoder {
+	return &encoder{
+		w:       bufio.NewWriterSize(nil, 64<<10),
+		strings: map[string]int64{},
+		labels:  map[labelMapsKey]encodedLabels{},
+	}
+}
+
+// reset empties e, keeping its storage.
+func (e *encoder) reset() {
+	e.w.Reset(nil)
+	e.err = nil
+	e.opts = Options{}
+	clear(e.strings)
+	clear(e.table)
+	e.table = e.table[:0]
+	clear(e.labels)
+	clear(e.keys)
+	e.keys = e.keys[:0]
+	e.typeFrames = e.typeFrames[:0]
+	clear(e.typeFrameOf)
+	e.nextLoc, e.nextFunc = 0, 0
+}
+
 // labelMapsKey identifies the label maps of a sample: the builder shares
 // them between samples, so their encoding is computed once.
 type labelMapsKey struct {
@@ -138,13 +282,20 @@ type labelMapsKey struct {
 type encoder struct {
 	w       *bufio.Writer
 	err     error
+	opts    Options
 	strings map[string]int64
 	table   []string
 	buf     []byte // scratch for one message
 	hdr     [2 * binary.MaxVarintLen64]byte
 	ids     []uint64
-	labels  map[labelMapsKey][]byte
+	labels  map[labelMapsKey]encodedLabels
 	keys    []string
+
+	// The type frames added (Options.TypeFrames), by type, and the last
+	// location and function ids taken.
+	typeFrames        []typeFrame
+	typeFrameOf       map[string]uint64
+	nextLoc, nextFunc uint64
 }
 
 // str returns the index of s in the string table, adding it.
@@ -193,20 +344,49 @@ func mapPointer[M any](m M) uintptr {
 // sample writes one sample: its location ids, its values and its labels,
 // sorted by key as google/pprof sorts them.
 func (e *encoder) sample(s *profile.Sample) {
+	k := labelMapsKey{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
+	el, ok := e.labels[k]
+	if !ok {
+		el = encodedLabels{enc: e.encodeLabels(s), typeLoc: e.typeFrame(s)}
+		e.labels[k] = el
+	}
 	e.ids = e.ids[:0]
+	if el.typeLoc != 0 {
+		e.ids = append(e.ids, el.typeLoc)
+	}
 	for _, l := range s.Location {
 		e.ids = append(e.ids, l.ID)
 	}
 	b := appendUint64s(e.buf[:0], 1, e.ids)
 	b = appendInt64sPacked(b, 2, s.Value)
-	k := labelMapsKey{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
-	enc, ok := e.labels[k]
-	if !ok {
-		enc = e.encodeLabels(s)
-		e.labels[k] = enc
-	}
-	b = append(b, enc...)
+	b = append(b, el.enc...)
 	e.message(2, b)
+}
+
+// isHeap reports whether s is a Go heap sample (string label memory=heap).
+func isHeap(s *profile.Sample) bool {
+	m := s.Label[pprofmt.LabelMemory]
+	return len(m) > 0 && m[0] == pprofmt.MemoryHeap
+}
+
+// typeFrame returns the location of s's type frame, adding it the first
+// time, or 0 when s gets none (see Options.TypeFrames).
+func (e *encoder) typeFrame(s *profile.Sample) uint64 {
+	t := s.Label[pprofmt.LabelType]
+	if !e.opts.TypeFrames || len(t) == 0 || isHeap(s) {
+		return 0
+	}
+	if id, ok := e.typeFrameOf[t[0]]; ok {
+		return id
+	}
+	if e.typeFrameOf == nil {
+		e.typeFrameOf = map[string]uint64{}
+	}
+	e.nextLoc++
+	e.nextFunc++
+	e.typeFrames = append(e.typeFrames, typeFrame{name: t[0], loc: e.nextLoc, fn: e.nextFunc})
+	e.typeFrameOf[t[0]] = e.nextLoc
+	return e.nextLoc
 }
 
 // encodeLabels returns the encoded label fields of a sample, adding their
@@ -226,8 +406,29 @@ func (e *encoder) encodeLabels(s *profile.Sample) []byte {
 	for k := range s.Label {
 		e.keys = append(e.keys, k)
 	}
+	// The numeric labels repeated as strings (Options.NumAsString).
+	var asString map[string]string
+	add := func(keys []string) {
+		for _, k := range keys {
+			if v := s.NumLabel[k]; len(v) > 0 && len(s.Label[k]) == 0 && asString[k] == "" {
+				if asString == nil {
+					asString = map[string]string{}
+				}
+				asString[k] = strconv.FormatInt(v[0], 10)
+				e.keys = append(e.keys, k)
+			}
+		}
+	}
+	add(e.opts.NumAsString)
+	if isHeap(s) {
+		add(e.opts.HeapNumAsString)
+	}
 	slices.Sort(e.keys)
 	for _, k := range e.keys {
+		if v, ok := asString[k]; ok {
+			label(e.str(k), e.str(v), 0, 0)
+			continue
+		}
 		for _, v := range s.Label[k] {
 			key := e.str(k)
 			label(key, e.str(v), 0, 0)
