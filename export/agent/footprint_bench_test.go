@@ -48,7 +48,7 @@ func footprintAgent(b *testing.B, src Source) (*Agent, Uploader) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := &Agent{cfg: cfg}
+	a := &Agent{cfg: cfg, dests: []*dest{{up: py, name: uploaderName(py)}}}
 	if st, ok := src.(starter); ok {
 		if err := st.Start(context.Background()); err != nil {
 			b.Fatal(err)
@@ -61,11 +61,11 @@ func footprintAgent(b *testing.B, src Source) (*Agent, Uploader) {
 // uploads it to up.
 func uploadOnce(b *testing.B, a *Agent, src Source, up Uploader) int {
 	ctx := context.Background()
-	p, err := src.Collect(ctx)
+	p, err := collectSource(ctx, src)
 	if err != nil || p == nil {
 		b.Fatal(err, p == nil)
 	}
-	u, err := a.newUpload(src.Name(), p, time.Unix(0, 0), time.Unix(15, 0))
+	u, err := a.newUploadOf(src.Name(), p, time.Unix(0, 0), time.Unix(15, 0))
 	if err != nil {
 		b.Fatal(err)
 	}

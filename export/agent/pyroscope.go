@@ -256,6 +256,10 @@ func newPyroscope(cfg PyroscopeConfig) (*pyroscopeUploader, error) {
 	return p, nil
 }
 
+// typeFrames reports whether the destination adds type frames (see
+// pyroscopeDest).
+func (p *pyroscopeUploader) typeFrames() bool { return !p.cfg.NoTypeFrames }
+
 // String names the destination by its endpoint, without credentials.
 func (p *pyroscopeUploader) String() string { return "pyroscope:" + p.endpoint }
 
@@ -337,9 +341,12 @@ func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	if len(u.sampleTypes) > 0 {
-		js, err := json.Marshal(u.sampleTypes)
-		if err != nil {
-			return nil, "", err
+		js := u.typesJSON
+		if js == nil {
+			var err error
+			if js, err = json.Marshal(u.sampleTypes); err != nil {
+				return nil, "", err
+			}
 		}
 		h := make(textproto.MIMEHeader)
 		h.Set("Content-Disposition", `form-data; name="sample_type_config"; filename="sample_type_config.json"`)
