@@ -27,7 +27,7 @@ type httpSender struct {
 	kind     string // names the destination in messages: "pyroscope", "otlp"
 	client   *http.Client
 	own      *http.Transport // non-nil when the client is ours
-	secrets  []string
+	secrets  redact.Secrets
 	probeURL string // GET target of the probe, without credentials
 
 	// transient, if set, tells a 4xx answer that reports a passing
@@ -65,15 +65,9 @@ func newHTTPSender(kind string, client *http.Client) *httpSender {
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// hideAll adds secrets that must never appear in a message, as they are
-// and URL-encoded.
-func (h *httpSender) hideAll(secrets ...string) {
-	for _, s := range secrets {
-		if s != "" {
-			h.secrets = append(h.secrets, s, url.QueryEscape(s), url.PathEscape(s))
-		}
-	}
-}
+// hideAll adds secrets that must never appear in a message, in any form
+// a server may echo them (see redact.Secrets).
+func (h *httpSender) hideAll(secrets ...string) { h.secrets.Add(secrets...) }
 
 // hideLong adds header values (often API keys) and tenants; very short
 // values are not hidden, since replacing them would garble the message
@@ -81,7 +75,7 @@ func (h *httpSender) hideAll(secrets ...string) {
 func (h *httpSender) hideLong(values ...string) {
 	for _, s := range values {
 		if len(s) >= 4 {
-			h.secrets = append(h.secrets, s, url.QueryEscape(s))
+			h.secrets.Add(s)
 		}
 	}
 }
@@ -94,14 +88,7 @@ func (h *httpSender) close() {
 }
 
 // redact removes every credential from s.
-func (h *httpSender) redact(s string) string {
-	for _, sec := range h.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "REDACTED")
-		}
-	}
-	return s
-}
+func (h *httpSender) redact(s string) string { return h.secrets.Replace(s, "REDACTED") }
 
 // post sends body to target (shown as endpoint in messages) with header
 // and reports the outcome as an upload error: nil on 2xx; [Retryable] for
@@ -225,14 +212,20 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// writeHeaders writes " Headers:K1=REDACTED,K2=REDACTED" (names sorted),
-// nothing without headers: how configs print their headers.
+// writeHeaders writes ` Headers:"K1"=REDACTED,"K2"=REDACTED` (names
+// sorted and quoted, so that a name with control characters prints
+// inert), nothing without headers: how configs print their headers.
 func writeHeaders(b *strings.Builder, headers map[string]string) {
 	if len(headers) == 0 {
 		return
 	}
-	keys := slices.Sorted(maps.Keys(headers))
-	fmt.Fprintf(b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
+	b.WriteString(" Headers:")
+	for i, k := range slices.Sorted(maps.Keys(headers)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "%q=REDACTED", k)
+	}
 }
 
 // redactedHeaders returns headers with every value "REDACTED", nil
