@@ -123,14 +123,15 @@ func BenchmarkUploadFootprint(b *testing.B) {
 	}
 }
 
-// heapStackSink keeps growHeapProfile's allocations reachable until the
-// next one.
-var heapStackSink []byte
+// heapStackSink keeps growHeapProfile's allocations reachable, so that
+// each bucket has an object in use and every upload carries it.
+var heapStackSink [][]byte
 
 // growHeapProfile makes the runtime's heap profile hold at least n
 // buckets, allocating from up to n distinct stacks (one per path through
-// a binary tree of calls 17 deep) with MemProfileRate 1; it returns the
-// number of buckets.
+// a binary tree of calls 17 deep) with MemProfileRate 1, each object kept
+// (so that each bucket is in every upload); it returns the number of
+// buckets.
 func growHeapProfile(n int) int {
 	have, _ := runtime.MemProfile(nil, true)
 	if have < n {
@@ -153,7 +154,7 @@ func growHeapProfile(n int) int {
 //go:noinline
 func heapPathL(path, depth int) {
 	if depth == 0 {
-		heapStackSink = make([]byte, 16)
+		heapStackSink = append(heapStackSink, make([]byte, 16))
 		return
 	}
 	if path&1 == 0 {
@@ -166,7 +167,7 @@ func heapPathL(path, depth int) {
 //go:noinline
 func heapPathR(path, depth int) {
 	if depth == 0 {
-		heapStackSink = make([]byte, 16)
+		heapStackSink = append(heapStackSink, make([]byte, 16))
 		return
 	}
 	if path&1 == 0 {

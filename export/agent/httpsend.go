@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +89,7 @@ func (h *httpSender) close() {
 // redact removes every credential from s.
 func (h *httpSender) redact(s string) string { return h.secrets.Replace(s, "REDACTED") }
 
-// post sends body to target (shown as endpoint in messages) with header
+// post sends body (its pieces in order) to target (shown as endpoint in messages) with header
 // and reports the outcome as an upload error: nil on 2xx; [Retryable] for
 // network errors before the whole request was sent, 5xx, 429 and
 // transient answers (honouring Retry-After); [Unconfirmed] for a request
@@ -103,18 +102,27 @@ func (h *httpSender) redact(s string) string { return h.secrets.Replace(s, "REDA
 // answer will do. While the probe gets none, post returns a retryable
 // error without sending the profile, so an outage costs at most one
 // unconfirmed profile and the rest are retried.
-func (h *httpSender) post(ctx context.Context, target, endpoint string, header http.Header, body []byte) error {
+func (h *httpSender) post(ctx context.Context, target, endpoint string, header http.Header, body [][]byte) error {
 	if h.silent.Load() {
 		if err := h.probe(ctx); err != nil {
 			return Retryable(fmt.Errorf("agent: %s: server not answering since a request went unanswered; profile not sent: %s", h.kind, err), 0)
 		}
 		h.silent.Store(false)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		return fmt.Errorf("agent: %s: building request: %s", h.kind, h.redact(err.Error()))
 	}
 	req.Header = header
+	// The body's pieces are read where they are, not copied into one.
+	for _, b := range body {
+		req.ContentLength += int64(len(b))
+	}
+	req.Body = &piecesReader{pieces: body}
+	req.GetBody = func() (io.ReadCloser, error) { return &piecesReader{pieces: body}, nil }
+	if req.ContentLength == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
 	// Whether the whole request reached the connection decides what a
 	// failure means: before, the server cannot have stored the profile and
 	// a retry is safe; after, it may have (a stopped or overloaded server
@@ -179,6 +187,41 @@ func (h *httpSender) post(ctx context.Context, target, endpoint string, header h
 	}
 	return err
 }
+
+// piecesReader reads a request body made of pieces, in order, without
+// copying them into one; its WriteTo writes them as they are
+// (io.MultiReader's takes a 32 KiB buffer each time).
+type piecesReader struct {
+	pieces [][]byte
+}
+
+func (r *piecesReader) Read(p []byte) (int, error) {
+	for len(r.pieces) > 0 && len(r.pieces[0]) == 0 {
+		r.pieces = r.pieces[1:]
+	}
+	if len(r.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.pieces[0])
+	r.pieces[0] = r.pieces[0][n:]
+	return n, nil
+}
+
+func (r *piecesReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(r.pieces) > 0 {
+		n, err := w.Write(r.pieces[0])
+		total += int64(n)
+		r.pieces[0] = r.pieces[0][n:]
+		if err != nil {
+			return total, err
+		}
+		r.pieces = r.pieces[1:]
+	}
+	return total, nil
+}
+
+func (r *piecesReader) Close() error { return nil }
 
 // probe sends GET probeURL and reports an error when no HTTP answer
 // comes.

@@ -126,7 +126,7 @@ func (h *HeapDelta) Read(records []runtime.MemProfileRecord) error {
 	}
 	if records == nil {
 		for {
-			n, ok := memProfile(h.records, true)
+			n, ok := memProfile(h.records[:cap(h.records)], true)
 			if ok {
 				h.records = h.records[:n]
 				break
