@@ -138,13 +138,7 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 		comments[i] = e.str(c)
 	}
 	defType, docURL := e.str(p.DefaultSampleType), e.str(p.DocURL)
-	for _, s := range e.table {
-		b := appendVarint(e.buf[:0], 6<<3|2)
-		b = appendVarint(b, uint64(len(s)))
-		e.buf = b
-		e.write(b)
-		e.writeString(s)
-	}
+	e.writeStringTable()
 	b := e.buf[:0]
 	b = appendUint64Opt(b, 7, uint64(drop))
 	b = appendUint64Opt(b, 8, uint64(keep))
@@ -309,6 +303,18 @@ func (e *encoder) str(s string) int64 {
 	return i
 }
 
+// writeStringTable writes the string table, field 6: once every string
+// the profile refers to has its index.
+func (e *encoder) writeStringTable() {
+	for _, s := range e.table {
+		b := appendVarint(e.buf[:0], 6<<3|2)
+		b = appendVarint(b, uint64(len(s)))
+		e.buf = b
+		e.write(b)
+		e.writeString(s)
+	}
+}
+
 func (e *encoder) write(b []byte) {
 	if e.err == nil {
 		_, e.err = e.w.Write(b)
@@ -393,15 +399,7 @@ func (e *encoder) typeFrame(s *profile.Sample) uint64 {
 // strings to the table in google/pprof's order.
 func (e *encoder) encodeLabels(s *profile.Sample) []byte {
 	var out []byte
-	label := func(key, str, num, unit int64) {
-		n := protoSize(1, uint64(key)) + protoSize(2, uint64(str)) + protoSize(3, uint64(num)) + protoSize(4, uint64(unit))
-		out = appendVarint(out, 3<<3|2)
-		out = appendVarint(out, uint64(n))
-		out = appendUint64Opt(out, 1, uint64(key))
-		out = appendUint64Opt(out, 2, uint64(str))
-		out = appendUint64Opt(out, 3, uint64(num))
-		out = appendUint64Opt(out, 4, uint64(unit))
-	}
+	label := func(key, str, num, unit int64) { out = appendLabel(out, key, str, num, unit) }
 	e.keys = e.keys[:0]
 	for k := range s.Label {
 		e.keys = append(e.keys, k)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,15 +230,8 @@ func (h *HeapDelta) Write(w io.Writer, opts *Options) error {
 	// The labels every sample shares, then each sample's size.
 	memKey, heapVal := e.str(pprofmt.LabelMemory), e.str(pprofmt.MemoryHeap)
 	rateKey, bytesKey, bytesUnit := e.str(pprofmt.LabelHeapRate), e.str(pprofmt.LabelBytes), e.str("bytes")
-	asString := func(keys []string, k string) bool {
-		for _, x := range keys {
-			if x == k {
-				return true
-			}
-		}
-		return false
-	}
-	rateStr, sizeStr := asString(e.opts.NumAsString, pprofmt.LabelHeapRate), asString(e.opts.NumAsString, pprofmt.LabelBytes) || asString(e.opts.HeapNumAsString, pprofmt.LabelBytes)
+	rateStr := slices.Contains(e.opts.NumAsString, pprofmt.LabelHeapRate)
+	sizeStr := slices.Contains(e.opts.NumAsString, pprofmt.LabelBytes) || slices.Contains(e.opts.HeapNumAsString, pprofmt.LabelBytes)
 	var rateStrIdx int64
 	if rateStr {
 		rateStrIdx = e.str(h.decimal(h.rate))
@@ -286,13 +280,7 @@ func (h *HeapDelta) Write(w io.Writer, opts *Options) error {
 	ptType, ptUnit := e.str("space"), e.str("bytes")
 	comment := e.str(pprofmt.GoVersionComment(runtime.Version()))
 	defType := e.str("alloc_space")
-	for _, s := range e.table {
-		b := appendVarint(e.buf[:0], 6<<3|2)
-		b = appendVarint(b, uint64(len(s)))
-		e.buf = b
-		e.write(b)
-		e.writeString(s)
-	}
+	e.writeStringTable()
 	b = appendUint64Opt(e.buf[:0], 9, uint64(h.start.UnixNano()))
 	b = appendUint64Opt(b, 10, uint64(max(h.end.Sub(h.start), 0)))
 	e.buf = b
