@@ -2,6 +2,7 @@ package arena
 
 import (
 	"context"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -19,6 +20,9 @@ type Pool struct {
 	opts []Option
 	p    sync.Pool
 	rec  atomic.Pointer[poolRecord] // the pool in the registry of live arenas
+	// merged caches the pool's labels merged with context labels (see
+	// withLabels).
+	merged [mergedCacheSize]atomic.Pointer[merged]
 }
 
 // NewPool returns a pool whose arenas are made with opts.
@@ -40,7 +44,7 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.labels = a.base
 	if ctx != nil {
 		if l := ctxlabels.FromContext(ctx); l.Len() > 0 {
-			a.labels = mergeLabels(a.base, l)
+			a.labels = p.withLabels(a, l)
 		}
 	}
 	a.publishLabels()
@@ -64,6 +68,34 @@ func (p *Pool) Put(a *Arena) {
 	a.labels = a.base
 	a.idle()
 	p.p.Put(a)
+}
+
+// mergedCacheSize bounds the merged label sets a Pool remembers.
+const mergedCacheSize = 64
+
+// merged is a pool's labels with the context labels whose key is over.
+type merged struct {
+	over   string
+	labels hooks.Labels
+}
+
+var mergedSeed = maphash.MakeSeed()
+
+// withLabels returns a's base labels (the pool's) with over added or
+// replacing. The pool remembers the merged sets in a bounded
+// direct-mapped cache, so that a label set seen before costs no
+// allocation.
+func (p *Pool) withLabels(a *Arena, over hooks.Labels) hooks.Labels {
+	if a.base.Len() == 0 {
+		return over
+	}
+	slot := &p.merged[maphash.String(mergedSeed, over.Key())%mergedCacheSize]
+	if m := slot.Load(); m != nil && m.over == over.Key() {
+		return m.labels
+	}
+	m := &merged{over: over.Key(), labels: mergeLabels(a.base, over)}
+	slot.Store(m)
+	return m.labels
 }
 
 // mergeLabels returns base with the labels of over added or replacing.

@@ -1,11 +1,13 @@
 package arena
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -446,6 +448,47 @@ func TestPoolLabels(t *testing.T) {
 	f := NewArena()
 	f.Free()
 	p.Put(f) // ignored
+}
+
+// TestPoolContextLabels takes arenas under alternating context labels,
+// with and without pool labels: each Get has the labels of its context on
+// top of the pool's, and once a set has been seen, Get and Put allocate
+// nothing.
+func TestPoolContextLabels(t *testing.T) {
+	bg := context.Background()
+	users := pprof.WithLabels(bg, pprof.Labels("route", "/users", "service", "front"))
+	orders := pprof.WithLabels(bg, pprof.Labels("route", "/orders"))
+	cases := []struct {
+		name string
+		pool *Pool
+		ctx  context.Context
+		want string
+	}{
+		{"no pool labels, users", NewPool(), users, `{route="/users", service="front"}`},
+		{"no pool labels, orders", NewPool(), orders, `{route="/orders"}`},
+		{"pool labels, users", NewPool(WithLabels(hooks.NewLabels("service", "api"))), users, `{route="/users", service="front"}`},
+		{"pool labels, orders", NewPool(WithLabels(hooks.NewLabels("service", "api"))), orders, `{route="/orders", service="api"}`},
+		{"pool labels, none", NewPool(WithLabels(hooks.NewLabels("service", "api"))), bg, `{service="api"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, ctx := range []context.Context{c.ctx, users, c.ctx, orders, c.ctx} {
+				a := c.pool.Get(ctx)
+				got := a.Labels().String()
+				c.pool.Put(a)
+				if ctx == c.ctx && got != c.want {
+					t.Fatalf("labels %s, want %s", got, c.want)
+				}
+			}
+			if raceEnabled {
+				return // the race detector's sync.Pool drops arenas at random
+			}
+			n := testing.AllocsPerRun(100, func() { c.pool.Put(c.pool.Get(c.ctx)) })
+			if n != 0 {
+				t.Errorf("%v allocations per labelled Get and Put, want 0", n)
+			}
+		})
+	}
 }
 
 // TestPoolDoublePut: putting an arena back twice without a Get in between

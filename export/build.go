@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/google/pprof/profile"
 
@@ -24,12 +25,15 @@ const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
 // over the window, in-use values at its end).
 // The result passes CheckValid. Samples with equal labels share their label
 // maps (as they share locations): copy a map before changing the labels of
-// one sample only.
+// one sample only. Locations, functions and the mapping are shared with
+// the other profiles Build returns (their ids are unique across them):
+// treat them as read-only, or Copy the profile first.
 func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	if s == nil {
 		return nil, errors.New("export: nil snapshot")
 	}
 	b := newBuilder()
+	defer b.done()
 	p := b.p
 	p.SampleType = pprofmt.SampleTypes()
 	p.DefaultSampleType = "alloc_space"
@@ -90,7 +94,7 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 			NumUnit:  b.numUnits(r.Overflow),
 		}
 		if r.Overflow {
-			smp.Location = []*profile.Location{b.overflowLocation()}
+			smp.Location = b.overflowLocation()
 		} else {
 			smp.Location = b.stackLocations(r.Stack)
 		}
@@ -147,35 +151,109 @@ type numKey struct {
 }
 
 type builder struct {
-	p        *profile.Profile
-	stacks   map[string][]*profile.Location
-	label    map[labelsKey]map[string][]string
-	num      map[numKey]map[string][]int64
-	units    [2]map[string][]string
-	mapping  *profile.Mapping
-	frames   map[uintptr]frameInfo
-	locs     map[string]*profile.Location
-	funcs    map[funcKey]*profile.Function
-	overflow *profile.Location
-	keyBuf   []byte
+	p      *profile.Profile
+	label  map[labelsKey]map[string][]string
+	num    map[numKey]map[string][]int64
+	units  [2]map[string][]string
+	keyBuf []byte
+	// sym is the symbol cache, locked by the builder from newBuilder to
+	// done; gen marks the locations and functions this profile uses.
+	sym *symbolCache
+	gen uint64
 }
 
+// symbolCache keeps the locations and functions of the stacks profiles
+// were built of, across profiles: a service's allocation sites are few
+// and the same from one profile to the next, and symbolizing them again
+// for each profile cost an agent's upload about 110 KB of garbage.
+// Profiles share these *profile.Location and *profile.Function values
+// (and the location slices of samples with the same stack), with ids
+// unique across profiles; a profile lists those its samples use. The
+// cache is emptied when it reaches its bounds.
+type symbolCache struct {
+	sync.Mutex
+	gen      uint64
+	mapping  *profile.Mapping
+	frames   map[uintptr]frameInfo
+	stacks   map[string]*cachedStack
+	locs     map[string]*cachedLoc
+	funcs    map[funcKey]*cachedFunc
+	overflow *cachedStack
+	nextID   uint64 // the last location or function id given
+}
+
+// Bounds of the symbol cache.
+const (
+	maxCachedStacks = 1 << 15
+	maxCachedLocs   = 1 << 16
+)
+
+// cachedStack is the locations of a stack; cachedLoc a location (nil loc:
+// all its frames dropped) and the functions of its lines; each carries the
+// generation of the last profile that listed it.
+type cachedStack struct {
+	locs   []*profile.Location
+	cached []*cachedLoc
+}
+
+type cachedLoc struct {
+	loc   *profile.Location
+	funcs []*cachedFunc
+	mark  uint64
+}
+
+type cachedFunc struct {
+	fn   *profile.Function
+	mark uint64
+}
+
+var symbols symbolCache
+
 func newBuilder() *builder {
-	exe, _ := os.Executable()
-	m := &profile.Mapping{
-		ID: 1, File: exe,
-		HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true,
+	c := &symbols
+	c.Lock()
+	if c.mapping == nil || len(c.stacks) >= maxCachedStacks || len(c.locs) >= maxCachedLocs || len(c.frames) >= maxCachedLocs {
+		exe, _ := os.Executable()
+		c.mapping = &profile.Mapping{
+			ID: 1, File: exe,
+			HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true,
+		}
+		c.frames = make(map[uintptr]frameInfo)
+		c.stacks = make(map[string]*cachedStack)
+		c.locs = make(map[string]*cachedLoc)
+		c.funcs = make(map[funcKey]*cachedFunc)
+		c.overflow = nil
 	}
+	c.gen++
 	return &builder{
-		p:       &profile.Profile{Mapping: []*profile.Mapping{m}},
-		mapping: m,
-		frames:  make(map[uintptr]frameInfo),
-		stacks:  make(map[string][]*profile.Location),
-		label:   make(map[labelsKey]map[string][]string),
-		num:     make(map[numKey]map[string][]int64),
-		locs:    make(map[string]*profile.Location),
-		funcs:   make(map[funcKey]*profile.Function),
+		p:     &profile.Profile{Mapping: []*profile.Mapping{c.mapping}},
+		sym:   c,
+		gen:   c.gen,
+		label: make(map[labelsKey]map[string][]string),
+		num:   make(map[numKey]map[string][]int64),
 	}
+}
+
+// done releases the symbol cache.
+func (b *builder) done() { b.sym.Unlock() }
+
+// use lists the locations of st, and their functions, in the profile the
+// first time one of its samples uses them, and returns its locations.
+func (b *builder) use(st *cachedStack) []*profile.Location {
+	for _, cl := range st.cached {
+		if cl.mark == b.gen || cl.loc == nil {
+			continue
+		}
+		cl.mark = b.gen
+		b.p.Location = append(b.p.Location, cl.loc)
+		for _, cf := range cl.funcs {
+			if cf.mark != b.gen {
+				cf.mark = b.gen
+				b.p.Function = append(b.p.Function, cf.fn)
+			}
+		}
+	}
+	return st.locs
 }
 
 // labels returns the string labels of a record's sample.
@@ -232,24 +310,24 @@ func (b *builder) numUnits(overflow bool) map[string][]string {
 	return b.units[i]
 }
 
-// stackLocations is locations with a cache per distinct stack.
+// stackLocations returns the locations of a stack, from the symbol cache.
 func (b *builder) stackLocations(stack []uintptr) []*profile.Location {
 	b.keyBuf = b.keyBuf[:0]
 	for _, pc := range stack {
 		b.keyBuf = binary.LittleEndian.AppendUint64(b.keyBuf, uint64(pc))
 	}
-	if l, ok := b.stacks[string(b.keyBuf)]; ok {
-		return l
+	st, ok := b.sym.stacks[string(b.keyBuf)]
+	if !ok {
+		key := string(b.keyBuf)
+		st = b.locations(stack)
+		b.sym.stacks[key] = st
 	}
-	key := string(b.keyBuf)
-	l := b.locations(stack)
-	b.stacks[key] = l
-	return l
+	return b.use(st)
 }
 
 // frame symbolizes pc, with a cache.
 func (b *builder) frame(pc uintptr) frameInfo {
-	if f, ok := b.frames[pc]; ok {
+	if f, ok := b.sym.frames[pc]; ok {
 		return f
 	}
 	fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
@@ -258,7 +336,7 @@ func (b *builder) frame(pc uintptr) frameInfo {
 		f.pc = pc - 1
 	}
 	f.inlined = fr.Function != "" && fr.Func == nil
-	b.frames[pc] = f
+	b.sym.frames[pc] = f
 	return f
 }
 
@@ -268,22 +346,25 @@ func dropFrame(fn string) bool {
 	return strings.HasPrefix(fn, allocatorPackage) || fn == "runtime.goexit"
 }
 
-func (b *builder) function(name, file string) *profile.Function {
+func (b *builder) function(name, file string) *cachedFunc {
 	k := funcKey{name, file}
-	if f := b.funcs[k]; f != nil {
+	if f := b.sym.funcs[k]; f != nil {
 		return f
 	}
-	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
-	b.funcs[k] = f
-	b.p.Function = append(b.p.Function, f)
+	b.sym.nextID++
+	f := &cachedFunc{fn: &profile.Function{ID: b.sym.nextID, Name: name, SystemName: name, Filename: file}}
+	b.sym.funcs[k] = f
 	return f
 }
 
 // locations turns a stack of return pcs (one per logical frame, as
 // runtime.Callers reports them) into locations: one per physical frame,
 // whose lines are its inlined calls, innermost first.
-func (b *builder) locations(stack []uintptr) []*profile.Location {
-	locs := make([]*profile.Location, 0, len(stack))
+func (b *builder) locations(stack []uintptr) *cachedStack {
+	st := &cachedStack{
+		locs:   make([]*profile.Location, 0, len(stack)),
+		cached: make([]*cachedLoc, 0, len(stack)),
+	}
 	for i := 0; i < len(stack); {
 		j := i
 		for j < len(stack)-1 && b.frame(stack[j]).inlined {
@@ -291,23 +372,25 @@ func (b *builder) locations(stack []uintptr) []*profile.Location {
 		}
 		group := stack[i : j+1]
 		i = j + 1
-		if l := b.location(group); l != nil {
-			locs = append(locs, l)
+		if cl := b.location(group); cl.loc != nil {
+			st.locs = append(st.locs, cl.loc)
+			st.cached = append(st.cached, cl)
 		}
 	}
-	return locs
+	return st
 }
 
-func (b *builder) location(group []uintptr) *profile.Location {
+func (b *builder) location(group []uintptr) *cachedLoc {
 	b.keyBuf = b.keyBuf[:0]
 	for _, pc := range group {
 		b.keyBuf = binary.LittleEndian.AppendUint64(b.keyBuf, uint64(pc))
 	}
-	if l, ok := b.locs[string(b.keyBuf)]; ok {
+	if l, ok := b.sym.locs[string(b.keyBuf)]; ok {
 		return l
 	}
 	key := string(b.keyBuf)
 	first := b.frame(group[0])
+	cl := &cachedLoc{}
 	var lines []profile.Line
 	known := false
 	for _, pc := range group {
@@ -319,31 +402,36 @@ func (b *builder) location(group []uintptr) *profile.Location {
 		if dropFrame(f.fn) {
 			continue
 		}
-		lines = append(lines, profile.Line{Function: b.function(f.fn, f.file), Line: f.line})
+		cf := b.function(f.fn, f.file)
+		cl.funcs = append(cl.funcs, cf)
+		lines = append(lines, profile.Line{Function: cf.fn, Line: f.line})
 	}
-	var l *profile.Location
 	if !known || len(lines) > 0 {
-		l = &profile.Location{
-			ID:      uint64(len(b.p.Location) + 1),
-			Mapping: b.mapping,
+		b.sym.nextID++
+		cl.loc = &profile.Location{
+			ID:      b.sym.nextID,
+			Mapping: b.sym.mapping,
 			Address: uint64(first.pc),
 			Line:    lines,
 		}
-		b.p.Location = append(b.p.Location, l)
 	}
-	b.locs[key] = l
-	return l
+	b.sym.locs[key] = cl
+	return cl
 }
 
-func (b *builder) overflowLocation() *profile.Location {
-	if b.overflow == nil {
+func (b *builder) overflowLocation() []*profile.Location {
+	if b.sym.overflow == nil {
 		f := b.function(pprofmt.OverflowFunction, "")
-		b.overflow = &profile.Location{
-			ID:      uint64(len(b.p.Location) + 1),
-			Mapping: b.mapping,
-			Line:    []profile.Line{{Function: f}},
+		b.sym.nextID++
+		cl := &cachedLoc{
+			loc: &profile.Location{
+				ID:      b.sym.nextID,
+				Mapping: b.sym.mapping,
+				Line:    []profile.Line{{Function: f.fn}},
+			},
+			funcs: []*cachedFunc{f},
 		}
-		b.p.Location = append(b.p.Location, b.overflow)
+		b.sym.overflow = &cachedStack{locs: []*profile.Location{cl.loc}, cached: []*cachedLoc{cl}}
 	}
-	return b.overflow
+	return b.use(b.sym.overflow)
 }

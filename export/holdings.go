@@ -30,8 +30,9 @@ import (
 // go tool pprof reads it: -sample_index=arenas counts arenas instead of
 // bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
 func BuildArenas() (*profile.Profile, error) {
-	b := newBuilder()
 	hs := holdings.Read()
+	b := newBuilder()
+	defer b.done()
 	b.p.SampleType = pprofmt.HoldingTypes()
 	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type
 	b.p.Comments = []string{pprofmt.HoldingsComment}

@@ -76,6 +76,18 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 	for _, f := range arena.Function {
 		funcs[keyOf(f)] = f
 	}
+	// The arena part's ids are unique but not 1..n (Build shares its
+	// symbols between profiles): the heap part's come after the largest.
+	var lastMap, lastLoc, lastFunc uint64
+	for _, m := range arena.Mapping {
+		lastMap = max(lastMap, m.ID)
+	}
+	for _, l := range arena.Location {
+		lastLoc = max(lastLoc, l.ID)
+	}
+	for _, f := range arena.Function {
+		lastFunc = max(lastFunc, f.ID)
+	}
 	seenMap := make(map[*profile.Mapping]bool, len(h.Mapping))
 	seenLoc := make(map[*profile.Location]bool, len(h.Location))
 	for _, smp := range h.Sample {
@@ -89,7 +101,8 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 			seenLoc[l] = true
 			if m := l.Mapping; m != nil && !seenMap[m] {
 				seenMap[m] = true
-				m.ID = uint64(len(arena.Mapping) + 1)
+				lastMap++
+				m.ID = lastMap
 				arena.Mapping = append(arena.Mapping, m)
 			}
 			for i := range l.Line {
@@ -100,13 +113,15 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 				shared, ok := funcs[keyOf(f)]
 				if !ok {
 					shared = f
-					f.ID = uint64(len(arena.Function) + 1)
+					lastFunc++
+					f.ID = lastFunc
 					funcs[keyOf(f)] = f
 					arena.Function = append(arena.Function, f)
 				}
 				l.Line[i].Function = shared
 			}
-			l.ID = uint64(len(arena.Location) + 1)
+			lastLoc++
+			l.ID = lastLoc
 			arena.Location = append(arena.Location, l)
 		}
 		arena.Sample = append(arena.Sample, smp)

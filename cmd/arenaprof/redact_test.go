@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -33,5 +37,46 @@ func TestFetchErrorsRedactPassword(t *testing.T) {
 		if strings.Contains(err.Error(), password) {
 			t.Errorf("password leaked: %v", err)
 		}
+	}
+}
+
+// TestTopPyroscopeEchoRedacted: `arenaprof top -pyroscope` against a
+// server that echoes the request's Authorization header back in an
+// error, in each form a server may use (the issue's: upper-cased, as
+// `BEARER TOK&SECRET9`; JSON-escaped; percent-encoded), prints none of
+// them.
+func TestTopPyroscopeEchoRedacted(t *testing.T) {
+	const token = "tok&Secret9"
+	forms := []struct {
+		name string
+		form func(string) string
+	}{
+		{"as sent", func(s string) string { return s }},
+		{"upper case", strings.ToUpper},
+		{"JSON", func(s string) string { b, _ := json.Marshal(s); return strings.Trim(string(b), `"`) }},
+		{"percent", url.QueryEscape},
+		{"JSON, upper case", func(s string) string { b, _ := json.Marshal(strings.ToUpper(s)); return strings.Trim(string(b), `"`) }},
+	}
+	t.Setenv("ARENAPROF_TEST_TOKEN", token)
+	for _, f := range forms {
+		t.Run(f.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, `{"code":"unauthenticated","message":"invalid credentials %s"}`, f.form(r.Header.Get("Authorization")))
+			}))
+			defer srv.Close()
+			var out, errb bytes.Buffer
+			run([]string{"top", "-pyroscope", srv.URL, "-token-env", "ARENAPROF_TEST_TOKEN", `{service_name="x"}`}, &out, &errb)
+			got := out.String() + errb.String()
+			if !strings.Contains(got, "invalid credentials") {
+				t.Fatalf("no server message in %q", got)
+			}
+			for _, g := range forms {
+				if strings.Contains(got, g.form(token)) {
+					t.Errorf("%s form of the token in %q", g.name, got)
+				}
+			}
+		})
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/redact"
@@ -27,28 +25,16 @@ import (
 const redacted = "xxxxx"
 
 // secrets holds the credentials the command has sent or may send, to be
-// replaced wherever they show up.
-var secrets struct {
-	sync.Mutex
-	list []string
-}
+// replaced wherever they show up, in any form a server may echo them
+// (upper-cased, JSON-escaped, percent-encoded: see redact.Secrets).
+var secrets redact.Secrets
 
 // addSecret records s as a credential; values shorter than 3 bytes are
 // left alone, as replacing them would garble every message.
 func addSecret(s string) {
-	if len(s) < 3 {
-		return
+	if len(s) >= 3 {
+		secrets.Add(s)
 	}
-	secrets.Lock()
-	defer secrets.Unlock()
-	for _, x := range secrets.list {
-		if x == s {
-			return
-		}
-	}
-	secrets.list = append(secrets.list, s)
-	// Longest first, so that "Basic b64" goes before "b64".
-	sort.Slice(secrets.list, func(i, j int) bool { return len(secrets.list[i]) > len(secrets.list[j]) })
 }
 
 // registerURL records the credentials a request to u sends: the URL's user
@@ -60,7 +46,6 @@ func registerURL(u *url.URL) {
 		pass, hasPass := u.User.Password()
 		if hasPass {
 			addSecret(pass)
-			addSecret(url.QueryEscape(pass))
 		} else {
 			addSecret(name) // a user name alone is usually a token
 		}
@@ -74,7 +59,6 @@ func registerURL(u *url.URL) {
 		}
 		for _, v := range vals {
 			addSecret(v)
-			addSecret(url.QueryEscape(v))
 		}
 	}
 }
@@ -105,13 +89,7 @@ func redactText(s string) string {
 		}
 		return kv
 	})
-	secrets.Lock()
-	list := secrets.list
-	secrets.Unlock()
-	for _, x := range list {
-		s = strings.ReplaceAll(s, x, redacted)
-	}
-	return s
+	return secrets.Replace(s, redacted)
 }
 
 // redactUnparsed redacts a URL url.Parse refuses: everything between the

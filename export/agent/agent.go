@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 // Defaults and bounds of Config, documented on its fields.
@@ -258,6 +262,13 @@ type Agent struct {
 	// parsed is set when an uploader reads the parsed profile (see
 	// parsedReader), which uploads then carry besides their bytes.
 	parsed bool
+
+	// sizeMu guards the writer, each source's last encoded size and
+	// sample types (see encode and sampleTypes).
+	sizeMu   sync.Mutex
+	writer   pprofenc.Writer
+	lastSize map[string]int
+	types    map[string]sourceTypes
 
 	collected     atomic.Uint64
 	collectErrors atomic.Uint64
@@ -573,12 +584,12 @@ func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 		if !a.enter(what) {
 			break
 		}
-		p, err := s.Collect(ctx)
+		p, err := collectSource(ctx, s)
 		a.leave(what)
 		if err == nil && p != nil {
-			p.TimeNanos = laterStamp(p.TimeNanos, &a.stamps[i])
+			p.stamp(func(t int64) int64 { return laterStamp(t, &a.stamps[i]) })
 			var u *Upload
-			u, err = a.newUpload(s.Name(), p, from, until)
+			u, err = a.newUploadOf(s.Name(), p, from, until)
 			if err == nil {
 				var full []string
 				a.count(func() {
@@ -622,9 +633,65 @@ func laterStamp(t int64, last *int64) int64 {
 	return t
 }
 
+// encodable is a collected profile, ready to encode: a *profile.Profile
+// (profileEncodable), or an interval a source encodes itself
+// (encodedSource).
+type encodable interface {
+	// writeGzip writes the profile gzipped to w with opts' additions;
+	// pw is the agent's writer, for those that need one.
+	writeGzip(pw *pprofenc.Writer, w io.Writer, opts *pprofenc.Options) error
+	// sampleTypes returns the profile's sample types and whether it is a
+	// holdings profile (see sampleTypesOf).
+	sampleTypes() ([]*profile.ValueType, bool)
+	// profile returns the profile decoded, for uploaders that read it.
+	profile() (*profile.Profile, error)
+	// stamp sets the profile's time (TimeNanos) to f of it.
+	stamp(f func(int64) int64)
+}
+
+// encodedSource is a Source that can hand the agent its interval to
+// encode without building a *profile.Profile (HeapSource).
+type encodedSource interface {
+	collectEncoded(ctx context.Context) (encodable, error)
+}
+
+type profileEncodable struct{ p *profile.Profile }
+
+func (e profileEncodable) writeGzip(pw *pprofenc.Writer, w io.Writer, opts *pprofenc.Options) error {
+	return pw.WriteGzip(w, e.p, opts)
+}
+
+func (e profileEncodable) sampleTypes() ([]*profile.ValueType, bool) {
+	return e.p.SampleType, pprofmt.IsHoldings(e.p)
+}
+
+func (e profileEncodable) profile() (*profile.Profile, error) { return e.p, nil }
+
+func (e profileEncodable) stamp(f func(int64) int64) { e.p.TimeNanos = f(e.p.TimeNanos) }
+
+// collectSource collects s's profile of the interval that ends now: nil
+// for "nothing to report".
+func collectSource(ctx context.Context, s Source) (encodable, error) {
+	if es, ok := s.(encodedSource); ok {
+		return es.collectEncoded(ctx)
+	}
+	p, err := s.Collect(ctx)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return profileEncodable{p}, nil
+}
+
+// newUpload makes the Upload of a profile (see newUploadOf).
 func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time) (*Upload, error) {
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
+	return a.newUploadOf(name, profileEncodable{p}, from, until)
+}
+
+// newUploadOf makes the Upload of a collected profile, encoded as its
+// destinations need it.
+func (a *Agent) newUploadOf(name string, p encodable, from, until time.Time) (*Upload, error) {
+	types, typesJSON, err := a.sampleTypes(name, p)
+	if err != nil {
 		return nil, fmt.Errorf("encoding profile: %w", err)
 	}
 	u := &Upload{
@@ -633,13 +700,106 @@ func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time
 		Profile:     name,
 		From:        from,
 		Until:       until,
-		Data:        buf.Bytes(),
-		sampleTypes: sampleTypesOf(p),
+		sampleTypes: types,
+		typesJSON:   typesJSON,
+	}
+	// Each encoding a destination sends is made here, once: the plain
+	// profile, and for Pyroscope destinations of a memory profile, the
+	// profile with their labels (and type frames).
+	plain := len(a.dests) == 0
+	for _, d := range a.dests {
+		pd, ok := d.up.(pyroscopeDest)
+		if !ok || !isMemoryProfile(types) {
+			plain = true
+			continue
+		}
+		v := pyroscopeVariant(pd.typeFrames())
+		if u.pyroscope[v] != nil {
+			continue
+		}
+		if u.pyroscope[v], err = a.encode(name, p, pyroscopeOptions(pd.typeFrames())); err != nil {
+			return nil, fmt.Errorf("encoding profile: %w", err)
+		}
+		if u.Data == nil {
+			u.Data = u.pyroscope[v]
+		}
+	}
+	if plain {
+		if u.Data, err = a.encode(name, p, nil); err != nil {
+			return nil, fmt.Errorf("encoding profile: %w", err)
+		}
 	}
 	if a.parsed {
-		u.parsed = p
+		if u.parsed, err = p.profile(); err != nil {
+			return nil, fmt.Errorf("encoding profile: %w", err)
+		}
 	}
 	return u, nil
+}
+
+// pyroscopeDest is implemented by NewPyroscope's destinations: the agent
+// encodes memory profiles for them as they send them (see
+// pyroscopeOptions).
+type pyroscopeDest interface {
+	typeFrames() bool
+}
+
+// encode returns p gzipped with opts' additions, in a buffer sized after
+// the source's last upload, with the agent's own writer: a service
+// collects garbage many times between two uploads, so a writer kept in a
+// sync.Pool would be gone by the next one.
+func (a *Agent) encode(name string, p encodable, opts *pprofenc.Options) ([]byte, error) {
+	a.sizeMu.Lock()
+	defer a.sizeMu.Unlock()
+	size := a.lastSize[name]
+	buf := bytes.NewBuffer(make([]byte, 0, size+size/8+512))
+	if err := p.writeGzip(&a.writer, buf, opts); err != nil {
+		return nil, err
+	}
+	if a.lastSize == nil {
+		a.lastSize = map[string]int{}
+	}
+	a.lastSize[name] = buf.Len()
+	return buf.Bytes(), nil
+}
+
+// sampleTypes returns the sample_type_config of p, and its JSON, as
+// sampleTypesOf gives them; a source whose sample types did not change
+// since its last profile reuses the last ones.
+func (a *Agent) sampleTypes(name string, p encodable) (map[string]sampleTypeConfig, []byte, error) {
+	st, holdings := p.sampleTypes()
+	a.sizeMu.Lock()
+	defer a.sizeMu.Unlock()
+	c, ok := a.types[name]
+	if ok && c.holdings == holdings && slices.EqualFunc(c.of, st, func(x profile.ValueType, y *profile.ValueType) bool {
+		return x == *y
+	}) {
+		return c.types, c.json, nil
+	}
+	c.types = sampleTypeConfigs(st, holdings)
+	js, err := json.Marshal(c.types)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.json, c.holdings = js, holdings
+	c.of = c.of[:0]
+	for _, t := range st {
+		c.of = append(c.of, *t)
+	}
+	if a.types == nil {
+		a.types = map[string]sourceTypes{}
+	}
+	a.types[name] = c
+	return c.types, c.json, nil
+}
+
+// sourceTypes is a source's last sample types and their
+// sample_type_config.
+type sourceTypes struct {
+	of       []profile.ValueType
+	holdings bool
+	types    map[string]sampleTypeConfig
+	json     []byte
 }
 
 // uploadLoop delivers one destination's queue, oldest first.

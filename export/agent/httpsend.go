@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +26,7 @@ type httpSender struct {
 	kind     string // names the destination in messages: "pyroscope", "otlp"
 	client   *http.Client
 	own      *http.Transport // non-nil when the client is ours
-	secrets  []string
+	secrets  redact.Secrets
 	probeURL string // GET target of the probe, without credentials
 
 	// transient, if set, tells a 4xx answer that reports a passing
@@ -65,15 +64,9 @@ func newHTTPSender(kind string, client *http.Client) *httpSender {
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// hideAll adds secrets that must never appear in a message, as they are
-// and URL-encoded.
-func (h *httpSender) hideAll(secrets ...string) {
-	for _, s := range secrets {
-		if s != "" {
-			h.secrets = append(h.secrets, s, url.QueryEscape(s), url.PathEscape(s))
-		}
-	}
-}
+// hideAll adds secrets that must never appear in a message, in any form
+// a server may echo them (see redact.Secrets).
+func (h *httpSender) hideAll(secrets ...string) { h.secrets.Add(secrets...) }
 
 // hideLong adds header values (often API keys) and tenants; very short
 // values are not hidden, since replacing them would garble the message
@@ -81,7 +74,7 @@ func (h *httpSender) hideAll(secrets ...string) {
 func (h *httpSender) hideLong(values ...string) {
 	for _, s := range values {
 		if len(s) >= 4 {
-			h.secrets = append(h.secrets, s, url.QueryEscape(s))
+			h.secrets.Add(s)
 		}
 	}
 }
@@ -94,16 +87,9 @@ func (h *httpSender) close() {
 }
 
 // redact removes every credential from s.
-func (h *httpSender) redact(s string) string {
-	for _, sec := range h.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "REDACTED")
-		}
-	}
-	return s
-}
+func (h *httpSender) redact(s string) string { return h.secrets.Replace(s, "REDACTED") }
 
-// post sends body to target (shown as endpoint in messages) with header
+// post sends body (its pieces in order) to target (shown as endpoint in messages) with header
 // and reports the outcome as an upload error: nil on 2xx; [Retryable] for
 // network errors before the whole request was sent, 5xx, 429 and
 // transient answers (honouring Retry-After); [Unconfirmed] for a request
@@ -116,18 +102,27 @@ func (h *httpSender) redact(s string) string {
 // answer will do. While the probe gets none, post returns a retryable
 // error without sending the profile, so an outage costs at most one
 // unconfirmed profile and the rest are retried.
-func (h *httpSender) post(ctx context.Context, target, endpoint string, header http.Header, body []byte) error {
+func (h *httpSender) post(ctx context.Context, target, endpoint string, header http.Header, body [][]byte) error {
 	if h.silent.Load() {
 		if err := h.probe(ctx); err != nil {
 			return Retryable(fmt.Errorf("agent: %s: server not answering since a request went unanswered; profile not sent: %s", h.kind, err), 0)
 		}
 		h.silent.Store(false)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
 	if err != nil {
 		return fmt.Errorf("agent: %s: building request: %s", h.kind, h.redact(err.Error()))
 	}
 	req.Header = header
+	// The body's pieces are read where they are, not copied into one.
+	for _, b := range body {
+		req.ContentLength += int64(len(b))
+	}
+	req.Body = &piecesReader{pieces: body}
+	req.GetBody = func() (io.ReadCloser, error) { return &piecesReader{pieces: body}, nil }
+	if req.ContentLength == 0 {
+		req.Body, req.GetBody = http.NoBody, nil
+	}
 	// Whether the whole request reached the connection decides what a
 	// failure means: before, the server cannot have stored the profile and
 	// a retry is safe; after, it may have (a stopped or overloaded server
@@ -193,6 +188,41 @@ func (h *httpSender) post(ctx context.Context, target, endpoint string, header h
 	return err
 }
 
+// piecesReader reads a request body made of pieces, in order, without
+// copying them into one; its WriteTo writes them as they are
+// (io.MultiReader's takes a 32 KiB buffer each time).
+type piecesReader struct {
+	pieces [][]byte
+}
+
+func (r *piecesReader) Read(p []byte) (int, error) {
+	for len(r.pieces) > 0 && len(r.pieces[0]) == 0 {
+		r.pieces = r.pieces[1:]
+	}
+	if len(r.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.pieces[0])
+	r.pieces[0] = r.pieces[0][n:]
+	return n, nil
+}
+
+func (r *piecesReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for len(r.pieces) > 0 {
+		n, err := w.Write(r.pieces[0])
+		total += int64(n)
+		r.pieces[0] = r.pieces[0][n:]
+		if err != nil {
+			return total, err
+		}
+		r.pieces = r.pieces[1:]
+	}
+	return total, nil
+}
+
+func (r *piecesReader) Close() error { return nil }
+
 // probe sends GET probeURL and reports an error when no HTTP answer
 // comes.
 func (h *httpSender) probe(ctx context.Context) error {
@@ -225,14 +255,20 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// writeHeaders writes " Headers:K1=REDACTED,K2=REDACTED" (names sorted),
-// nothing without headers: how configs print their headers.
+// writeHeaders writes ` Headers:"K1"=REDACTED,"K2"=REDACTED` (names
+// sorted and quoted, so that a name with control characters prints
+// inert), nothing without headers: how configs print their headers.
 func writeHeaders(b *strings.Builder, headers map[string]string) {
 	if len(headers) == 0 {
 		return
 	}
-	keys := slices.Sorted(maps.Keys(headers))
-	fmt.Fprintf(b, " Headers:%s=REDACTED", strings.Join(keys, "=REDACTED,"))
+	b.WriteString(" Headers:")
+	for i, k := range slices.Sorted(maps.Keys(headers)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "%q=REDACTED", k)
+	}
 }
 
 // redactedHeaders returns headers with every value "REDACTED", nil

@@ -328,7 +328,7 @@ func (o *otlpUploader) Upload(ctx context.Context, u *Upload) error {
 		ctx, cancel = context.WithTimeout(ctx, o.cfg.Timeout)
 		defer cancel()
 	}
-	return o.send.post(ctx, o.target, o.endpoint, o.header.Clone(), body)
+	return o.send.post(ctx, o.target, o.endpoint, o.header.Clone(), [][]byte{body})
 }
 
 // memoryProfile reports whether Pyroscope names a profile of p's sample

@@ -116,7 +116,7 @@ func parseOTELList(s string) (map[string]string, error) {
 		}
 		dv, err := url.PathUnescape(v)
 		if err != nil {
-			return nil, fmt.Errorf("member %d (%s): bad percent-encoding in the value", i+1, dk)
+			return nil, fmt.Errorf("member %d (%q): bad percent-encoding in the value", i+1, dk)
 		}
 		if strings.ContainsAny(dk+dv, "\r\n\x00") {
 			return nil, errors.New("a key or value holds a line break or NUL")

@@ -3,14 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
@@ -256,6 +256,10 @@ func newPyroscope(cfg PyroscopeConfig) (*pyroscopeUploader, error) {
 	return p, nil
 }
 
+// typeFrames reports whether the destination adds type frames (see
+// pyroscopeDest).
+func (p *pyroscopeUploader) typeFrames() bool { return !p.cfg.NoTypeFrames }
+
 // String names the destination by its endpoint, without credentials.
 func (p *pyroscopeUploader) String() string { return "pyroscope:" + p.endpoint }
 
@@ -284,14 +288,14 @@ func (p *pyroscopeUploader) Upload(ctx context.Context, u *Upload) error {
 	q.Set("until", strconv.FormatInt(u.Until.Unix(), 10))
 	q.Set("spyName", p.cfg.SpyName)
 
-	var body []byte
+	var body [][]byte
 	var contentType string
 	if p.cfg.RawBody {
 		q.Set("format", "pprof")
-		body, contentType = pyroscopeData(u, !p.cfg.NoTypeFrames), "application/octet-stream"
+		body, contentType = [][]byte{pyroscopeData(u, !p.cfg.NoTypeFrames)}, "application/octet-stream"
 	} else {
 		var err error
-		body, contentType, err = multipartBody(u, pyroscopeData(u, !p.cfg.NoTypeFrames))
+		body, contentType, err = multipartParts(u, pyroscopeData(u, !p.cfg.NoTypeFrames))
 		if err != nil {
 			return fmt.Errorf("agent: pyroscope: building request: %w", err)
 		}
@@ -326,36 +330,51 @@ func ringUnhealthy(body string) bool {
 		strings.Contains(body, "too many unhealthy instances") || strings.Contains(body, "code = Unavailable")
 }
 
+// multipartBody returns the multipart form of an upload of data (see
+// multipartParts) in one piece.
 func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	fw, err := w.CreateFormFile("profile", "profile.pprof")
+	parts, contentType, err := multipartParts(u, data)
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := fw.Write(data); err != nil {
-		return nil, "", err
+	return bytes.Join(parts, nil), contentType, nil
+}
+
+// multipartParts returns the multipart form of an upload of data: a
+// "profile" part (file profile.pprof) and, when u has sample types, a
+// "sample_type_config" part (file sample_type_config.json), as
+// mime/multipart writes them, in pieces that leave data where it is (the
+// body of a Go heap upload is megabytes) and its content type.
+func multipartParts(u *Upload, data []byte) ([][]byte, string, error) {
+	boundary := randomBoundary()
+	for bytes.Contains(data, []byte(boundary)) {
+		boundary = randomBoundary()
 	}
+	var head, tail bytes.Buffer
+	fmt.Fprintf(&head, "--%s\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pprof\"\r\n"+
+		"Content-Type: application/octet-stream\r\n\r\n", boundary)
 	if len(u.sampleTypes) > 0 {
-		js, err := json.Marshal(u.sampleTypes)
-		if err != nil {
-			return nil, "", err
+		js := u.typesJSON
+		if js == nil {
+			var err error
+			if js, err = json.Marshal(u.sampleTypes); err != nil {
+				return nil, "", err
+			}
 		}
-		h := make(textproto.MIMEHeader)
-		h.Set("Content-Disposition", `form-data; name="sample_type_config"; filename="sample_type_config.json"`)
-		h.Set("Content-Type", "application/json")
-		pw, err := w.CreatePart(h)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, err := pw.Write(js); err != nil {
-			return nil, "", err
-		}
+		fmt.Fprintf(&tail, "\r\n--%s\r\nContent-Disposition: form-data; name=\"sample_type_config\"; filename=\"sample_type_config.json\"\r\n"+
+			"Content-Type: application/json\r\n\r\n", boundary)
+		tail.Write(js)
 	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
+	fmt.Fprintf(&tail, "\r\n--%s--\r\n", boundary)
+	return [][]byte{head.Bytes(), data, tail.Bytes()}, "multipart/form-data; boundary=" + boundary, nil
+}
+
+// randomBoundary returns a multipart boundary as mime/multipart makes one:
+// 30 random bytes in hex.
+func randomBoundary() string {
+	var b [30]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // maxRetryAfter bounds what parseRetryAfter returns.

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bytes"
+	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -18,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
 )
 
 // ingested is one request as a Pyroscope server understands it.
@@ -801,4 +805,113 @@ func TestPyroscopeData(t *testing.T) {
 	if got := pyroscopeData(wall, true); string(got) != string(wall.Data) {
 		t.Error("a wall-clock upload was changed")
 	}
+}
+
+// TestPyroscopeDataAtCollection: the agent encodes a memory profile for
+// its Pyroscope destinations when it collects it, once per kind of
+// destination (with and without type frames), to what an Upload made by
+// hand gets by decoding the plain profile and encoding it again; Data is
+// then the plain profile only when another destination needs it.
+func TestPyroscopeDataAtCollection(t *testing.T) {
+	arenaP := typicalProfile(t)
+	frames, err := newPyroscope(PyroscopeConfig{URL: "http://x.invalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFrames, err := newPyroscope(PyroscopeConfig{URL: "http://x.invalid", NoTypeFrames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := UploaderFunc("dir", func(context.Context, *Upload) error { return nil })
+	cases := []struct {
+		name      string
+		ups       []Uploader
+		variants  [2]bool // pyroscope encodings made: without, with type frames
+		plainData bool
+	}{
+		{"frames", []Uploader{frames}, [2]bool{false, true}, false},
+		{"no frames", []Uploader{noFrames}, [2]bool{true, false}, false},
+		{"both", []Uploader{frames, noFrames}, [2]bool{true, true}, false},
+		{"and a directory", []Uploader{dir, frames}, [2]bool{false, true}, true},
+		{"directory alone", []Uploader{dir}, [2]bool{false, false}, true},
+	}
+	for _, c := range cases {
+		for _, src := range []string{"arena", "heap"} {
+			t.Run(c.name+"/"+src, func(t *testing.T) {
+				a := &Agent{cfg: Config{AppName: "shop"}}
+				for _, up := range c.ups {
+					a.dests = append(a.dests, &dest{up: up, name: uploaderName(up)})
+				}
+				var e encodable = profileEncodable{arenaP}
+				if src == "heap" {
+					if e, err = collectSource(context.Background(), HeapSource()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				u, err := a.newUploadOf(src, e, time.Unix(0, 0), time.Unix(15, 0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := e.writeGzip(new(pprofenc.Writer), &buf, nil); err != nil {
+					t.Fatal(err)
+				}
+				plain := &Upload{Profile: src, sampleTypes: u.sampleTypes, Data: buf.Bytes()}
+				for v, want := range c.variants {
+					if got := u.pyroscope[v] != nil; got != want {
+						t.Fatalf("variant %d made %v, want %v", v, got, want)
+					}
+					if !want {
+						continue
+					}
+					if g, w := describe(t, u.pyroscope[v]), describe(t, pyroscopeData(plain, v == 1)); g != w {
+						t.Errorf("variant %d:\n%s\ndecoding and encoding again gives\n%s", v, g, w)
+					}
+				}
+				if got := bytes.Equal(u.Data, u.pyroscope[0]) || bytes.Equal(u.Data, u.pyroscope[1]); got == c.plainData {
+					t.Errorf("Data is a Pyroscope encoding: %v, want %v", got, !c.plainData)
+				}
+				if _, err := profile.ParseData(u.Data); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// describe decodes a profile and lists its samples (stack, labels,
+// values) in order, whatever the ids and string table order.
+func describe(t *testing.T, data []byte) string {
+	t.Helper()
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, s := range p.Sample {
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				fmt.Fprintf(&b, "%s:%s:%d;", ln.Function.Name, ln.Function.Filename, ln.Line)
+			}
+		}
+		fmt.Fprintf(&b, " %v %v %v %v\n", s.Label, s.NumLabel, s.NumUnit, s.Value)
+	}
+	fmt.Fprintf(&b, "%v %d %d %d", p.Comments, p.Period, p.TimeNanos, p.DurationNanos)
+	return b.String()
+}
+
+func gunzip(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

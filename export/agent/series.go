@@ -2,11 +2,11 @@ package agent
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -69,86 +69,53 @@ func isMemoryProfile(types map[string]sampleTypeConfig) bool {
 var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 
 // typeFrameFile is the file name of the frames NewPyroscope's destination
-// adds as the leaf of each arena sample's stack, named after the sample's type: the
-// frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's and
-// Grafana's flame graphs end in types. A reader of the stacks drops them
-// by this mark (a function without a line, in a file named "type").
-const typeFrameFile = pprofmt.LabelType
+// adds as the leaf of each arena sample's stack, named after the sample's
+// type: the frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's
+// and Grafana's flame graphs end in types. A reader of the stacks drops
+// them by this mark (a function without a line, in a file named "type").
+const typeFrameFile = pprofenc.TypeFrameFile
 
-// pyroscopeData returns u's profile as Pyroscope should receive it: for a
-// memory profile, with the numeric labels a reader needs repeated as string
-// labels (see stringLabelKeys; the object size of Go heap samples as
-// well) and, with typeFrames, the type of each arena sample as the leaf
-// frame of its stack (see typeFrameFile). Other profiles, and data that
-// does not decode, are sent as they are.
+// pyroscopeOptions returns what a Pyroscope upload of a memory profile
+// adds to it: the numeric labels a reader needs repeated as string labels
+// (see stringLabelKeys; the object size of Go heap samples as well) and,
+// with typeFrames, the type of each arena sample as the leaf frame of its
+// stack (see typeFrameFile). The agent writes them when it encodes the
+// profile.
+func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
+	return &pprofenc.Options{
+		NumAsString:     stringLabelKeys,
+		HeapNumAsString: []string{pprofmt.LabelBytes},
+		TypeFrames:      typeFrames,
+	}
+}
+
+// pyroscopeData returns u's profile as Pyroscope should receive it (see
+// pyroscopeOptions): the encoding the agent made when it collected the
+// profile. An Upload made by hand has none: its memory profile is decoded
+// and encoded again. Other profiles, and data that does not decode, are
+// sent as they are.
 func pyroscopeData(u *Upload, typeFrames bool) []byte {
 	if !isMemoryProfile(u.sampleTypes) {
 		return u.Data
+	}
+	if b := u.pyroscope[pyroscopeVariant(typeFrames)]; b != nil {
+		return b
 	}
 	p, err := profile.ParseData(u.Data)
 	if err != nil {
 		return u.Data
 	}
-	changed := false
-	var frames typeFrameSet
-	for _, s := range p.Sample {
-		// Samples may share their label maps: each gets its own.
-		s.Label = copyLabels(s.Label)
-		add := func(k string) {
-			if v := s.NumLabel[k]; len(v) > 0 && len(s.Label[k]) == 0 {
-				s.Label[k] = []string{strconv.FormatInt(v[0], 10)}
-				changed = true
-			}
-		}
-		for _, k := range stringLabelKeys {
-			add(k)
-		}
-		if m := s.Label[pprofmt.LabelMemory]; len(m) > 0 && m[0] == pprofmt.MemoryHeap {
-			add(pprofmt.LabelBytes)
-		} else if t := s.Label[pprofmt.LabelType]; typeFrames && len(t) > 0 {
-			s.Location = append([]*profile.Location{frames.location(p, t[0])}, s.Location...)
-			changed = true
-		}
-	}
-	if !changed {
-		return u.Data
-	}
 	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
+	if err := pprofenc.WriteGzip(&buf, p, pyroscopeOptions(typeFrames)); err != nil {
 		return u.Data
 	}
 	return buf.Bytes()
 }
 
-// typeFrameSet interns the type frames of one profile.
-type typeFrameSet map[string]*profile.Location
-
-// location returns the frame of type t, adding it to p the first time.
-func (f *typeFrameSet) location(p *profile.Profile, t string) *profile.Location {
-	if l := (*f)[t]; l != nil {
-		return l
+// pyroscopeVariant indexes Upload.pyroscope.
+func pyroscopeVariant(typeFrames bool) int {
+	if typeFrames {
+		return 1
 	}
-	if *f == nil {
-		*f = typeFrameSet{}
-	}
-	fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: t, SystemName: t, Filename: typeFrameFile}
-	for _, x := range p.Function {
-		fn.ID = max(fn.ID, x.ID+1)
-	}
-	l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
-	for _, x := range p.Location {
-		l.ID = max(l.ID, x.ID+1)
-	}
-	p.Function = append(p.Function, fn)
-	p.Location = append(p.Location, l)
-	(*f)[t] = l
-	return l
-}
-
-func copyLabels(m map[string][]string) map[string][]string {
-	c := make(map[string][]string, len(m)+2)
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
+	return 0
 }

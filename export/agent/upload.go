@@ -39,7 +39,10 @@ type Upload struct {
 	Profile string
 	// From and Until bound the interval the profile covers.
 	From, Until time.Time
-	// Data is the gzip-compressed pprof protobuf.
+	// Data is the gzip-compressed pprof protobuf. When every destination
+	// of the agent is a Pyroscope destination, it holds the profile as
+	// they send it (see [NewPyroscope]: string labels, type frames), so
+	// that the agent compresses each profile once.
 	Data []byte
 
 	// sampleTypes describes each sample type of the profile for
@@ -47,6 +50,13 @@ type Upload struct {
 	// Upload made outside the agent, whose types are then read from Data
 	// (see Upload.types).
 	sampleTypes map[string]sampleTypeConfig
+	// typesJSON is sampleTypes marshalled, for the sample_type_config
+	// part; nil in an Upload made outside the agent.
+	typesJSON []byte
+	// pyroscope holds the encodings of a memory profile that Pyroscope
+	// destinations send, without type frames and with them (see
+	// pyroscopeData), when a destination of the agent asked for them.
+	pyroscope [2][]byte
 	// parsed is the profile Data encodes, when an uploader asked for it
 	// (see parsedReader); read-only.
 	parsed *profile.Profile
@@ -89,17 +99,24 @@ type sampleTypeConfig struct {
 	Sampled     bool   `json:"sampled,omitempty"`
 }
 
-// SampleTypes derives the sample_type_config of p: one entry per sample
+// sampleTypesOf derives the sample_type_config of p (see
+// sampleTypeConfigs).
+func sampleTypesOf(p *profile.Profile) map[string]sampleTypeConfig {
+	return sampleTypeConfigs(p.SampleType, pprofmt.IsHoldings(p))
+}
+
+// sampleTypeConfigs derives the sample_type_config of a profile's sample
+// types (holdings: of a live-arenas profile, whose values are levels, like
+// in-use memory): one entry per sample
 // type, with units from the pprof unit ("bytes"; "count" becomes "objects"
 // or "goroutines" when the type name says so, "samples" otherwise;
 // "nanoseconds" stays), aggregation "average" for in-use types, goroutine
 // counts and the live-arenas profile's levels and "sum" for the rest, and cumulative false because the
 // agent always sends per-interval values. Pyroscope ingests only the sample
 // types listed, so every type is listed.
-func sampleTypesOf(p *profile.Profile) map[string]sampleTypeConfig {
-	m := make(map[string]sampleTypeConfig, len(p.SampleType))
-	holdings := pprofmt.IsHoldings(p) // levels, like in-use memory
-	for _, st := range p.SampleType {
+func sampleTypeConfigs(types []*profile.ValueType, holdings bool) map[string]sampleTypeConfig {
+	m := make(map[string]sampleTypeConfig, len(types))
+	for _, st := range types {
 		c := sampleTypeConfig{Units: st.Unit, Aggregation: "sum"}
 		switch st.Unit {
 		case "count", "":
