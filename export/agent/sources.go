@@ -12,7 +12,6 @@ import (
 	"github.com/felixge/fgprof"
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
@@ -264,23 +263,6 @@ func (e heapEncodable) profile() (*profile.Profile, error) {
 		return nil, err
 	}
 	return profile.ParseUncompressed(buf.Bytes())
-}
-
-// runtimeHeap returns runtime/pprof's heap profile in arenaprof's format
-// (see goheap.Convert).
-func runtimeHeap(context.Context) (*profile.Profile, error) {
-	var buf bytes.Buffer
-	if err := pprof.Lookup("heap").WriteTo(&buf, 0); err != nil {
-		return nil, fmt.Errorf("heap profile: %w", err)
-	}
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		return nil, fmt.Errorf("heap profile: %w", err)
-	}
-	if p, err = goheap.Convert(p); err != nil {
-		return nil, fmt.Errorf("heap profile: %w", err)
-	}
-	return p, nil
 }
 
 // DeltaSource returns a source named name that turns a cumulative profile
