@@ -436,7 +436,11 @@ func TestPyroscopeFaults(t *testing.T) {
 		}
 		return true
 	}
+	// hangup reads the whole request, then closes the connection without
+	// an answer. (Closing before the body is read makes the client's
+	// write fail: a request not wholly sent, rightly retried.)
 	hangup := func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		io.Copy(io.Discard, r.Body)
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
 			conn.Close()
