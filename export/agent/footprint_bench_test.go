@@ -99,6 +99,48 @@ func BenchmarkUploadFootprint(b *testing.B) {
 		}
 		b.ReportMetric(float64(n), "gz-bytes/upload")
 	})
+	b.Run("peak/stacks=200", func(b *testing.B) {
+		setMeanBytes(b, 4096)
+		p, err := profiler.Start()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Stop()
+		ar := arena.NewArena(arena.WithSeed(9, 10))
+		defer ar.Free()
+		for typ := range 8 {
+			for depth := range 25 {
+				allocAt(ar, depth+5, typ, 64<<10)
+			}
+		}
+		src := PeakSource(p)
+		a, up := footprintAgent(b, src)
+		var n int
+		b.ReportAllocs()
+		for b.Loop() {
+			n = uploadOnce(b, a, src, up)
+		}
+		b.ReportMetric(float64(n), "gz-bytes/upload")
+	})
+	b.Run("arenas/stacks=200", func(b *testing.B) {
+		var ars []*arena.Arena
+		for i := range 200 {
+			ars = arenaPathL(ars, i, 8)
+		}
+		defer func() {
+			for _, ar := range ars {
+				ar.Free()
+			}
+		}()
+		src := ArenasSource()
+		a, up := footprintAgent(b, src)
+		var n int
+		b.ReportAllocs()
+		for b.Loop() {
+			n = uploadOnce(b, a, src, up)
+		}
+		b.ReportMetric(float64(n), "gz-bytes/upload")
+	})
 	for _, buckets := range []int{200, 100000} {
 		b.Run(fmt.Sprintf("heap/buckets=%d", buckets), func(b *testing.B) {
 			n := growHeapProfile(buckets)
@@ -175,4 +217,34 @@ func heapPathR(path, depth int) {
 	} else {
 		heapPathR(path>>1, depth-1)
 	}
+}
+
+// arenaPathL and arenaPathR call each other down the bits of path and
+// make an arena at the bottom, so that each path value's arena has a
+// creating stack of its own; they append it to ars.
+//
+//go:noinline
+func arenaPathL(ars []*arena.Arena, path, depth int) []*arena.Arena {
+	if depth == 0 {
+		ar := arena.NewArena()
+		arena.New[typ64](ar)
+		return append(ars, ar)
+	}
+	if path&1 == 0 {
+		return arenaPathL(ars, path>>1, depth-1)
+	}
+	return arenaPathR(ars, path>>1, depth-1)
+}
+
+//go:noinline
+func arenaPathR(ars []*arena.Arena, path, depth int) []*arena.Arena {
+	if depth == 0 {
+		ar := arena.NewArena()
+		arena.New[typ64](ar)
+		return append(ars, ar)
+	}
+	if path&1 == 0 {
+		return arenaPathL(ars, path>>1, depth-1)
+	}
+	return arenaPathR(ars, path>>1, depth-1)
 }
