@@ -31,7 +31,7 @@ import (
 // bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
 func BuildArenas() (*profile.Profile, error) {
 	hs := holdings.Read()
-	b := newBuilder()
+	b := newBuilder(new(Builder))
 	defer b.done()
 	b.p.SampleType = pprofmt.HoldingTypes()
 	b.p.DefaultSampleType = b.p.SampleType[pprofmt.IndexReserved].Type

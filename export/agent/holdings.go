@@ -32,6 +32,7 @@ func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
 type peakSource struct {
 	p    *profiler.Profiler
 	take func() profiler.Peak // of the peak watch started by Start
+	b    export.Builder       // of the profiles the agent encodes
 }
 
 func (s *peakSource) Name() string { return "peak" }
@@ -51,4 +52,14 @@ func (s *peakSource) Start(context.Context) error {
 // millisecond.
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
 	return export.BuildPeak(s.take())
+}
+
+// collectEncoded is Collect with the profile built in the source's
+// Builder (see reusedEncodable).
+func (s *peakSource) collectEncoded(context.Context) (encodable, error) {
+	p, err := s.b.BuildPeak(s.take())
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return reusedEncodable{profileEncodable{p}}, nil
 }
