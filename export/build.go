@@ -31,14 +31,14 @@ const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
 // treat them as read-only, or Copy the profile first.
 func Build(s *profiler.Snapshot) (*profile.Profile, error) { return new(Builder).Build(s) }
 
-// A Builder builds profiles one after another, as [Build] and [BuildPeak]
-// do, in the memory of the last one: its samples, values, label maps and
-// slices. A caller that builds a profile every interval, such as the
-// agent's arena and peak sources, then allocates little once the sizes
-// have settled. A profile a Builder returns is valid until its next call,
-// and must not be modified (but for its TimeNanos); Copy it to keep it.
-// The zero Builder is ready to use. A Builder must not be used by two
-// goroutines at once.
+// A Builder builds profiles one after another, as [Build], [BuildPeak]
+// and [BuildArenas] do, in the memory of the last one: its samples,
+// values, label maps and slices. A caller that builds a profile every
+// interval, such as the agent's arena, peak and arenas sources, then
+// allocates little once the sizes have settled. A profile a Builder
+// returns is valid until its next call, and must not be modified (but for
+// its TimeNanos); Copy it to keep it. The zero Builder is ready to use. A
+// Builder must not be used by two goroutines at once.
 type Builder struct {
 	p           profile.Profile
 	mapping     [1]*profile.Mapping
@@ -46,6 +46,11 @@ type Builder struct {
 	values      []int64
 	sampleTypes []*profile.ValueType
 	periodType  profile.ValueType
+	// The live-arenas profiles' sample types, and their samples' keys
+	// (see BuildArenas).
+	holdingTypes []*profile.ValueType
+	arenas       map[string]*arenasSlot
+	arenasGen    uint64
 	// The label maps of earlier profiles, kept while they are few.
 	label  map[labelsKey]map[string][]string
 	num    map[numKey]map[string][]int64

@@ -117,3 +117,53 @@ func TestBuilderMatchesBuild(t *testing.T) {
 		})
 	}
 }
+
+// A Builder reused for live-arenas profiles, as arenas come and go,
+// encodes what BuildArenas gives, times apart.
+func TestBuilderMatchesBuildArenas(t *testing.T) {
+	var r export.Builder
+	encode := func(t *testing.T, build func() (*profile.Profile, error)) []byte {
+		t.Helper()
+		p, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.TimeNanos = 0
+		var buf bytes.Buffer
+		if err := pprofenc.Encode(&buf, p, &pprofenc.Options{TypeFrames: true}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	var extra []*arena.Arena
+	defer func() {
+		for _, a := range extra {
+			a.Free()
+		}
+	}()
+	for _, tc := range []struct {
+		name string
+		add  func(t *testing.T)
+	}{
+		{"fixture", func(t *testing.T) { holdingsFixture(t, "one") }},
+		{"more labels", func(t *testing.T) { extra = append(extra, holdSmall("two"), holdLarge("three")) }},
+		{"fewer", func(t *testing.T) {
+			for _, a := range extra {
+				a.Free()
+			}
+			extra = nil
+		}},
+		{"again", func(t *testing.T) { extra = append(extra, holdSmall("two")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.add(t)
+			for range 2 {
+				want := encode(t, export.BuildArenas)
+				got := encode(t, r.BuildArenas)
+				if !bytes.Equal(got, want) {
+					t.Errorf("Builder.BuildArenas encodes %d bytes, BuildArenas %d, not the same", len(got), len(want))
+				}
+			}
+		})
+	}
+}
