@@ -76,52 +76,37 @@ func uploadOnce(b *testing.B, a *Agent, src Source, up Uploader) int {
 }
 
 func BenchmarkUploadFootprint(b *testing.B) {
-	b.Run("arena/stacks=200", func(b *testing.B) {
-		setMeanBytes(b, 4096)
-		p, err := profiler.Start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Stop()
-		ar := arena.NewArena(arena.WithSeed(9, 10))
-		defer ar.Free()
-		for typ := range 8 {
-			for depth := range 25 {
-				allocAt(ar, depth+5, typ, 64<<10)
+	for _, tc := range []struct {
+		name string
+		src  func(*profiler.Profiler) Source
+	}{
+		{"arena", ProfilerSource},
+		{"peak", PeakSource},
+	} {
+		b.Run(tc.name+"/stacks=200", func(b *testing.B) {
+			setMeanBytes(b, 4096)
+			p, err := profiler.Start()
+			if err != nil {
+				b.Fatal(err)
 			}
-		}
-		src := ProfilerSource(p)
-		a, up := footprintAgent(b, src)
-		var n int
-		b.ReportAllocs()
-		for b.Loop() {
-			n = uploadOnce(b, a, src, up)
-		}
-		b.ReportMetric(float64(n), "gz-bytes/upload")
-	})
-	b.Run("peak/stacks=200", func(b *testing.B) {
-		setMeanBytes(b, 4096)
-		p, err := profiler.Start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Stop()
-		ar := arena.NewArena(arena.WithSeed(9, 10))
-		defer ar.Free()
-		for typ := range 8 {
-			for depth := range 25 {
-				allocAt(ar, depth+5, typ, 64<<10)
+			defer p.Stop()
+			ar := arena.NewArena(arena.WithSeed(9, 10))
+			defer ar.Free()
+			for typ := range 8 {
+				for depth := range 25 {
+					allocAt(ar, depth+5, typ, 64<<10)
+				}
 			}
-		}
-		src := PeakSource(p)
-		a, up := footprintAgent(b, src)
-		var n int
-		b.ReportAllocs()
-		for b.Loop() {
-			n = uploadOnce(b, a, src, up)
-		}
-		b.ReportMetric(float64(n), "gz-bytes/upload")
-	})
+			src := tc.src(p)
+			a, up := footprintAgent(b, src)
+			var n int
+			b.ReportAllocs()
+			for b.Loop() {
+				n = uploadOnce(b, a, src, up)
+			}
+			b.ReportMetric(float64(n), "gz-bytes/upload")
+		})
+	}
 	b.Run("arenas/stacks=200", func(b *testing.B) {
 		var ars []*arena.Arena
 		for i := range 200 {
@@ -221,7 +206,9 @@ func heapPathR(path, depth int) {
 
 // arenaPathL and arenaPathR call each other down the bits of path and
 // make an arena at the bottom, so that each path value's arena has a
-// creating stack of its own; they append it to ars.
+// creating stack of its own (as heapPathL and heapPathR do for the heap:
+// one function calling itself from two sites may have them merged); they
+// append it to ars.
 //
 //go:noinline
 func arenaPathL(ars []*arena.Arena, path, depth int) []*arena.Arena {
