@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,16 +29,53 @@ const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
 // one sample only. Locations, functions and the mapping are shared with
 // the other profiles Build returns (their ids are unique across them):
 // treat them as read-only, or Copy the profile first.
-func Build(s *profiler.Snapshot) (*profile.Profile, error) {
+func Build(s *profiler.Snapshot) (*profile.Profile, error) { return new(Builder).Build(s) }
+
+// A Builder builds profiles one after another, as [Build], [BuildPeak]
+// and [BuildArenas] do, in the memory of the last one: its samples,
+// values, label maps and slices. A caller that builds a profile every
+// interval, such as the agent's arena, peak and arenas sources, then
+// allocates little once the sizes have settled. A profile a Builder
+// returns is valid until its next call, and must not be modified (but for
+// its TimeNanos); Copy it to keep it. The zero Builder is ready to use. A
+// Builder must not be used by two goroutines at once.
+type Builder struct {
+	p           profile.Profile
+	mapping     [1]*profile.Mapping
+	samples     []profile.Sample
+	values      []int64
+	sampleTypes []*profile.ValueType
+	periodType  profile.ValueType
+	// The live-arenas profiles' sample types, and their samples' keys
+	// (see BuildArenas).
+	holdingTypes []*profile.ValueType
+	arenas       map[string]*arenasSlot
+	arenasGen    uint64
+	// The label maps of earlier profiles, kept while they are few.
+	label  map[labelsKey]map[string][]string
+	num    map[numKey]map[string][]int64
+	units  [2]map[string][]string
+	keyBuf []byte
+}
+
+// maxKeptLabelMaps bounds the label maps a Builder keeps between profiles.
+const maxKeptLabelMaps = 1 << 12
+
+// Build returns what [Build] returns for s, in the Builder's memory.
+func (r *Builder) Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	if s == nil {
 		return nil, errors.New("export: nil snapshot")
 	}
-	b := newBuilder()
+	b := newBuilder(r)
 	defer b.done()
 	p := b.p
-	p.SampleType = pprofmt.SampleTypes()
+	if r.sampleTypes == nil {
+		r.sampleTypes = pprofmt.SampleTypes()
+	}
+	p.SampleType = r.sampleTypes
 	p.DefaultSampleType = "alloc_space"
-	p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
+	r.periodType = profile.ValueType{Type: "space", Unit: "bytes"}
+	p.PeriodType = &r.periodType
 	p.Period = s.MeanBytes
 	p.TimeNanos = s.Start.UnixNano()
 	if d := s.End.Sub(s.Start); d > 0 {
@@ -72,10 +110,12 @@ func Build(s *profiler.Snapshot) (*profile.Profile, error) {
 		p.Comments = append(p.Comments, fmt.Sprintf("arenaprof dropped: %d events without a valid weight", d))
 	}
 	// The samples and their values are carved from two arrays: two
-	// allocations instead of two per sample.
-	samples := make([]profile.Sample, len(s.Records))
-	values := make([]int64, numSampleTypes*len(s.Records))
-	p.Sample = make([]*profile.Sample, 0, len(s.Records))
+	// allocations instead of two per sample, none when the Builder's
+	// arrays of its last profile are large enough.
+	r.samples = slices.Grow(r.samples[:0], len(s.Records))[:len(s.Records)]
+	r.values = slices.Grow(r.values[:0], numSampleTypes*len(s.Records))[:numSampleTypes*len(s.Records)]
+	samples, values := r.samples, r.values
+	p.Sample = slices.Grow(p.Sample, len(s.Records))
 	for i := range s.Records {
 		r := &s.Records[i]
 		v := recordValues(r)
@@ -152,9 +192,10 @@ type numKey struct {
 
 type builder struct {
 	p      *profile.Profile
+	r      *Builder // whose maps and buffers the builder uses
 	label  map[labelsKey]map[string][]string
 	num    map[numKey]map[string][]int64
-	units  [2]map[string][]string
+	units  *[2]map[string][]string
 	keyBuf []byte
 	// sym is the symbol cache, locked by the builder from newBuilder to
 	// done; gen marks the locations and functions this profile uses.
@@ -209,7 +250,9 @@ type cachedFunc struct {
 
 var symbols symbolCache
 
-func newBuilder() *builder {
+// newBuilder locks the symbol cache and returns a builder of a profile
+// in r's memory (r's profile, emptied, and its label maps).
+func newBuilder(r *Builder) *builder {
 	c := &symbols
 	c.Lock()
 	if c.mapping == nil || len(c.stacks) >= maxCachedStacks || len(c.locs) >= maxCachedLocs || len(c.frames) >= maxCachedLocs {
@@ -225,17 +268,39 @@ func newBuilder() *builder {
 		c.overflow = nil
 	}
 	c.gen++
+	if r.label == nil || len(r.label)+len(r.num) > maxKeptLabelMaps {
+		r.label = make(map[labelsKey]map[string][]string)
+		r.num = make(map[numKey]map[string][]int64)
+	}
+	r.mapping[0] = c.mapping
+	clear(r.p.Sample)
+	clear(r.p.Location)
+	clear(r.p.Function)
+	r.p = profile.Profile{
+		Mapping:  r.mapping[:],
+		Sample:   r.p.Sample[:0],
+		Location: r.p.Location[:0],
+		Function: r.p.Function[:0],
+		Comments: r.p.Comments[:0],
+	}
 	return &builder{
-		p:     &profile.Profile{Mapping: []*profile.Mapping{c.mapping}},
-		sym:   c,
-		gen:   c.gen,
-		label: make(map[labelsKey]map[string][]string),
-		num:   make(map[numKey]map[string][]int64),
+		p:      &r.p,
+		r:      r,
+		sym:    c,
+		gen:    c.gen,
+		label:  r.label,
+		num:    r.num,
+		units:  &r.units,
+		keyBuf: r.keyBuf,
 	}
 }
 
-// done releases the symbol cache.
-func (b *builder) done() { b.sym.Unlock() }
+// done releases the symbol cache, and hands the builder's buffer back
+// to its Builder.
+func (b *builder) done() {
+	b.r.keyBuf = b.keyBuf
+	b.sym.Unlock()
+}
 
 // use lists the locations of st, and their functions, in the profile the
 // first time one of its samples uses them, and returns its locations.

@@ -22,6 +22,11 @@
 //	d, err := profiler.Delta(prev, p.Snapshot())
 //	prof, err := export.Build(d)
 //
+// A program that builds a profile every interval can build it in the
+// memory of its last one with a [Builder] (and take its snapshots and
+// deltas with [profiler.Profiler.SnapshotReuse] and [profiler.DeltaReuse]),
+// as the agent does.
+//
 // For a whole service, the one-call setup of package
 // github.com/arenaprof/arenaprof serves the handler and runs the agent.
 //

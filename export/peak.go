@@ -18,11 +18,15 @@ import (
 // intervals (arenaprof top -sample inuse) are the in-use intervals at that
 // moment. A comment gives the peak's estimated live bytes and time. It
 // returns nil if no object was live during the peak's span.
-func BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
+func BuildPeak(pk profiler.Peak) (*profile.Profile, error) { return new(Builder).BuildPeak(pk) }
+
+// BuildPeak returns what [BuildPeak] returns for pk, in the Builder's
+// memory.
+func (r *Builder) BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
 	if pk.Snapshot == nil {
 		return nil, nil
 	}
-	prof, err := Build(pk.Snapshot)
+	prof, err := r.Build(pk.Snapshot)
 	if err != nil {
 		return nil, err
 	}

@@ -564,22 +564,73 @@ type Snapshot struct {
 	seq        uint64
 	epoch      uint64           // samplingstate.Epoch before the records were read
 	meanLast   map[int64]uint64 // for each mean in force since Start, its last epoch
+	mem        *snapshotMem     // the memory the snapshot owns, for a reusing call
+}
+
+// snapshotMem is the memory a snapshot owns: its records, its means (and,
+// for a cumulative snapshot, meanLast) and the scratch used to make them,
+// which [Profiler.SnapshotReuse] and [DeltaReuse] take over from a
+// snapshot the caller no longer uses. A delta borrows its InUseMeans and
+// meanLast from cur: they are not its own.
+type snapshotMem struct {
+	recs     []Record
+	byHash   map[uint64]int32
+	chain    []int32
+	idx      []int32
+	means    []int64
+	set      map[int64]bool
+	meanLast map[int64]uint64
+}
+
+// takeMem returns the memory of old for a new snapshot: old's own, or a
+// fresh one when old is nil or has none.
+func takeMem(old *Snapshot) *snapshotMem {
+	if old == nil || old.mem == nil {
+		return &snapshotMem{}
+	}
+	m := old.mem
+	// old gives up its memory: a stray use of it sees no records rather
+	// than another snapshot's.
+	*old = Snapshot{}
+	return m
 }
 
 var collectorSeq atomic.Uint64
 
 // Snapshot returns the cumulative aggregates since [Start]. In-use values
 // are those at the time of the call. It works after Stop as well.
-func (p *Profiler) Snapshot() *Snapshot {
+func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil) }
+
+// SnapshotReuse returns what [Profiler.Snapshot] returns, in the memory of
+// old, a snapshot the caller no longer uses (nil: none): a caller that
+// takes snapshots periodically, such as the agent's arena source, then
+// allocates little once the sizes have settled. old must not be used
+// afterwards, nor any delta of it (from [Delta] or [DeltaReuse]), which
+// may share its memory; old is emptied.
+func (p *Profiler) SnapshotReuse(old *Snapshot) *Snapshot { return p.snapshot(old) }
+
+// snapshot is Snapshot in the memory of old (nil: fresh memory).
+func (p *Profiler) snapshot(old *Snapshot) *Snapshot {
+	mem := takeMem(old)
+	snap := old
+	if snap == nil {
+		snap = new(Snapshot)
+	}
 	seq := collectorSeq.Add(1)
 	epoch := samplingstate.Epoch()
-	recs := make([]Record, 0, p.buckets.Load()+p.overflowBuckets.Load())
+	n := int(p.buckets.Load() + p.overflowBuckets.Load())
+	recs := slices.Grow(mem.recs[:0], n)
 	// Buckets with one key (from several shards, or with stack hashes of
 	// different origin) merge into one record, found by a hash of the
 	// key's content: a bucket's own hash may come from its events.
 	// byHash holds the first record of each hash, chain the next.
-	byHash := make(map[uint64]int32, cap(recs))
-	chain := make([]int32, 0, cap(recs))
+	byHash := mem.byHash
+	if byHash == nil {
+		byHash = make(map[uint64]int32, n)
+	} else {
+		clear(byHash)
+	}
+	chain := slices.Grow(mem.chain[:0], n)
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
@@ -642,7 +693,7 @@ func (p *Profiler) Snapshot() *Snapshot {
 		})
 	}
 	p.typelessMu.Unlock()
-	collectorSortRecords(recs)
+	mem.idx = collectorSortRecords(recs, mem.idx)
 	end := time.Now()
 	if t := p.stopTime.Load(); t != nil {
 		end = *t
@@ -652,12 +703,18 @@ func (p *Profiler) Snapshot() *Snapshot {
 		mean = hooks.MeanBytes()
 	}
 	inForce, _, complete := samplingstate.MeansSince(p.epoch)
-	meanLast := make(map[int64]uint64, len(inForce))
+	meanLast := mem.meanLast
+	if meanLast == nil {
+		meanLast = make(map[int64]uint64, len(inForce))
+	} else {
+		clear(meanLast)
+	}
 	for _, m := range inForce {
 		meanLast[m.MeanBytes] = m.LastEpoch
 	}
-	means := windowMeans(meanLast, 0, recs)
-	return &Snapshot{
+	means := windowMeans(meanLast, 0, recs, mem)
+	mem.recs, mem.byHash, mem.chain, mem.meanLast = recs, byHash, chain, meanLast
+	*snap = Snapshot{
 		Start:           p.start,
 		End:             end,
 		MeanBytes:       mean,
@@ -672,14 +729,22 @@ func (p *Profiler) Snapshot() *Snapshot {
 		seq:             seq,
 		epoch:           epoch,
 		meanLast:        meanLast,
+		mem:             mem,
 	}
+	return snap
 }
 
 // windowMeans returns, sorted, the means of meanLast whose last epoch is
 // at least since, and the means of the records with events allocated in
-// the window.
-func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64 {
-	set := make(map[int64]bool, len(meanLast)+2)
+// the window, in mem's means (and with its set).
+func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record, mem *snapshotMem) []int64 {
+	set := mem.set
+	if set == nil {
+		set = make(map[int64]bool, len(meanLast)+2)
+		mem.set = set
+	} else {
+		clear(set)
+	}
 	for m, e := range meanLast {
 		if e >= since {
 			set[m] = true
@@ -690,11 +755,12 @@ func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64
 			set[recs[i].MeanBytes] = true
 		}
 	}
-	out := make([]int64, 0, len(set))
+	out := mem.means[:0]
 	for m := range set {
 		out = append(out, m)
 	}
 	slices.Sort(out)
+	mem.means = out
 	return out
 }
 
@@ -702,9 +768,10 @@ func windowMeans(meanLast map[int64]uint64, since uint64, recs []Record) []int64
 // estimated bytes, then by key. Keys are unique, so the order is total. It
 // sorts indices and then moves each record once, in place: records are
 // large, and a sort of the records themselves spent most of a
-// 100,000-record snapshot copying them.
-func collectorSortRecords(recs []Record) {
-	idx := make([]int32, len(recs))
+// 100,000-record snapshot copying them. idx is scratch, returned grown to
+// the records' number.
+func collectorSortRecords(recs []Record, idx []int32) []int32 {
+	idx = slices.Grow(idx[:0], len(recs))[:len(recs)]
 	for i := range idx {
 		idx[i] = int32(i)
 	}
@@ -728,6 +795,7 @@ func collectorSortRecords(recs []Record) {
 			j = src
 		}
 	}
+	return idx
 }
 
 func collectorCompare(a, b *Record) int {
@@ -779,7 +847,25 @@ var errSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative
 // prev == nil returns cur itself (the window since Start). It returns an
 // error if prev and cur are not two cumulative snapshots (from
 // [Profiler.Snapshot]) of one profiler, prev taken first.
-func Delta(prev, cur *Snapshot) (*Snapshot, error) {
+func Delta(prev, cur *Snapshot) (*Snapshot, error) { return deltaInto(nil, prev, cur) }
+
+// DeltaReuse returns what [Delta] returns, in the memory of old, a delta
+// (or snapshot) the caller no longer uses (nil: none): a caller that
+// takes a delta every interval, such as the agent's arena source, then
+// allocates little once the sizes have settled. old must not be used
+// afterwards; it is emptied. old is ignored when it is prev or cur. As
+// with Delta, prev == nil returns cur itself. The result shares memory
+// with cur: reuse cur (with [Profiler.SnapshotReuse]) only once the
+// result is no longer used.
+func DeltaReuse(old, prev, cur *Snapshot) (*Snapshot, error) {
+	if old == prev || old == cur {
+		old = nil
+	}
+	return deltaInto(old, prev, cur)
+}
+
+// deltaInto is Delta in the memory of old (nil: fresh memory).
+func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 	if cur == nil {
 		return nil, errors.New("profiler: Delta of a nil snapshot")
 	}
@@ -789,15 +875,33 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	if !prev.cumulative || !cur.cumulative || prev.owner != cur.owner || prev.seq > cur.seq {
 		return nil, errSnapshotMismatch
 	}
-	index := make(map[uint64][]int, len(prev.Records))
-	for i := range prev.Records {
-		h := collectorRecordHash(&prev.Records[i])
-		index[h] = append(index[h], i)
+	mem := takeMem(old)
+	// The records of prev by hash: byHash holds the first of each hash,
+	// chain the next, as in Snapshot.
+	byHash := mem.byHash
+	if byHash == nil {
+		byHash = make(map[uint64]int32, len(prev.Records))
+	} else {
+		clear(byHash)
 	}
-	out := make([]Record, 0, len(cur.Records))
+	chain := slices.Grow(mem.chain[:0], len(prev.Records))[:len(prev.Records)]
+	// Filled from the last record, so that each chain lists its records in
+	// order, as the per-hash lists of index this replaced did.
+	for i := len(prev.Records) - 1; i >= 0; i-- {
+		h := collectorRecordHash(&prev.Records[i])
+		next, ok := byHash[h]
+		if !ok {
+			next = -1
+		}
+		chain[i] = next
+		byHash[h] = int32(i)
+	}
+	mem.byHash, mem.chain = byHash, chain
+	out := slices.Grow(mem.recs[:0], len(cur.Records))
 	for _, r := range cur.Records {
 		h := collectorRecordHash(&r)
-		for _, i := range index[h] {
+		first, ok := byHash[h]
+		for i := first; ok && i >= 0; i = chain[i] {
 			q := &prev.Records[i]
 			if collectorSameKey(q, &r) {
 				r.AllocSamples -= q.AllocSamples
@@ -818,7 +922,8 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 		}
 		out = append(out, r)
 	}
-	collectorSortRecords(out)
+	mem.recs = out
+	mem.idx = collectorSortRecords(out, mem.idx)
 	st := cur.Stats
 	st.Events -= min(st.Events, prev.Stats.Events)
 	st.Releases -= min(st.Releases, prev.Stats.Releases)
@@ -826,13 +931,17 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 	st.TypelessEvents -= min(st.TypelessEvents, prev.Stats.TypelessEvents)
 	st.Lost -= min(st.Lost, prev.Stats.Lost)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
-	return &Snapshot{
+	snap := old
+	if snap == nil {
+		snap = new(Snapshot)
+	}
+	*snap = Snapshot{
 		Start:     prev.End,
 		End:       cur.End,
 		MeanBytes: cur.MeanBytes,
 		Window:    estimate.WindowBoth,
 		// The means in force after prev's records were read, as cur saw them.
-		Means:           windowMeans(cur.meanLast, prev.epoch, out),
+		Means:           windowMeans(cur.meanLast, prev.epoch, out, mem),
 		InUseMeans:      cur.InUseMeans,
 		MeansIncomplete: cur.MeansIncomplete,
 		Records:         out,
@@ -841,7 +950,9 @@ func Delta(prev, cur *Snapshot) (*Snapshot, error) {
 		seq:             cur.seq,
 		epoch:           cur.epoch,
 		meanLast:        cur.meanLast,
-	}, nil
+		mem:             mem,
+	}
+	return snap, nil
 }
 
 func collectorRecordHash(r *Record) uint64 {

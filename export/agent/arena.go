@@ -22,6 +22,11 @@ func ProfilerSource(p *profiler.Profiler) Source { return &profilerSource{p: p} 
 type profilerSource struct {
 	p    *profiler.Profiler
 	prev *profiler.Snapshot
+	// The memory of the snapshot before prev and of the last delta, and
+	// the builder of the profiles the agent encodes: reused each
+	// interval (docs/agent-cost.md).
+	spare, delta *profiler.Snapshot
+	b            export.Builder
 }
 
 func (s *profilerSource) Name() string { return "arena" }
@@ -35,12 +40,52 @@ func (s *profilerSource) Start(context.Context) error {
 }
 
 func (s *profilerSource) Collect(context.Context) (*profile.Profile, error) {
-	cur := s.p.Snapshot()
-	prev := s.prev
-	s.prev = cur
-	d, err := profiler.Delta(prev, cur)
+	d, err := s.next()
 	if err != nil {
 		return nil, err
 	}
 	return export.Build(d)
 }
+
+// collectEncoded is Collect with the profile built in the source's
+// Builder: valid until the next interval, which the agent encodes at
+// once (see reusedEncodable).
+func (s *profilerSource) collectEncoded(context.Context) (encodable, error) {
+	d, err := s.next()
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.b.Build(d)
+	if err != nil {
+		return nil, err
+	}
+	return reusedEncodable{profileEncodable{p}}, nil
+}
+
+// next takes the current snapshot and returns the delta of the
+// interval, in the memory of the snapshot before the previous one and of
+// the last delta: neither is used any more.
+func (s *profilerSource) next() (*profiler.Snapshot, error) {
+	cur := s.p.SnapshotReuse(s.spare)
+	prev := s.prev
+	s.spare, s.prev = nil, cur
+	d, err := profiler.DeltaReuse(s.delta, prev, cur)
+	s.delta = nil
+	if err != nil {
+		return nil, err
+	}
+	if d != cur {
+		// Without Start, the first delta is cur itself: its memory
+		// is not the delta's to give.
+		s.delta = d
+	}
+	s.spare = prev
+	return d, nil
+}
+
+// reusedEncodable is a profile built in a source's memory, which the
+// source reuses at its next interval: the decoded profile an uploader
+// keeps (see encodable.profile) is a copy.
+type reusedEncodable struct{ profileEncodable }
+
+func (e reusedEncodable) profile() (*profile.Profile, error) { return e.p.Copy(), nil }

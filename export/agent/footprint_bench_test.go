@@ -76,21 +76,48 @@ func uploadOnce(b *testing.B, a *Agent, src Source, up Uploader) int {
 }
 
 func BenchmarkUploadFootprint(b *testing.B) {
-	b.Run("arena/stacks=200", func(b *testing.B) {
-		setMeanBytes(b, 4096)
-		p, err := profiler.Start()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Stop()
-		ar := arena.NewArena(arena.WithSeed(9, 10))
-		defer ar.Free()
-		for typ := range 8 {
-			for depth := range 25 {
-				allocAt(ar, depth+5, typ, 64<<10)
+	for _, tc := range []struct {
+		name string
+		src  func(*profiler.Profiler) Source
+	}{
+		{"arena", ProfilerSource},
+		{"peak", PeakSource},
+	} {
+		b.Run(tc.name+"/stacks=200", func(b *testing.B) {
+			setMeanBytes(b, 4096)
+			p, err := profiler.Start()
+			if err != nil {
+				b.Fatal(err)
 			}
+			defer p.Stop()
+			ar := arena.NewArena(arena.WithSeed(9, 10))
+			defer ar.Free()
+			for typ := range 8 {
+				for depth := range 25 {
+					allocAt(ar, depth+5, typ, 64<<10)
+				}
+			}
+			src := tc.src(p)
+			a, up := footprintAgent(b, src)
+			var n int
+			b.ReportAllocs()
+			for b.Loop() {
+				n = uploadOnce(b, a, src, up)
+			}
+			b.ReportMetric(float64(n), "gz-bytes/upload")
+		})
+	}
+	b.Run("arenas/stacks=200", func(b *testing.B) {
+		var ars []*arena.Arena
+		for i := range 200 {
+			ars = arenaPathL(ars, i, 8)
 		}
-		src := ProfilerSource(p)
+		defer func() {
+			for _, ar := range ars {
+				ar.Free()
+			}
+		}()
+		src := ArenasSource()
 		a, up := footprintAgent(b, src)
 		var n int
 		b.ReportAllocs()
@@ -175,4 +202,36 @@ func heapPathR(path, depth int) {
 	} else {
 		heapPathR(path>>1, depth-1)
 	}
+}
+
+// arenaPathL and arenaPathR call each other down the bits of path and
+// make an arena at the bottom, so that each path value's arena has a
+// creating stack of its own (as heapPathL and heapPathR do for the heap:
+// one function calling itself from two sites may have them merged); they
+// append it to ars.
+//
+//go:noinline
+func arenaPathL(ars []*arena.Arena, path, depth int) []*arena.Arena {
+	if depth == 0 {
+		ar := arena.NewArena()
+		arena.New[typ64](ar)
+		return append(ars, ar)
+	}
+	if path&1 == 0 {
+		return arenaPathL(ars, path>>1, depth-1)
+	}
+	return arenaPathR(ars, path>>1, depth-1)
+}
+
+//go:noinline
+func arenaPathR(ars []*arena.Arena, path, depth int) []*arena.Arena {
+	if depth == 0 {
+		ar := arena.NewArena()
+		arena.New[typ64](ar)
+		return append(ars, ar)
+	}
+	if path&1 == 0 {
+		return arenaPathL(ars, path>>1, depth-1)
+	}
+	return arenaPathR(ars, path>>1, depth-1)
 }

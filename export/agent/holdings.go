@@ -13,14 +13,26 @@ import (
 // ArenasSource returns the live-arenas profile source, named "arenas": at
 // each interval's end, [export.BuildArenas] of the arenas live then
 // (where arena memory is held: exact counts and bytes, not a delta).
-func ArenasSource() Source { return arenasSource{} }
+func ArenasSource() Source { return &arenasSource{} }
 
-type arenasSource struct{}
+type arenasSource struct {
+	b export.Builder // of the profiles the agent encodes
+}
 
-func (arenasSource) Name() string { return "arenas" }
+func (*arenasSource) Name() string { return "arenas" }
 
-func (arenasSource) Collect(context.Context) (*profile.Profile, error) {
+func (*arenasSource) Collect(context.Context) (*profile.Profile, error) {
 	return export.BuildArenas()
+}
+
+// collectEncoded is Collect with the profile built in the source's
+// Builder (see reusedEncodable).
+func (s *arenasSource) collectEncoded(context.Context) (encodable, error) {
+	p, err := s.b.BuildArenas()
+	if err != nil {
+		return nil, err
+	}
+	return reusedEncodable{profileEncodable{p}}, nil
 }
 
 // PeakSource returns the peak profile source, named "peak", of a running
@@ -32,6 +44,7 @@ func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
 type peakSource struct {
 	p    *profiler.Profiler
 	take func() profiler.Peak // of the peak watch started by Start
+	b    export.Builder       // of the profiles the agent encodes
 }
 
 func (s *peakSource) Name() string { return "peak" }
@@ -51,4 +64,14 @@ func (s *peakSource) Start(context.Context) error {
 // millisecond.
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
 	return export.BuildPeak(s.take())
+}
+
+// collectEncoded is Collect with the profile built in the source's
+// Builder (see reusedEncodable).
+func (s *peakSource) collectEncoded(context.Context) (encodable, error) {
+	p, err := s.b.BuildPeak(s.take())
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return reusedEncodable{profileEncodable{p}}, nil
 }
