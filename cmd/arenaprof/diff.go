@@ -31,11 +31,10 @@ total, so two runs of an unchanged workload flag any row with probability
 at most 1-C however many rows there are. Each interval stays marginal (it
 covers its own ratio with probability C), so a row whose interval just
 excludes 1 may be left unmarked; -per-row marks every row whose interval
-excludes 1, as before.
-Rows are sorted by the size of the change, largest first; groups present
-in one profile only have no ratio. BASE and NEW are profile files (gzipped
-or not), http(s) URLs of the arenaprof handler or of net/http/pprof, or -
-(one of them) for standard input.
+excludes 1, as before. Rows are sorted by the size of the change, largest
+first; groups present in one profile only have no ratio. BASE and NEW are
+profile files (gzipped or not), http(s) URLs of the arenaprof handler or
+of net/http/pprof, or - (one of them) for standard input.
 
 The interval is the exact conditional test for two counts (given their
 sum, one is binomial), extended to groups that mix object sizes and
@@ -49,8 +48,8 @@ The table follows a heading that names what is compared (BASE and NEW,
 the sample and the grouping), each profile's window marking ("Go heap
 profile" for a runtime profile, which has none) and the confidence, and a
 legend of its marks: * after the interval marks a significant change
-(Holm-adjusted, or the interval excludes 1 with -per-row); - in RATIO and INTERVAL marks a group present in
-one profile only.
+(Holm-adjusted over the rows, or the interval excludes 1 with -per-row);
+- in RATIO and INTERVAL marks a group present in one profile only.
 
 flags:
   -by type|func|stack|size|label=KEY
