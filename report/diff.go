@@ -27,6 +27,11 @@ type DiffOptions struct {
 	// GoVersion and AnyOrder are as in [TableOptions], for both profiles.
 	GoVersion string
 	AnyOrder  bool
+	// PerRow tests each row alone at the confidence (the behaviour before
+	// family-wise control): with many rows, some are then flagged by
+	// chance. By default Significant and [Gate] control the family-wise
+	// error over all rows with Holm's step-down method.
+	PerRow bool
 }
 
 // DiffRow compares one group (or the total) of two profiles.
@@ -44,18 +49,39 @@ type DiffRow struct {
 	// of the true bytes with probability at least the result's confidence,
 	// each missing with probability at most half the rest.
 	Ratio, RatioLo, RatioHi float64
-	// Significant reports that [RatioLo, RatioHi] excludes 1: the group's
-	// true bytes differ between the profiles, at the result's confidence.
+	// P is the two-sided p-value of "the group's true bytes are equal in
+	// both profiles" that the interval inverts: [RatioLo, RatioHi]
+	// excludes 1 exactly when P < 1-Confidence. It is 1 without a ratio.
+	// PAdjusted is P adjusted for the number of rows by Holm's step-down
+	// method (see [Diff]); it equals P with DiffOptions.PerRow.
+	P, PAdjusted float64
+	// Significant reports that PAdjusted < 1-Confidence (and so that
+	// [RatioLo, RatioHi] excludes 1): the group's true bytes differ
+	// between the profiles, with a probability of flagging any unchanged
+	// row at most 1-Confidence over the whole result (per row with
+	// DiffOptions.PerRow). The interval itself stays marginal: it covers
+	// this row's ratio with probability Confidence.
 	Significant bool
 	// Delta is New.Bytes - Base.Bytes, the estimated absolute change.
 	Delta int64
+
+	sums *diffSums // the test's sums, for Gate; nil without a ratio
 }
+
+// diffSums are the ratio sums of both sides of a row (see ratioInterval).
+type diffSums struct{ baseLo, baseHi, newLo, newHi ratioSums }
 
 // DiffResult is the outcome of [Diff].
 type DiffResult struct {
 	By         GroupBy
 	InUse      bool
 	Confidence float64
+	// PerRow is DiffOptions.PerRow. Family is the number of hypotheses
+	// Holm's method adjusts for: the rows with a ratio, and the total
+	// when there is more than one group (with one, the total is the same
+	// test as its row).
+	PerRow bool
+	Family int
 	// Groups is the number of groups in either profile; Rows the largest
 	// changes (at most DiffOptions.N), sorted by |Delta|, largest first,
 	// ties by key.
@@ -82,9 +108,21 @@ type DiffResult struct {
 // objects small against it) the interval is the inverted conditional
 // binomial test; groups that mix sizes or means use the gamma extension of
 // Tiwari, Clegg and Zou, measured to keep false alarms at or below
-// 1-Confidence. A row is Significant when its interval excludes 1: the
-// hypothesis rejected is that the group's true bytes are equal in both
-// profiles. The two profiles must come from independent sampling streams
+// 1-Confidence. The hypothesis a row tests is that the group's true bytes
+// are equal in both profiles; its p-value P is the one its interval
+// inverts (the interval excludes 1 exactly when P < 1-Confidence).
+//
+// Family-wise error: a profile has many rows, and testing each at
+// 1-Confidence would flag some of an unchanged pair by chance. So a row
+// is Significant when its Holm-adjusted p-value is below 1-Confidence:
+// Holm's step-down method over the rows with a ratio and the total keeps
+// the probability of flagging any unchanged row at most 1-Confidence
+// (for any dependence between rows), and flags everything Bonferroni
+// would and often more. The intervals stay marginal, each at Confidence,
+// so a row whose interval just excludes 1 may not be flagged.
+// DiffOptions.PerRow restores the test of each row alone.
+//
+// The two profiles must come from independent sampling streams
 // (two runs, or two disjoint windows of one process); the test measures
 // sampling error only, not differences between the runs of a program.
 func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
@@ -131,7 +169,7 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	for _, r := range nt.Rows {
 		row(r).New = r
 	}
-	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, Groups: len(keys),
+	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, PerRow: opts.PerRow, Groups: len(keys),
 		HeapSampler: [2]string{bt.HeapSampler, nt.HeapSampler}, HeapGoVersion: [2]string{bt.HeapGoVersion, nt.HeapGoVersion}}
 	for _, k := range keys {
 		d := byKey[k]
@@ -144,6 +182,7 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if err := diffFill(&res.Total, bg.total, ng.total, conf); err != nil {
 		return nil, err
 	}
+	res.Family = diffAdjust(res, 1-conf)
 	sort.Slice(res.Rows, func(i, j int) bool {
 		a, b := diffAbs(res.Rows[i].Delta), diffAbs(res.Rows[j].Delta)
 		if a != b {
@@ -192,8 +231,50 @@ func diffFill(d *DiffRow, base, next *group, conf float64) error {
 	// The bounds come from the model's weighted sums, the ratio from the
 	// profile's rounded values: keep the ratio inside its interval.
 	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
-	d.Significant = d.RatioLo > 1 || d.RatioHi < 1
+	d.sums = &diffSums{blo, bhi, nlo, nhi}
+	d.P = ratioP(blo, bhi, nlo, nhi)
+	d.PAdjusted = d.P
 	return nil
+}
+
+// diffAdjust sets PAdjusted (Holm's adjustment over the family, unless
+// r.PerRow) and Significant of r's rows and total, at level alpha, and
+// returns the size of the family. Rows without a ratio keep P and
+// PAdjusted 1 and are not flagged.
+func diffAdjust(r *DiffResult, alpha float64) int {
+	var fam []*DiffRow
+	for i := range r.Rows {
+		if r.Rows[i].HasRatio {
+			fam = append(fam, &r.Rows[i])
+		}
+	}
+	if r.Total.HasRatio && r.Groups > 1 {
+		fam = append(fam, &r.Total)
+	}
+	if !r.PerRow {
+		p := make([]float64, len(fam))
+		for i, d := range fam {
+			p[i] = d.P
+		}
+		for i, a := range holm(p) {
+			fam[i].PAdjusted = a
+		}
+		if r.Total.HasRatio && r.Groups == 1 && len(r.Rows) == 1 {
+			r.Total.PAdjusted = r.Rows[0].PAdjusted
+		}
+	}
+	flag := func(d *DiffRow) {
+		if !d.HasRatio {
+			d.P, d.PAdjusted = 1, 1
+			return
+		}
+		d.Significant = d.PAdjusted < alpha && (d.RatioLo > 1 || d.RatioHi < 1)
+	}
+	for i := range r.Rows {
+		flag(&r.Rows[i])
+	}
+	flag(&r.Total)
+	return len(fam)
 }
 
 // diffSub is a - b, saturating instead of overflowing.
@@ -210,6 +291,12 @@ func diffSub(a, b int64) int64 {
 
 // Gate is the check of arenaprof diff -fail-above: it fails when a
 // material group grew by more than FailAbove with the result's confidence.
+// Unless the result is PerRow, the confidence holds over all material
+// groups together: each group's one-sided p-value of "its ratio is at
+// most FailAbove" (the one its RatioLo inverts) is adjusted by Holm's
+// step-down method over the material groups with a ratio, so an
+// unchanged workload fails the gate with probability at most
+// (1-Confidence)/2, the level of RatioLo alone.
 type Gate struct {
 	// FailAbove is the ratio a group's RatioLo must exceed to fail the
 	// gate (above 0).
@@ -221,16 +308,46 @@ type Gate struct {
 }
 
 // Failing returns the material rows of r whose RatioLo exceeds
-// g.FailAbove, in r's order. Groups present in one profile only have no
-// ratio and never fail. It reads r.Rows: compute r with DiffOptions.N 0
-// for a gate over every group.
+// g.FailAbove and, unless r.PerRow, whose Holm-adjusted p-value is below
+// (1-r.Confidence)/2, in r's order. Groups present in one profile only
+// have no ratio and never fail. It reads r.Rows: compute r with
+// DiffOptions.N 0 for a gate over every group. Rows not computed by
+// [Diff] (without its sums) are judged by RatioLo alone.
 func (g Gate) Failing(r *DiffResult) []DiffRow {
-	var bad []DiffRow
 	floor := max(float64(g.MinBytes), g.MinShare*float64(r.Total.New.Bytes))
+	var fam []DiffRow
 	for _, row := range r.Rows {
-		if row.HasRatio && row.RatioLo > g.FailAbove && float64(row.New.Bytes) >= floor {
+		if row.HasRatio && float64(row.New.Bytes) >= floor {
+			fam = append(fam, row)
+		}
+	}
+	adj := make([]float64, len(fam))
+	if !r.PerRow {
+		for i, row := range fam {
+			adj[i] = row.gateP(g.FailAbove)
+		}
+		adj = holm(adj)
+	}
+	conf := r.Confidence
+	if conf == 0 {
+		conf = 0.95
+	}
+	var bad []DiffRow
+	for i, row := range fam {
+		if row.RatioLo > g.FailAbove && (r.PerRow || row.sums == nil || adj[i] < (1-conf)/2) {
 			bad = append(bad, row)
 		}
 	}
 	return bad
+}
+
+// gateP returns the one-sided p-value of "the ratio is at most c" that
+// RatioLo inverts (RatioLo exceeds c at confidence C exactly when it is
+// below (1-C)/2); 0 for a row without sums, which the gate judges by
+// RatioLo alone.
+func (d DiffRow) gateP(c float64) float64 {
+	if d.sums == nil {
+		return 0
+	}
+	return ratioLowerP(d.sums.baseHi.plusOne(), d.sums.newLo, c)
 }

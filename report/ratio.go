@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -163,4 +164,71 @@ func (r *ratioSums) addTerms(t ratioTerms, hi bool) {
 	default:
 		r.add(t.cLo, t.w, t.size)
 	}
+}
+
+// ratioLowerP returns the one-sided p-value of "num/den <= c" that the
+// lower bound of [ratioLower] inverts: the tail a* at which
+// ratioLower(den, num, a*) equals c, so that the bound exceeds c exactly
+// when a > a*. den already carries its extra event; c > 0. It lies in
+// [0, 1]: 0 when the bound exceeds c at every tail (a known ratio above c,
+// or no bytes in den), 1 when it never does.
+func ratioLowerP(den, num ratioSums, c float64) float64 {
+	if num.t <= 0 || !(c > 0) {
+		return 1
+	}
+	if den.t <= 0 {
+		return 0
+	}
+	var p float64
+	switch {
+	case num.exact() && den.exact():
+		if num.t/den.t > c {
+			return 0
+		}
+		return 1
+	case den.exact(): // s*GammaIncRegInv(k, a)/den.t = c
+		k, s := num.shapeScale()
+		p = mathext.GammaIncReg(k, c*den.t/s)
+	case num.exact(): // num.t/(s*GammaIncRegInv(k, 1-a)) = c
+		k, s := den.shapeScale()
+		p = mathext.GammaIncRegComp(k, num.t/(c*s))
+	default: // sn/sd * b/(1-b) = c, b = InvRegIncBeta(kn, kd, a)
+		kn, sn := num.shapeScale()
+		kd, sd := den.shapeScale()
+		p = mathext.RegIncBeta(kn, kd, c*sd/(sn+c*sd))
+	}
+	if math.IsNaN(p) {
+		return 1
+	}
+	return min(max(p, 0), 1)
+}
+
+// ratioP returns the two-sided p-value of "the ratio NEW/BASE is 1" that
+// [ratioInterval] inverts: the interval at confidence conf excludes 1
+// exactly when p < 1-conf, so p is one minus the largest confidence at
+// which it does. The arguments are those of ratioInterval.
+func ratioP(baseLo, baseHi, newLo, newHi ratioSums) float64 {
+	lo := ratioLowerP(baseHi.plusOne(), newLo, 1) // the lower bound exceeds 1
+	hi := ratioLowerP(newHi.plusOne(), baseLo, 1) // the upper bound falls below 1
+	return min(1, 2*min(lo, hi))
+}
+
+// holm returns Holm's step-down adjustment of the p-values p: a
+// hypothesis is rejected at family-wise level alpha when its adjusted
+// p-value is below alpha. The family-wise error (the probability of
+// rejecting any true hypothesis) is then at most alpha whatever the
+// dependence between the tests (Holm 1979).
+func holm(p []float64) []float64 {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	adj := make([]float64, len(p))
+	run := 0.0
+	for rank, i := range idx {
+		run = max(run, min(1, float64(len(p)-rank)*p[i]))
+		adj[i] = run
+	}
+	return adj
 }

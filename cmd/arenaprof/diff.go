@@ -24,11 +24,17 @@ and in NEW, their ratio NEW/BASE with an interval that holds with
 probability at least C, and the difference. BASE and NEW are both
 arenaprof profiles (arena or combined memory profiles, agent uploads) or
 both heap or allocs profiles of the Go runtime. A row is significant
-(marked *) when its interval excludes 1: the group's true bytes differ.
-Rows are sorted by the size of the change, largest first; groups present
-in one profile only have no ratio. BASE and NEW are profile files (gzipped
-or not), http(s) URLs of the arenaprof handler or of net/http/pprof, or -
-(one of them) for standard input.
+(marked *) when the group's true bytes differ with confidence C over all
+rows together: each row's p-value (the one its interval inverts) is
+adjusted by Holm's step-down method over the rows with a ratio and the
+total, so two runs of an unchanged workload flag any row with probability
+at most 1-C however many rows there are. Each interval stays marginal (it
+covers its own ratio with probability C), so a row whose interval just
+excludes 1 may be left unmarked; -per-row marks every row whose interval
+excludes 1, as before. Rows are sorted by the size of the change, largest
+first; groups present in one profile only have no ratio. BASE and NEW are
+profile files (gzipped or not), http(s) URLs of the arenaprof handler or
+of net/http/pprof, or - (one of them) for standard input.
 
 The interval is the exact conditional test for two counts (given their
 sum, one is binomial), extended to groups that mix object sizes and
@@ -42,8 +48,8 @@ The table follows a heading that names what is compared (BASE and NEW,
 the sample and the grouping), each profile's window marking ("Go heap
 profile" for a runtime profile, which has none) and the confidence, and a
 legend of its marks: * after the interval marks a significant change
-(the interval excludes 1); - in RATIO and INTERVAL marks a group present in
-one profile only.
+(Holm-adjusted over the rows, or the interval excludes 1 with -per-row);
+- in RATIO and INTERVAL marks a group present in one profile only.
 
 flags:
   -by type|func|stack|size|label=KEY
@@ -60,12 +66,20 @@ flags:
         and -fail-above always cover every group
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
-        (default 0.95)
+        (default 0.95); the marks and -fail-above hold it over all rows
+  -per-row
+        test each row alone: mark every row whose interval excludes 1 and
+        fail -fail-above on any material row whose ratio_lo exceeds R
+        (with many rows, an unchanged workload then trips on noise)
 ` + fullUsage + `` + filterUsage + heapUsage + readLimitsUsage + pyroscopeUsage + `  -fail-above R
-        exit with status 3 when some material group's ratio_lo exceeds R
+        exit with status 3 when some material group grew by more than R
         (R > 0), e.g. 1.2: fail when a group grew by at least 20% with
-        confidence C; groups present in NEW only have no ratio and do not
-        trip the gate
+        confidence C over all material groups: its ratio_lo exceeds R and
+        its one-sided p-value of a ratio at most R, Holm-adjusted over the
+        material groups, is below (1-C)/2 (the level of ratio_lo alone), so
+        an unchanged workload fails with probability at most (1-C)/2; with
+        -per-row, any material ratio_lo above R fails; groups present in
+        NEW only have no ratio and do not trip the gate
   -min-share S
         a group is material for -fail-above when its NEW bytes are at
         least S times NEW's total, 0 <= S <= 1 (default 0.005, as pprof's
@@ -73,10 +87,14 @@ flags:
   -min-bytes N
         and at least N bytes in NEW (default 0)
   -json print JSON instead of a table: {"sample", "by", "confidence",
-        "groups", "rows": [{"key", "base_bytes", "new_bytes", "base_samples",
-        "new_samples", "diff_bytes", "ratio", "ratio_lo", "ratio_hi",
-        "significant"}], "total": {...}}; the ratio fields are null when a
-        side has no samples; ratio_hi is null when unbounded
+        "per_row", "family", "groups", "rows": [{"key", "base_bytes",
+        "new_bytes", "base_samples", "new_samples", "diff_bytes", "ratio",
+        "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant"}],
+        "total": {...}}; the ratio fields are null when a side has no
+        samples; ratio_hi is null when unbounded; p is the row's two-sided
+        p-value (its interval excludes 1 when p < 1-C), p_adjusted is p
+        Holm-adjusted over the family's rows (p with -per-row), and
+        significant is p_adjusted < 1-C
 
 exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
 3 the -fail-above gate failed.
@@ -88,6 +106,7 @@ type diffOptions struct {
 	failAbove  float64 // 0: no gate
 	minShare   float64 // materiality of a group for the gate: share of NEW's total
 	minBytes   int64   // and bytes in NEW
+	perRow     bool    // -per-row: no adjustment for the number of rows
 	base, next string
 	pyro       pyroscopeOptions // -pyroscope: base and next are label selectors
 }
@@ -119,8 +138,12 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.failAbove > 0 {
 		if bad := diffGate(res, opts); len(bad) > 0 {
-			fmt.Fprintf(stderr, "arenaprof diff: %d group(s) grew by more than %s with confidence %g: %s\n",
-				len(bad), strconv.FormatFloat(opts.failAbove, 'g', -1, 64), opts.confidence, strings.Join(bad, ", "))
+			over := " over all material groups"
+			if opts.perRow {
+				over = " (each group alone)"
+			}
+			fmt.Fprintf(stderr, "arenaprof diff: %d group(s) grew by more than %s with confidence %g%s: %s\n",
+				len(bad), strconv.FormatFloat(opts.failAbove, 'g', -1, 64), opts.confidence, over, strings.Join(bad, ", "))
 			return diffGateCode
 		}
 	}
@@ -159,6 +182,7 @@ type diffFlags struct {
 	g                        groupFlags
 	pf                       pyroscopeFlags
 	fail, minShare, minBytes *string
+	perRow                   *bool
 }
 
 // addDiffFlags defines diff's flags on fs.
@@ -169,6 +193,7 @@ func addDiffFlags(fs *flag.FlagSet) diffFlags {
 		fail:     fs.String("fail-above", "", ""),
 		minShare: fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), ""),
 		minBytes: fs.String("min-bytes", "0", ""),
+		perRow:   fs.Bool("per-row", false, ""),
 	}
 }
 
@@ -198,6 +223,7 @@ func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
 		return opts, topUsageErr("bad -min-bytes %q; use a number of bytes, 0 or more", *minBytes)
 	}
 	opts.minBytes = mb
+	opts.perRow = *df.perRow
 	if len(pos) != 2 && opts.pyro.on() {
 		return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
 	}
@@ -277,7 +303,7 @@ func diffCompare(opts diffOptions, base, next *arenaProfile) (_, _ *arenaProfile
 	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
 		By: by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
-		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
+		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder, PerRow: opts.perRow,
 	})
 	if err != nil {
 		return nil, nil, nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
@@ -315,6 +341,8 @@ type diffRowJSON struct {
 	Ratio       *float64 `json:"ratio"`
 	RatioLo     *float64 `json:"ratio_lo"`
 	RatioHi     *float64 `json:"ratio_hi"`
+	P           float64  `json:"p"`
+	PAdjusted   float64  `json:"p_adjusted"`
 	Significant bool     `json:"significant"`
 }
 
@@ -323,6 +351,8 @@ type diffJSON struct {
 	Sample     string        `json:"sample"`
 	By         string        `json:"by"`
 	Confidence float64       `json:"confidence"`
+	PerRow     bool          `json:"per_row"`
+	Family     int           `json:"family"`
 	Sampler    *[2]string    `json:"heap_sampler,omitempty"`    // base, new
 	GoVersion  *[2]string    `json:"heap_go_version,omitempty"` // base, new
 	Groups     int           `json:"groups"`
@@ -334,7 +364,7 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 	out := diffRowJSON{
 		Key: r.Key, BaseBytes: r.Base.Bytes, NewBytes: r.New.Bytes,
 		BaseSamples: r.Base.Samples, NewSamples: r.New.Samples,
-		DiffBytes: r.Delta, Significant: r.Significant,
+		DiffBytes: r.Delta, P: r.P, PAdjusted: r.PAdjusted, Significant: r.Significant,
 	}
 	if r.HasRatio {
 		ratio, lo := r.Ratio, r.RatioLo
@@ -350,7 +380,7 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
+		PerRow: res.PerRow, Family: res.Family, Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}
 	if res.HeapSampler != [2]string{} {
 		out.Sampler, out.GoVersion = &res.HeapSampler, &res.HeapGoVersion
@@ -420,8 +450,12 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 	if res.HeapSampler != [2]string{} {
 		lines = append(lines, diffSamplerLine(res, opts.anyOrder))
 	}
-	return append(lines,
-		fmt.Sprintf("* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)", conf),
+	mark := fmt.Sprintf("* marks a significant change: the ratio's %s interval excludes 1 (the group's true bytes differ)", conf)
+	if !res.PerRow {
+		mark = fmt.Sprintf("* marks a significant change at %s over all %d rows tested (Holm-adjusted p < %s; each interval alone is at %s)",
+			conf, res.Family, strconv.FormatFloat(100*(1-res.Confidence), 'g', 4, 64)+"%", conf)
+	}
+	return append(lines, mark,
 		"- in RATIO and INTERVAL: the group is in one profile only")
 }
 

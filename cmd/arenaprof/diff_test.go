@@ -267,3 +267,56 @@ func FuzzDiffProfile(f *testing.F) {
 		}
 	})
 }
+
+// The -json output is coherent with and without -per-row: p_adjusted is
+// p per row and at least p with Holm, significant is p_adjusted < 1-C, a
+// row's interval excludes 1 exactly when p < 1-C, and the family counts
+// the rows with a ratio and the total. The pair is TestDiffCLI's; nothing
+// here depends on the draws but the p-values themselves.
+func TestDiffCLIFamilyJSON(t *testing.T) {
+	base := diffProfileFile(t, "base.pb.gz", 1024, 11, 64000, 4000)
+	next := diffProfileFile(t, "new.pb.gz", 4096, 12, 128000, 4000)
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		perRow bool
+	}{
+		{"holm", nil, false},
+		{"per row", []string{"-per-row"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runDiffArgs(append(tt.args, "-json", "-n", "0", base, next)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var rep diffJSON
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			withRatio := 0
+			for _, r := range append(rep.Rows, rep.Total) {
+				if r.Ratio == nil {
+					if r.P != 1 || r.PAdjusted != 1 || r.Significant {
+						t.Errorf("%s without a ratio: %+v", r.Key, r)
+					}
+					continue
+				}
+				if r.Key != "total" {
+					withRatio++
+				}
+				excludes := *r.RatioLo > 1 || r.RatioHi != nil && *r.RatioHi < 1
+				if excludes != (r.P < 0.05) || r.PAdjusted < r.P || tt.perRow && r.PAdjusted != r.P ||
+					r.Significant != (r.PAdjusted < 0.05) {
+					t.Errorf("%s: %+v", r.Key, r)
+				}
+			}
+			if rep.PerRow != tt.perRow || rep.Family != withRatio+1 {
+				t.Errorf("per_row %v, family %d, want %v and %d", rep.PerRow, rep.Family, tt.perRow, withRatio+1)
+			}
+		})
+	}
+	code, out, _ := runDiffArgs(base, next)
+	if code != 0 || !strings.Contains(out, "* marks a significant change at 95% over all 3 rows tested (Holm-adjusted p < 5%") {
+		t.Errorf("legend:\n%s", out)
+	}
+}

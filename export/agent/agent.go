@@ -591,18 +591,21 @@ func (a *Agent) collect(ctx context.Context, from time.Time) time.Time {
 			var u *Upload
 			u, err = a.newUploadOf(s.Name(), p, from, until)
 			if err == nil {
-				var full []string
+				type overflow struct{ name, cause string }
+				var full []overflow
 				a.count(func() {
 					a.collected.Add(1)
 					for _, d := range a.dests {
 						if d.push(u) {
-							d.lastError("queue full: dropped the oldest profile")
-							full = append(full, d.name)
+							// Counted in Dropped and QueueFull; LastError
+							// keeps the cause (why the queue filled).
+							d.lastFullAt = time.Now()
+							full = append(full, overflow{d.name, d.lastErr})
 						}
 					}
 				})
-				for _, name := range full {
-					a.logf(slog.LevelWarn, true, "arenaprof agent: upload queue full, dropped the oldest profile", "uploader", name)
+				for _, f := range full {
+					a.logf(slog.LevelWarn, true, "arenaprof agent: upload queue full, dropped the oldest profile", "uploader", f.name, "last_error", f.cause)
 				}
 				continue
 			}
@@ -854,7 +857,10 @@ func (a *Agent) deliver(d *dest, u *Upload) {
 				"uploader", d.name, "profile", u.Profile, "attempts", attempt+1, "err", msg)
 			return
 		case ctx.Err() != nil:
-			a.count(func() { d.dropped.Add(1); d.inflight.Add(-1); d.lastError(msg) })
+			// Stop's time ran out and cancelled the attempt: its error
+			// (often a bare "context canceled") is no upload error and
+			// must not replace the cause already in LastError.
+			a.count(func() { d.dropped.Add(1); d.inflight.Add(-1) })
 			return
 		}
 		wait := a.backoff(attempt)
@@ -901,14 +907,18 @@ type Stats struct {
 	// Collected counts profiles collected (all sources);
 	// CollectErrors counts collections or encodings that failed.
 	Collected, CollectErrors uint64
-	// Uploaded, Retried, Dropped, Failed, Unconfirmed and BytesUploaded
-	// are the sums over destinations.
-	Uploaded, Retried, Dropped, Failed, Unconfirmed, BytesUploaded uint64
+	// Uploaded, Retried, Dropped, QueueFull, Failed, Unconfirmed and
+	// BytesUploaded are the sums over destinations.
+	Uploaded, Retried, Dropped, QueueFull, Failed, Unconfirmed, BytesUploaded uint64
 	// LastError is the most recent upload error of any destination (see
 	// DestinationStats.LastError) and LastErrorTime when it happened;
-	// empty and zero if none.
+	// empty and zero if none. A full queue never replaces it: see
+	// QueueFull and LastQueueFullTime.
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
+	// LastQueueFullTime is the latest time any destination's queue was
+	// full and dropped its oldest profile; zero if never.
+	LastQueueFullTime time.Time `json:",omitzero"`
 	// Destinations holds the counters of each uploader, in Config order.
 	Destinations []DestinationStats
 }
@@ -927,6 +937,13 @@ type DestinationStats struct {
 	// Dropped counts profiles discarded without delivery: the oldest of a
 	// full queue, and those queued or in flight when Stop's time ran out.
 	Dropped uint64
+	// QueueFull counts the profiles of Dropped that were the oldest of a
+	// full queue (collection outpaced uploads, usually because uploads
+	// are failing or slow: LastError says why), and LastQueueFullTime is
+	// when that last happened. A full queue is not an upload error and
+	// never replaces LastError.
+	QueueFull         uint64
+	LastQueueFullTime time.Time `json:",omitzero"`
 	// Failed counts profiles given up after a non-retryable error, or when
 	// retrying would exceed Config.MaxRetryTime or Config.MaxRetries.
 	Failed uint64
@@ -942,7 +959,8 @@ type DestinationStats struct {
 	// LastError is this destination's most recent upload error, retried
 	// or not, as the uploader reported it (the errors of the destinations
 	// of [NewPyroscope], [NewOTLP] and [NewDir] hold no credentials), and
-	// LastErrorTime when it happened.
+	// LastErrorTime when it happened: the transport or server error that
+	// is the cause, never the queue overflow it may lead to (QueueFull).
 	LastError     string    `json:",omitempty"`
 	LastErrorTime time.Time `json:",omitzero"`
 }
@@ -955,23 +973,29 @@ func (a *Agent) Stats() Stats {
 	s := Stats{Collected: a.collected.Load(), CollectErrors: a.collectErrors.Load()}
 	for _, d := range a.dests {
 		ds := DestinationStats{
-			Name:          d.name,
-			Enqueued:      d.enqueued.Load(),
-			Uploaded:      d.uploaded.Load(),
-			BytesUploaded: d.bytes.Load(),
-			Retried:       d.retried.Load(),
-			Dropped:       d.dropped.Load(),
-			Failed:        d.failed.Load(),
-			Unconfirmed:   d.unconfirmed.Load(),
-			Queued:        d.len(),
-			InFlight:      int(d.inflight.Load()),
-			LastError:     d.lastErr,
-			LastErrorTime: d.lastErrAt,
+			Name:              d.name,
+			Enqueued:          d.enqueued.Load(),
+			Uploaded:          d.uploaded.Load(),
+			BytesUploaded:     d.bytes.Load(),
+			Retried:           d.retried.Load(),
+			Dropped:           d.dropped.Load(),
+			QueueFull:         d.queueFull.Load(),
+			LastQueueFullTime: d.lastFullAt,
+			Failed:            d.failed.Load(),
+			Unconfirmed:       d.unconfirmed.Load(),
+			Queued:            d.len(),
+			InFlight:          int(d.inflight.Load()),
+			LastError:         d.lastErr,
+			LastErrorTime:     d.lastErrAt,
 		}
 		s.Uploaded += ds.Uploaded
 		s.BytesUploaded += ds.BytesUploaded
 		s.Retried += ds.Retried
 		s.Dropped += ds.Dropped
+		s.QueueFull += ds.QueueFull
+		if ds.LastQueueFullTime.After(s.LastQueueFullTime) {
+			s.LastQueueFullTime = ds.LastQueueFullTime
+		}
 		s.Failed += ds.Failed
 		s.Unconfirmed += ds.Unconfirmed
 		if ds.LastErrorTime.After(s.LastErrorTime) {
@@ -996,12 +1020,13 @@ type dest struct {
 	notify chan struct{}
 	done   chan struct{}
 
-	enqueued, uploaded, bytes, retried, dropped, failed, unconfirmed atomic.Uint64
-	inflight                                                         atomic.Int64
+	enqueued, uploaded, bytes, retried, dropped, queueFull, failed, unconfirmed atomic.Uint64
+	inflight                                                                    atomic.Int64
 
-	// lastErr and lastErrAt are guarded by Agent.mu.
-	lastErr   string
-	lastErrAt time.Time
+	// lastErr, lastErrAt and lastFullAt are guarded by Agent.mu.
+	lastErr    string
+	lastErrAt  time.Time
+	lastFullAt time.Time
 }
 
 // lastError records msg as the destination's last error; the caller holds
@@ -1019,6 +1044,7 @@ func (d *dest) push(u *Upload) (dropped bool) {
 		d.queue[0] = nil
 		d.queue = d.queue[1:]
 		d.dropped.Add(1)
+		d.queueFull.Add(1)
 		dropped = true
 	}
 	d.queue = append(d.queue, u)

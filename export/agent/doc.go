@@ -36,7 +36,10 @@
 //
 // [Agent.Stats] counts what happened: once the agent has stopped, every
 // profile handed to a destination is counted in exactly one of Uploaded,
-// Failed, Unconfirmed and Dropped, with the last error and its time.
+// Failed, Unconfirmed and Dropped, with the last error and its time. The
+// last error is the cause (the transport or server error); profiles dropped
+// because a queue was full are counted apart in QueueFull, a part of
+// Dropped, and never replace it.
 // Without a Config.Logger, persistent failures are logged through
 // slog.Default at most once a minute.
 //
