@@ -252,12 +252,24 @@ func TestHoldingsConcurrent(t *testing.T) {
 func TestHoldingsRetakenSite(t *testing.T) {
 	record(t, samplingstate.DefaultMeanBytes, false)
 	p := NewPool(WithLabels(hooks.NewLabels("test", "retaken")))
-	a := p.Get(nil)
-	New[obj8](a) // listed from its first chunk
-	p.Put(a)
-	a = takeFrom(p, nil)
+	// The race detector makes sync.Pool drop a quarter of its Puts at
+	// random, so Get may hand out a fresh arena: take until the one put
+	// back comes again (each try has a chance of 3/4 under -race, 1
+	// otherwise; 40 tries all failing: 4^-40).
+	var a *Arena
+	for try := 0; ; try++ {
+		first := p.Get(nil)
+		New[obj8](first) // listed from its first chunk
+		p.Put(first)
+		if a = takeFrom(p, nil); a == first {
+			break
+		}
+		if try == 40 {
+			t.Fatal("the pool never handed its arena out again")
+		}
+	}
 	defer p.Put(a)
-	if a.ID() != a.hold.arena.Value().ID() {
+	if rec := a.hold.arena.Value(); rec == nil || a.ID() != rec.ID() {
 		t.Fatal("wrong record")
 	}
 	hs := holdingsOf("retaken")
