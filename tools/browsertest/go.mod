@@ -1,6 +1,6 @@
 module github.com/arenaprof/arenaprof/tools/browsertest
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/arenaprof/arenaprof v0.0.0
