@@ -34,7 +34,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cli = filepath.Join(dir, "arenaprof")
-	build := exec.Command("go", "build", "-o", cli, "github.com/arenaprof/arenaprof/cmd/arenaprof")
+	// Built in the main module, with its own go.mod and go.sum: the
+	// command as users build it.
+	build := exec.Command("go", "build", "-o", cli, "./cmd/arenaprof")
+	build.Dir = filepath.Join("..", "..")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building arenaprof:", err)
