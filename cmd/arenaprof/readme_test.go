@@ -10,64 +10,101 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	rpprof "runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/internal/holdings"
 )
 
-// readmeCommand is one command line of a code block of README.md.
+// readmeCommand is one command line of a code block of README.md or a
+// guide in docs/.
 type readmeCommand struct {
+	file   string   // README.md or docs/NAME.md
 	line   string   // as written, continuation lines joined
 	output []string // the lines shown after a "$ " command, up to the next one
+	run    bool     // run it on readmeDir's files; otherwise only parse its flags
 }
 
-// readmeCommands returns every line of README.md's code blocks that runs
-// go tool pprof or arenaprof (as "arenaprof ..." or "go run
-// ./cmd/arenaprof ..."), with a leading "$ " and a trailing "# comment"
-// removed and "\"-continued lines joined.
-func readmeCommands(t *testing.T) []readmeCommand {
+// runGuides are the guides whose commands TestREADMECommands runs, as it
+// runs README.md's: they read the files readmeDir writes (they were
+// README's sections). The commands of the other guides read a service of
+// their own (advise, html -open): their flags are parsed, not run.
+var runGuides = []string{
+	"docs/diff.md", "docs/fleet.md", "docs/getting-started.md", "docs/live-arenas.md",
+	"docs/opentelemetry.md", "docs/pyroscope.md", "docs/reading-numbers.md",
+}
+
+// docFiles returns README.md and the guides in docs/ (but docs/cli.md,
+// which holds the commands' help, not commands), as paths relative to the
+// repository's root.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	guides, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := []string{"README.md"}
+	for _, g := range guides {
+		if f := filepath.ToSlash(strings.TrimPrefix(g, filepath.Join("..", "..")+string(filepath.Separator))); f != "docs/cli.md" {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// readmeCommands returns every line of the code blocks of README.md and
+// the guides that runs go tool pprof or arenaprof (as "arenaprof ..." or
+// "go run ./cmd/arenaprof ..."), with a leading "$ " and a trailing
+// "# comment" removed and "\"-continued lines joined.
+func readmeCommands(t *testing.T) []readmeCommand {
+	t.Helper()
 	var cmds []readmeCommand
-	in := false
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.HasPrefix(l, "```") {
-			in = !in
-			continue
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !in {
-			continue
-		}
-		s, prompt := strings.CutPrefix(strings.TrimSpace(l), "$ ")
-		if !strings.HasPrefix(s, "go tool pprof ") && !strings.HasPrefix(s, "arenaprof ") && !strings.HasPrefix(s, "go run ./cmd/arenaprof ") {
-			if strings.Contains(s, "arenaprof ") && !strings.HasPrefix(s, "//") && strings.HasPrefix(strings.TrimLeft(s, " "), "go ") {
-				t.Errorf("README line %d runs arenaprof in a way this test does not know: %q", i+1, l)
+		runs := file == "README.md" || slices.Contains(runGuides, file)
+		in := false
+		lines := strings.Split(string(data), "\n")
+		for i := 0; i < len(lines); i++ {
+			l := lines[i]
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				in = !in
+				continue
 			}
-			continue
-		}
-		for strings.HasSuffix(s, "\\") && i+1 < len(lines) {
-			i++
-			s = strings.TrimSuffix(s, "\\") + " " + strings.TrimSpace(lines[i])
-		}
-		c := readmeCommand{line: stripComment(s)}
-		if prompt {
-			for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "$ ") && !strings.HasPrefix(lines[j], "```"); j++ {
-				c.output = append(c.output, lines[j])
+			if !in {
+				continue
 			}
+			s, prompt := strings.CutPrefix(strings.TrimSpace(l), "$ ")
+			if !strings.HasPrefix(s, "go tool pprof ") && !strings.HasPrefix(s, "arenaprof ") && !strings.HasPrefix(s, "go run ./cmd/arenaprof ") {
+				installs := strings.HasPrefix(s, "go get ") || strings.HasPrefix(s, "go install ")
+				if strings.Contains(s, "arenaprof ") && !installs && strings.HasPrefix(s, "go ") {
+					t.Errorf("%s line %d runs arenaprof in a way this test does not know: %q", file, i+1, l)
+				}
+				continue
+			}
+			for strings.HasSuffix(s, "\\") && i+1 < len(lines) {
+				i++
+				s = strings.TrimSuffix(s, "\\") + " " + strings.TrimSpace(lines[i])
+			}
+			c := readmeCommand{file: file, line: stripComment(s), run: runs}
+			if prompt {
+				for j := i + 1; j < len(lines) && !strings.HasPrefix(lines[j], "$ ") && !strings.HasPrefix(lines[j], "```"); j++ {
+					c.output = append(c.output, lines[j])
+				}
+			}
+			cmds = append(cmds, c)
 		}
-		cmds = append(cmds, c)
 	}
 	return cmds
 }
@@ -198,10 +235,10 @@ func TestREADMECommands(t *testing.T) {
 
 	cmds := readmeCommands(t)
 	if len(cmds) < 20 {
-		t.Fatalf("found %d commands in README.md; the parser is broken", len(cmds))
+		t.Fatalf("found %d commands in README.md and docs/; the parser is broken", len(cmds))
 	}
 	for _, c := range cmds {
-		t.Run(c.line, func(t *testing.T) {
+		t.Run(c.file+": "+c.line, func(t *testing.T) {
 			words := shellWords(c.line)
 			for i := range words {
 				for _, h := range []string{"host:6060", "127.0.0.1:8080"} {
@@ -218,6 +255,15 @@ func TestREADMECommands(t *testing.T) {
 			args := words[1:]
 			if words[0] == "go" {
 				args = words[3:]
+			}
+			if !c.run {
+				// Its flags exist and parse: -h after them ends the parse
+				// with the help, after an error for any unknown flag.
+				var out, errOut bytes.Buffer
+				if code := run(append(slices.Clone(args), "-h"), &out, &errOut); code != 0 {
+					t.Fatalf("flags do not parse: exit %d: %s", code, errOut.String())
+				}
+				return
 			}
 			if strings.Contains(c.line, "-pyroscope") {
 				var err error
@@ -376,5 +422,104 @@ func runReadmePyroscope(t *testing.T, url string, args []string) {
 			t.Fatalf("%v against %s: exit %d: %s", args, url, code, errOut.String())
 		}
 		time.Sleep(2 * time.Second)
+	}
+}
+
+// mdLink matches a markdown link or image's target: "](target)".
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingAnchor returns the anchor GitHub gives a markdown heading: lower
+// case, punctuation but '-' and '_' dropped, spaces made '-'.
+func headingAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdAnchors returns the anchors of the headings of a markdown file.
+func mdAnchors(data string) map[string]bool {
+	anchors := map[string]bool{}
+	in := false
+	for _, l := range strings.Split(data, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			in = !in
+		}
+		if !in && strings.HasPrefix(l, "#") {
+			anchors[headingAnchor(strings.TrimLeft(l, "#"))] = true
+		}
+	}
+	return anchors
+}
+
+// inlineCode matches a code span.
+var inlineCode = regexp.MustCompile("`[^`]*`")
+
+// mdProse returns data without its fenced code blocks and code spans,
+// where "](x)" is code, not a link.
+func mdProse(data string) string {
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(data, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			b.WriteString(inlineCode.ReplaceAllString(l, ""))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// TestDocLinks checks every relative link of README.md and the guides in
+// docs/ (and of the documents they link to: ACCURACY.md, BENCHMARKS.md):
+// its file exists, and its #anchor, if any, is a heading of that file.
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files := append(docFiles(t), "docs/cli.md", "ACCURACY.md", "BENCHMARKS.md")
+	read := func(rel string) (string, bool) {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		return string(data), err == nil
+	}
+	checked := 0
+	for _, file := range files {
+		data, ok := read(file)
+		if !ok {
+			t.Fatalf("%s is missing", file)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(mdProse(data), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			p, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if p != "" {
+				dest = path.Clean(path.Join(path.Dir(file), p))
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(dest))); err != nil {
+					t.Errorf("%s links to %s: %s does not exist", file, target, dest)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			d, ok := read(dest)
+			if !ok || !strings.HasSuffix(dest, ".md") || !mdAnchors(d)[anchor] {
+				t.Errorf("%s links to %s: %s has no heading with anchor %q", file, target, dest, anchor)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d links; the parser is broken", checked)
 	}
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/arenaprof/arenaprof/report"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata/*.golden files of arenaprof top")
+var update = flag.Bool("update", false, "rewrite the testdata/*.golden files of arenaprof top and the generated part of docs/cli.md")
 
 // fixtureBucket is one collector bucket of the fixture profile.
 type fixtureBucket struct {
