@@ -42,6 +42,8 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 // Attribute keys of the Profile attributes (see the package doc).
@@ -154,7 +156,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	var attrs []int32
 	for i, s := range p.Sample {
 		start := len(arena)
-		arena = appendUint(arena, 1, uint64(e.sampleStack(s.Location)))
+		arena = wire.AppendUintOpt(arena, 1, uint64(e.sampleStack(s.Location)))
 		attrs = append(attrs[:0], e.sampleAttrs(s)...)
 		for j, kv := range r.SampleAttributes {
 			// A label of the sample's own keeps its key.
@@ -162,7 +164,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 				attrs = append(attrs, extra[j])
 			}
 		}
-		arena = appendPacked(arena, fAttrs, attrs)
+		arena = wire.AppendPacked(arena, fAttrs, attrs)
 		common[i] = arena[start:len(arena):len(arena)]
 	}
 	profAttrs := e.profileAttrs(p)
@@ -177,27 +179,27 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	var body []byte
 	for t, st := range p.SampleType {
 		body = body[:0]
-		body = appendBytes(body, 1, e.valueType(st))
+		body = wire.AppendBytes(body, 1, e.valueType(st))
 		for i, s := range p.Sample {
 			if t >= len(s.Value) || s.Value[t] == 0 {
 				continue
 			}
 			v := uint64(s.Value[t])
-			body = appendTag(body, 2, wireLen)
-			body = binary.AppendUvarint(body, uint64(len(common[i])+1+1+varintSize(v)))
+			body = wire.AppendTag(body, 2, wire.Len)
+			body = binary.AppendUvarint(body, uint64(len(common[i])+1+1+wire.VarintSize(v)))
 			body = append(body, common[i]...)
-			body = appendTag(body, fValues, wireLen)
-			body = binary.AppendUvarint(body, uint64(varintSize(v)))
+			body = wire.AppendTag(body, fValues, wire.Len)
+			body = binary.AppendUvarint(body, uint64(wire.VarintSize(v)))
 			body = binary.AppendUvarint(body, v)
 		}
-		body = appendFixed64(body, 3, uint64(p.TimeNanos))
-		body = appendUint(body, 4, uint64(p.DurationNanos))
+		body = wire.AppendFixed64Opt(body, 3, uint64(p.TimeNanos))
+		body = wire.AppendUintOpt(body, 4, uint64(p.DurationNanos))
 		if p.PeriodType != nil {
-			body = appendBytes(body, 5, e.valueType(p.PeriodType))
+			body = wire.AppendBytes(body, 5, e.valueType(p.PeriodType))
 		}
-		body = appendUint(body, 6, uint64(p.Period))
-		body = appendPacked(body, 11, profAttrs)
-		profs = appendBytes(profs, 2, body)
+		body = wire.AppendUintOpt(body, 6, uint64(p.Period))
+		body = wire.AppendPacked(body, 11, profAttrs)
+		profs = wire.AppendBytes(profs, 2, body)
 	}
 
 	// The dictionary, now that every table is complete.
@@ -205,9 +207,9 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	dict = append(dict, e.mapTable.buf...)
 	dict = append(dict, e.locTable.buf...)
 	dict = append(dict, e.funcTable.buf...)
-	dict = appendBytes(dict, 4, nil) // link_table[0]
+	dict = wire.AppendBytes(dict, 4, nil) // link_table[0]
 	for _, s := range e.table {
-		dict = appendTag(dict, 5, wireLen)
+		dict = wire.AppendTag(dict, 5, wire.Len)
 		dict = binary.AppendUvarint(dict, uint64(len(s)))
 		dict = append(dict, s...)
 	}
@@ -216,42 +218,42 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 
 	var res []byte
 	for _, kv := range r.Resource {
-		res = appendBytes(res, 1, keyValue(e.scratch[:0], kv))
+		res = wire.AppendBytes(res, 1, keyValue(e.scratch[:0], kv))
 	}
 	var scope []byte
-	scope = appendString(scope, 1, r.ScopeName)
-	scope = appendString(scope, 2, r.ScopeVersion)
+	scope = wire.AppendStringOpt(scope, 1, r.ScopeName)
+	scope = wire.AppendStringOpt(scope, 2, r.ScopeVersion)
 	for _, kv := range r.ScopeAttributes {
-		scope = appendBytes(scope, 3, keyValue(e.scratch[:0], kv))
+		scope = wire.AppendBytes(scope, 3, keyValue(e.scratch[:0], kv))
 	}
 	// ScopeProfiles: scope, then the Profiles, written without a copy of
 	// the Profiles into an intermediate message.
 	var scopeHead []byte
-	scopeHead = appendBytes(scopeHead, 1, scope)
+	scopeHead = wire.AppendBytes(scopeHead, 1, scope)
 	spLen := len(scopeHead) + len(profs)
 	var rpHead []byte
-	rpHead = appendBytes(rpHead, 1, res)
-	rpHead = appendTag(rpHead, 2, wireLen)
+	rpHead = wire.AppendBytes(rpHead, 1, res)
+	rpHead = wire.AppendTag(rpHead, 2, wire.Len)
 	rpHead = binary.AppendUvarint(rpHead, uint64(spLen))
 	rpLen := len(rpHead) + spLen
 
 	dst = slices.Grow(dst, rpLen+len(dict)+16)
-	dst = appendTag(dst, 1, wireLen)
+	dst = wire.AppendTag(dst, 1, wire.Len)
 	dst = binary.AppendUvarint(dst, uint64(rpLen))
 	dst = append(dst, rpHead...)
 	dst = append(dst, scopeHead...)
 	dst = append(dst, profs...)
-	dst = appendBytes(dst, 2, dict)
+	dst = wire.AppendBytes(dst, 2, dict)
 	return dst
 }
 
 func keyValue(b []byte, kv KeyValue) []byte {
 	var v []byte
-	v = appendTag(v, 1, wireLen) // AnyValue.string_value, even when empty
+	v = wire.AppendTag(v, 1, wire.Len) // AnyValue.string_value, even when empty
 	v = binary.AppendUvarint(v, uint64(len(kv.Value)))
 	v = append(v, kv.Value...)
-	b = appendString(b, 1, kv.Key)
-	return appendBytes(b, 2, v)
+	b = wire.AppendStringOpt(b, 1, kv.Key)
+	return wire.AppendBytes(b, 2, v)
 }
 
 // str returns the index of s in the string table, adding it.
@@ -267,8 +269,8 @@ func (e *encoder) str(s string) int32 {
 
 func (e *encoder) valueType(vt *profile.ValueType) []byte {
 	var b []byte
-	b = appendUint(b, 1, uint64(e.str(vt.Type)))
-	return appendUint(b, 2, uint64(e.str(vt.Unit)))
+	b = wire.AppendUintOpt(b, 1, uint64(e.str(vt.Type)))
+	return wire.AppendUintOpt(b, 2, uint64(e.str(vt.Unit)))
 }
 
 func (e *encoder) function(f *profile.Function) int32 {
@@ -279,10 +281,10 @@ func (e *encoder) function(f *profile.Function) int32 {
 		return i
 	}
 	b := e.scratch[:0]
-	b = appendUint(b, 1, uint64(e.str(f.Name)))
-	b = appendUint(b, 2, uint64(e.str(f.SystemName)))
-	b = appendUint(b, 3, uint64(e.str(f.Filename)))
-	b = appendUint(b, 4, uint64(f.StartLine))
+	b = wire.AppendUintOpt(b, 1, uint64(e.str(f.Name)))
+	b = wire.AppendUintOpt(b, 2, uint64(e.str(f.SystemName)))
+	b = wire.AppendUintOpt(b, 3, uint64(e.str(f.Filename)))
+	b = wire.AppendUintOpt(b, 4, uint64(f.StartLine))
 	e.scratch = b
 	i := e.funcTable.add(b)
 	e.functions[f] = i
@@ -301,12 +303,12 @@ func (e *encoder) mapping(m *profile.Mapping) int32 {
 		build = e.attr(attr{key: AttrBuildID, str: m.BuildID})
 	}
 	b := e.scratch[:0]
-	b = appendUint(b, 1, m.Start)
-	b = appendUint(b, 2, m.Limit)
-	b = appendUint(b, 3, m.Offset)
-	b = appendUint(b, 4, uint64(e.str(m.File)))
+	b = wire.AppendUintOpt(b, 1, m.Start)
+	b = wire.AppendUintOpt(b, 2, m.Limit)
+	b = wire.AppendUintOpt(b, 3, m.Offset)
+	b = wire.AppendUintOpt(b, 4, uint64(e.str(m.File)))
 	if build != 0 {
-		b = appendPacked(b, 5, []int32{build})
+		b = wire.AppendPacked(b, 5, []int32{build})
 	}
 	e.scratch = b
 	i := e.mapTable.add(b)
@@ -322,14 +324,14 @@ func (e *encoder) location(l *profile.Location) int32 {
 	var lines []byte
 	for _, ln := range l.Line {
 		var b []byte
-		b = appendUint(b, 1, uint64(e.function(ln.Function)))
-		b = appendUint(b, 2, uint64(ln.Line))
-		b = appendUint(b, 3, uint64(ln.Column))
-		lines = appendBytes(lines, 3, b)
+		b = wire.AppendUintOpt(b, 1, uint64(e.function(ln.Function)))
+		b = wire.AppendUintOpt(b, 2, uint64(ln.Line))
+		b = wire.AppendUintOpt(b, 3, uint64(ln.Column))
+		lines = wire.AppendBytes(lines, 3, b)
 	}
 	b := e.scratch[:0]
-	b = appendUint(b, 1, uint64(mi))
-	b = appendUint(b, 2, l.Address)
+	b = wire.AppendUintOpt(b, 1, uint64(mi))
+	b = wire.AppendUintOpt(b, 2, l.Address)
 	b = append(b, lines...)
 	e.scratch = b
 	i := e.locTable.add(b)
@@ -375,7 +377,7 @@ func (e *encoder) stack(locs []*profile.Location) int32 {
 	if i, ok := e.stacks[string(key)]; ok {
 		return i
 	}
-	i := e.stackTable.add(appendPacked(nil, 1, e.idx))
+	i := e.stackTable.add(wire.AppendPacked(nil, 1, e.idx))
 	e.stacks[string(key)] = i
 	return i
 }
@@ -387,10 +389,10 @@ func (e *encoder) attr(a attr) int32 {
 	}
 	var v []byte
 	if a.isNum {
-		v = appendTag(v, 3, wireVarint) // AnyValue.int_value, even when 0
+		v = wire.AppendTag(v, 3, wire.Varint) // AnyValue.int_value, even when 0
 		v = binary.AppendUvarint(v, uint64(a.num))
 	} else {
-		v = appendTag(v, 1, wireLen)
+		v = wire.AppendTag(v, 1, wire.Len)
 		v = binary.AppendUvarint(v, uint64(len(a.str)))
 		v = append(v, a.str...)
 	}
@@ -404,20 +406,20 @@ func (e *encoder) arrayAttr(key, unit string, xs []int64) int32 {
 	var arr []byte
 	for _, x := range xs {
 		var v []byte
-		v = appendTag(v, 3, wireVarint)
+		v = wire.AppendTag(v, 3, wire.Varint)
 		v = binary.AppendUvarint(v, uint64(x))
-		arr = appendBytes(arr, 1, v)
+		arr = wire.AppendBytes(arr, 1, v)
 	}
-	return e.addAttr(key, unit, appendBytes(nil, 5, arr))
+	return e.addAttr(key, unit, wire.AppendBytes(nil, 5, arr))
 }
 
 // addAttr adds a KeyValueAndUnit whose AnyValue is value to the attribute
 // table.
 func (e *encoder) addAttr(key, unit string, value []byte) int32 {
 	var b []byte
-	b = appendUint(b, 1, uint64(e.str(key)))
-	b = appendBytes(b, 2, value)
-	b = appendUint(b, 3, uint64(e.str(unit)))
+	b = wire.AppendUintOpt(b, 1, uint64(e.str(key)))
+	b = wire.AppendBytes(b, 2, value)
+	b = wire.AppendUintOpt(b, 3, uint64(e.str(unit)))
 	return e.attrTable.add(b)
 }
 
@@ -430,7 +432,7 @@ type table struct {
 
 // add appends an encoded entry and returns its index.
 func (t *table) add(msg []byte) int32 {
-	t.buf = appendBytes(t.buf, t.field, msg)
+	t.buf = wire.AppendBytes(t.buf, t.field, msg)
 	t.n++
 	return t.n - 1
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 // messages lists, for each message type the encoder writes, its
@@ -37,8 +39,8 @@ var messages = map[string]map[int]string{
 func checkMessage(t *testing.T, typ string, b []byte) {
 	t.Helper()
 	fields := messages[typ]
-	if err := walk(b, func(num, wire int, _ uint64, data []byte) error {
-		if sub, ok := fields[num]; ok && wire == wireLen {
+	if err := walk(b, func(num, wt int, _ uint64, data []byte) error {
+		if sub, ok := fields[num]; ok && wt == wire.Len {
 			checkMessage(t, sub, data)
 		}
 		return nil
@@ -81,7 +83,7 @@ func TestEncode(t *testing.T) {
 	rp, _ := field(b, 1)
 	sp, _ := field(rp, 2)
 	var samples []int
-	walk(sp, func(num, wire int, _ uint64, data []byte) error {
+	walk(sp, func(num, _ int, _ uint64, data []byte) error {
 		if num == 2 {
 			n := 0
 			walk(data, func(num, _ int, _ uint64, _ []byte) error {

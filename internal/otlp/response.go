@@ -3,6 +3,8 @@ package otlp
 import (
 	"errors"
 	"fmt"
+
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 // PartialSuccess reads an ExportProfilesServiceResponse: the number of
@@ -14,11 +16,11 @@ func PartialSuccess(b []byte) (rejected int64, message string, err error) {
 	if err != nil || ps == nil {
 		return 0, "", err
 	}
-	err = walk(ps, func(num int, wire int, v uint64, data []byte) error {
+	err = walk(ps, func(num, wt int, v uint64, data []byte) error {
 		switch {
-		case num == 1 && wire == wireVarint:
+		case num == 1 && wt == wire.Varint:
 			rejected = int64(v)
-		case num == 2 && wire == wireLen:
+		case num == 2 && wt == wire.Len:
 			message = string(data)
 		}
 		return nil
@@ -30,10 +32,10 @@ func PartialSuccess(b []byte) (rejected int64, message string, err error) {
 // there is none.
 func field(b []byte, num int) ([]byte, error) {
 	var out []byte
-	err := walk(b, func(n, wire int, _ uint64, data []byte) error {
+	err := walk(b, func(n, wt int, _ uint64, data []byte) error {
 		if n == num {
-			if wire != wireLen {
-				return fmt.Errorf("field %d: wire type %d, want %d", n, wire, wireLen)
+			if wt != wire.Len {
+				return fmt.Errorf("field %d: wire type %d, want %d", n, wt, wire.Len)
 			}
 			out = data
 			if out == nil {
@@ -49,26 +51,26 @@ var errTruncated = errors.New("truncated protobuf message")
 
 // walk calls fn for each field of message b: its number, wire type and
 // value (v for varint and fixed fields, data for length-delimited ones).
-func walk(b []byte, fn func(num, wire int, v uint64, data []byte) error) error {
+func walk(b []byte, fn func(num, wt int, v uint64, data []byte) error) error {
 	for len(b) > 0 {
-		key, n := readVarint(b)
+		key, n := wire.ReadVarint(b)
 		if n == 0 {
 			return errTruncated
 		}
 		b = b[n:]
-		num, wire := int(key>>3), int(key&7)
+		num, wt := int(key>>3), int(key&7)
 		if num <= 0 || key>>3 > 1<<29 {
 			return fmt.Errorf("invalid field number %d", key>>3)
 		}
 		var v uint64
 		var data []byte
-		switch wire {
-		case wireVarint:
-			if v, n = readVarint(b); n == 0 {
+		switch wt {
+		case wire.Varint:
+			if v, n = wire.ReadVarint(b); n == 0 {
 				return errTruncated
 			}
 			b = b[n:]
-		case wireI64:
+		case wire.Fixed64:
 			if len(b) < 8 {
 				return errTruncated
 			}
@@ -82,31 +84,18 @@ func walk(b []byte, fn func(num, wire int, v uint64, data []byte) error) error {
 			}
 			v = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
 			b = b[4:]
-		case wireLen:
-			l, n := readVarint(b)
+		case wire.Len:
+			l, n := wire.ReadVarint(b)
 			if n == 0 || l > uint64(len(b)-n) {
 				return errTruncated
 			}
 			data, b = b[n:n+int(l)], b[n+int(l):]
 		default:
-			return fmt.Errorf("field %d: unsupported wire type %d", num, wire)
+			return fmt.Errorf("field %d: unsupported wire type %d", num, wt)
 		}
-		if err := fn(num, wire, v, data); err != nil {
+		if err := fn(num, wt, v, data); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// readVarint decodes a varint from the start of b and returns it and its
-// length, 0 if b holds no complete varint of at most 10 bytes.
-func readVarint(b []byte) (uint64, int) {
-	var x uint64
-	for i := 0; i < len(b) && i < 10; i++ {
-		x |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return x, i + 1
-		}
-	}
-	return 0, 0
 }

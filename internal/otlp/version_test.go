@@ -3,6 +3,8 @@ package otlp
 import (
 	"slices"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -67,10 +69,10 @@ func TestEncodeVersion(t *testing.T) {
 				fields[num] = wire
 				return nil
 			})
-			if w, ok := fields[tt.values]; !ok || w != wireLen {
+			if w, ok := fields[tt.values]; !ok || w != wire.Len {
 				t.Errorf("values not in field %d: fields %v", tt.values, fields)
 			}
-			if w, ok := fields[tt.attrsNum]; !ok || w != wireLen {
+			if w, ok := fields[tt.attrsNum]; !ok || w != wire.Len {
 				t.Errorf("attribute indices not in field %d: fields %v", tt.attrsNum, fields)
 			}
 			if len(fields) != 3 {
@@ -96,7 +98,7 @@ func TestEncodeSampleAttributes(t *testing.T) {
 		attrs, _ := field(sample, 2)
 		n := 0
 		for len(attrs) > 0 {
-			_, k := readVarint(attrs)
+			_, k := wire.ReadVarint(attrs)
 			attrs = attrs[k:]
 			n++
 		}

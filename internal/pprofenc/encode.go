@@ -18,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 // Options add to what Encode writes. The zero value adds nothing.
@@ -78,12 +79,12 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	for _, m := range p.Mapping {
 		file, build := e.str(m.File), e.str(m.BuildID)
 		b := e.buf[:0]
-		b = appendUint64Opt(b, 1, m.ID)
-		b = appendUint64Opt(b, 2, m.Start)
-		b = appendUint64Opt(b, 3, m.Limit)
-		b = appendUint64Opt(b, 4, m.Offset)
-		b = appendUint64Opt(b, 5, uint64(file))
-		b = appendUint64Opt(b, 6, uint64(build))
+		b = wire.AppendUintOpt(b, 1, m.ID)
+		b = wire.AppendUintOpt(b, 2, m.Start)
+		b = wire.AppendUintOpt(b, 3, m.Limit)
+		b = wire.AppendUintOpt(b, 4, m.Offset)
+		b = wire.AppendUintOpt(b, 5, uint64(file))
+		b = wire.AppendUintOpt(b, 6, uint64(build))
 		b = appendBoolOpt(b, 7, m.HasFunctions)
 		b = appendBoolOpt(b, 8, m.HasFilenames)
 		b = appendBoolOpt(b, 9, m.HasLineNumbers)
@@ -92,32 +93,32 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	}
 	for _, l := range p.Location {
 		b := e.buf[:0]
-		b = appendUint64Opt(b, 1, l.ID)
+		b = wire.AppendUintOpt(b, 1, l.ID)
 		if l.Mapping != nil {
-			b = appendUint64Opt(b, 2, l.Mapping.ID)
+			b = wire.AppendUintOpt(b, 2, l.Mapping.ID)
 		}
-		b = appendUint64Opt(b, 3, l.Address)
+		b = wire.AppendUintOpt(b, 3, l.Address)
 		for _, ln := range l.Line {
 			var fid uint64
 			if ln.Function != nil {
 				fid = ln.Function.ID
 			}
-			n := protoSize(1, fid) + protoSize(2, uint64(ln.Line)) + protoSize(3, uint64(ln.Column))
-			b = appendVarint(b, 4<<3|2)
-			b = appendVarint(b, uint64(n))
-			b = appendUint64Opt(b, 1, fid)
-			b = appendUint64Opt(b, 2, uint64(ln.Line))
-			b = appendUint64Opt(b, 3, uint64(ln.Column))
+			n := wire.UintOptSize(1, fid) + wire.UintOptSize(2, uint64(ln.Line)) + wire.UintOptSize(3, uint64(ln.Column))
+			b = wire.AppendVarint(b, 4<<3|2)
+			b = wire.AppendVarint(b, uint64(n))
+			b = wire.AppendUintOpt(b, 1, fid)
+			b = wire.AppendUintOpt(b, 2, uint64(ln.Line))
+			b = wire.AppendUintOpt(b, 3, uint64(ln.Column))
 		}
 		b = appendBoolOpt(b, 5, l.IsFolded)
 		e.message(4, b)
 	}
 	for _, tf := range e.typeFrames {
-		b := appendUint64Opt(e.buf[:0], 1, tf.loc)
-		n := protoSize(1, tf.fn)
-		b = appendVarint(b, 4<<3|2)
-		b = appendVarint(b, uint64(n))
-		b = appendUint64Opt(b, 1, tf.fn)
+		b := wire.AppendUintOpt(e.buf[:0], 1, tf.loc)
+		n := wire.UintOptSize(1, tf.fn)
+		b = wire.AppendVarint(b, 4<<3|2)
+		b = wire.AppendVarint(b, uint64(n))
+		b = wire.AppendUintOpt(b, 1, tf.fn)
 		e.message(4, b)
 	}
 	for _, f := range p.Function {
@@ -140,22 +141,22 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	defType, docURL := e.str(p.DefaultSampleType), e.str(p.DocURL)
 	e.writeStringTable()
 	b := e.buf[:0]
-	b = appendUint64Opt(b, 7, uint64(drop))
-	b = appendUint64Opt(b, 8, uint64(keep))
-	b = appendUint64Opt(b, 9, uint64(p.TimeNanos))
-	b = appendUint64Opt(b, 10, uint64(p.DurationNanos))
+	b = wire.AppendUintOpt(b, 7, uint64(drop))
+	b = wire.AppendUintOpt(b, 8, uint64(keep))
+	b = wire.AppendUintOpt(b, 9, uint64(p.TimeNanos))
+	b = wire.AppendUintOpt(b, 10, uint64(p.DurationNanos))
 	e.buf = b
 	e.write(b)
 	if p.PeriodType != nil && (ptType != 0 || ptUnit != 0) {
-		b = appendUint64Opt(e.buf[:0], 1, uint64(ptType))
-		b = appendUint64Opt(b, 2, uint64(ptUnit))
+		b = wire.AppendUintOpt(e.buf[:0], 1, uint64(ptType))
+		b = wire.AppendUintOpt(b, 2, uint64(ptUnit))
 		e.message(11, b)
 	}
-	b = appendUint64Opt(e.buf[:0], 12, uint64(p.Period))
+	b = wire.AppendUintOpt(e.buf[:0], 12, uint64(p.Period))
 	b = appendInt64s(b, 13, comments)
-	b = appendVarint(b, 14<<3)
-	b = appendVarint(b, uint64(defType))
-	b = appendUint64Opt(b, 15, uint64(docURL))
+	b = wire.AppendVarint(b, 14<<3)
+	b = wire.AppendVarint(b, uint64(defType))
+	b = wire.AppendUintOpt(b, 15, uint64(docURL))
 	e.buf = b
 	e.write(b)
 	if e.err != nil {
@@ -167,11 +168,11 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 func (e *encoder) function(id uint64, name, sys, file string, start int64) {
 	n, s, f := e.str(name), e.str(sys), e.str(file)
 	b := e.buf[:0]
-	b = appendUint64Opt(b, 1, id)
-	b = appendUint64Opt(b, 2, uint64(n))
-	b = appendUint64Opt(b, 3, uint64(s))
-	b = appendUint64Opt(b, 4, uint64(f))
-	b = appendUint64Opt(b, 5, uint64(start))
+	b = wire.AppendUintOpt(b, 1, id)
+	b = wire.AppendUintOpt(b, 2, uint64(n))
+	b = wire.AppendUintOpt(b, 3, uint64(s))
+	b = wire.AppendUintOpt(b, 4, uint64(f))
+	b = wire.AppendUintOpt(b, 5, uint64(start))
 	e.message(5, b)
 }
 
@@ -307,8 +308,8 @@ func (e *encoder) str(s string) int64 {
 // the profile refers to has its index.
 func (e *encoder) writeStringTable() {
 	for _, s := range e.table {
-		b := appendVarint(e.buf[:0], 6<<3|2)
-		b = appendVarint(b, uint64(len(s)))
+		b := wire.AppendVarint(e.buf[:0], 6<<3|2)
+		b = wire.AppendVarint(b, uint64(len(s)))
 		e.buf = b
 		e.write(b)
 		e.writeString(s)
@@ -330,16 +331,16 @@ func (e *encoder) writeString(s string) {
 // message writes the field tag with b, an encoded message, as its value.
 // b must be e.buf or share its array.
 func (e *encoder) message(tag int, b []byte) {
-	h := appendVarint(e.hdr[:0], uint64(tag)<<3|2)
-	h = appendVarint(h, uint64(len(b)))
+	h := wire.AppendVarint(e.hdr[:0], uint64(tag)<<3|2)
+	h = wire.AppendVarint(h, uint64(len(b)))
 	e.write(h)
 	e.write(b)
 	e.buf = b
 }
 
 func (e *encoder) valueType(tag int, vt *profile.ValueType) {
-	b := appendUint64Opt(e.buf[:0], 1, uint64(e.str(vt.Type)))
-	b = appendUint64Opt(b, 2, uint64(e.str(vt.Unit)))
+	b := wire.AppendUintOpt(e.buf[:0], 1, uint64(e.str(vt.Type)))
+	b = wire.AppendUintOpt(b, 2, uint64(e.str(vt.Unit)))
 	e.message(tag, b)
 }
 
@@ -451,45 +452,11 @@ func (e *encoder) encodeLabels(s *profile.Sample) []byte {
 	return out
 }
 
-func appendVarint(b []byte, x uint64) []byte {
-	for x >= 128 {
-		b = append(b, byte(x)|0x80)
-		x >>= 7
-	}
-	return append(b, byte(x))
-}
-
-func varintSize(x uint64) int {
-	n := 1
-	for x >= 128 {
-		n++
-		x >>= 7
-	}
-	return n
-}
-
-// protoSize is the encoded size of an optional varint field: nothing if x
-// is 0.
-func protoSize(tag int, x uint64) int {
-	if x == 0 {
-		return 0
-	}
-	return varintSize(uint64(tag)<<3) + varintSize(x)
-}
-
-func appendUint64Opt(b []byte, tag int, x uint64) []byte {
-	if x == 0 {
-		return b
-	}
-	b = appendVarint(b, uint64(tag)<<3)
-	return appendVarint(b, x)
-}
-
 func appendBoolOpt(b []byte, tag int, x bool) []byte {
 	if !x {
 		return b
 	}
-	return appendUint64Opt(b, tag, 1)
+	return wire.AppendUintOpt(b, tag, 1)
 }
 
 // appendUint64s encodes a repeated field as google/pprof does: packed if
@@ -498,18 +465,18 @@ func appendUint64s(b []byte, tag int, x []uint64) []byte {
 	if len(x) > 2 {
 		n := 0
 		for _, u := range x {
-			n += varintSize(u)
+			n += wire.VarintSize(u)
 		}
-		b = appendVarint(b, uint64(tag)<<3|2)
-		b = appendVarint(b, uint64(n))
+		b = wire.AppendVarint(b, uint64(tag)<<3|2)
+		b = wire.AppendVarint(b, uint64(n))
 		for _, u := range x {
-			b = appendVarint(b, u)
+			b = wire.AppendVarint(b, u)
 		}
 		return b
 	}
 	for _, u := range x {
-		b = appendVarint(b, uint64(tag)<<3)
-		b = appendVarint(b, u)
+		b = wire.AppendVarint(b, uint64(tag)<<3)
+		b = wire.AppendVarint(b, u)
 	}
 	return b
 }
@@ -519,8 +486,8 @@ func appendInt64s(b []byte, tag int, x []int64) []byte {
 		return appendInt64sPacked(b, tag, x)
 	}
 	for _, u := range x {
-		b = appendVarint(b, uint64(tag)<<3)
-		b = appendVarint(b, uint64(u))
+		b = wire.AppendVarint(b, uint64(tag)<<3)
+		b = wire.AppendVarint(b, uint64(u))
 	}
 	return b
 }
@@ -530,19 +497,19 @@ func appendInt64s(b []byte, tag int, x []int64) []byte {
 func appendInt64sPacked(b []byte, tag int, x []int64) []byte {
 	if len(x) <= 2 {
 		for _, u := range x {
-			b = appendVarint(b, uint64(tag)<<3)
-			b = appendVarint(b, uint64(u))
+			b = wire.AppendVarint(b, uint64(tag)<<3)
+			b = wire.AppendVarint(b, uint64(u))
 		}
 		return b
 	}
 	n := 0
 	for _, u := range x {
-		n += varintSize(uint64(u))
+		n += wire.VarintSize(uint64(u))
 	}
-	b = appendVarint(b, uint64(tag)<<3|2)
-	b = appendVarint(b, uint64(n))
+	b = wire.AppendVarint(b, uint64(tag)<<3|2)
+	b = wire.AppendVarint(b, uint64(n))
 	for _, u := range x {
-		b = appendVarint(b, uint64(u))
+		b = wire.AppendVarint(b, uint64(u))
 	}
 	return b
 }

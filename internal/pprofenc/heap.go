@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/wire"
 )
 
 // HeapDelta writes the Go runtime's heap profile one interval at a time,
@@ -264,22 +265,22 @@ func (h *HeapDelta) Write(w io.Writer, opts *Options) error {
 		e.message(2, b)
 	}
 	// One mapping, the executable, as export.Build writes it.
-	b := appendUint64Opt(e.buf[:0], 1, 1)
-	b = appendUint64Opt(b, 5, uint64(e.str(h.exe)))
+	b := wire.AppendUintOpt(e.buf[:0], 1, 1)
+	b = wire.AppendUintOpt(b, 5, uint64(e.str(h.exe)))
 	for _, f := range []int{7, 8, 9, 10} {
 		b = appendBoolOpt(b, f, true)
 	}
 	e.message(3, b)
 	for _, l := range h.used {
-		b := appendUint64Opt(e.buf[:0], 1, l.id)
-		b = appendUint64Opt(b, 2, 1)
-		b = appendUint64Opt(b, 3, uint64(l.pc))
+		b := wire.AppendUintOpt(e.buf[:0], 1, l.id)
+		b = wire.AppendUintOpt(b, 2, 1)
+		b = wire.AppendUintOpt(b, 3, uint64(l.pc))
 		for _, ln := range l.lines {
-			n := protoSize(1, ln.fn.id) + protoSize(2, uint64(ln.line))
-			b = appendVarint(b, 4<<3|2)
-			b = appendVarint(b, uint64(n))
-			b = appendUint64Opt(b, 1, ln.fn.id)
-			b = appendUint64Opt(b, 2, uint64(ln.line))
+			n := wire.UintOptSize(1, ln.fn.id) + wire.UintOptSize(2, uint64(ln.line))
+			b = wire.AppendVarint(b, 4<<3|2)
+			b = wire.AppendVarint(b, uint64(n))
+			b = wire.AppendUintOpt(b, 1, ln.fn.id)
+			b = wire.AppendUintOpt(b, 2, uint64(ln.line))
 		}
 		e.message(4, b)
 	}
@@ -290,16 +291,16 @@ func (h *HeapDelta) Write(w io.Writer, opts *Options) error {
 	comment := e.str(pprofmt.GoVersionComment(runtime.Version()))
 	defType := e.str("alloc_space")
 	e.writeStringTable()
-	b = appendUint64Opt(e.buf[:0], 9, uint64(h.start.UnixNano()))
-	b = appendUint64Opt(b, 10, uint64(max(h.end.Sub(h.start), 0)))
+	b = wire.AppendUintOpt(e.buf[:0], 9, uint64(h.start.UnixNano()))
+	b = wire.AppendUintOpt(b, 10, uint64(max(h.end.Sub(h.start), 0)))
 	e.buf = b
 	e.write(b)
-	b = appendUint64Opt(e.buf[:0], 1, uint64(ptType))
-	b = appendUint64Opt(b, 2, uint64(ptUnit))
+	b = wire.AppendUintOpt(e.buf[:0], 1, uint64(ptType))
+	b = wire.AppendUintOpt(b, 2, uint64(ptUnit))
 	e.message(11, b)
-	b = appendUint64Opt(e.buf[:0], 12, uint64(h.rate))
-	b = appendUint64Opt(b, 13, uint64(comment))
-	b = appendUint64Opt(b, 14, uint64(defType))
+	b = wire.AppendUintOpt(e.buf[:0], 12, uint64(h.rate))
+	b = wire.AppendUintOpt(b, 13, uint64(comment))
+	b = wire.AppendUintOpt(b, 14, uint64(defType))
 	e.buf = b
 	e.write(b)
 	if e.err != nil {
@@ -324,13 +325,13 @@ func (h *HeapDelta) decimal(v int64) string {
 // appendLabel appends a Label message: a string label (str) or a numeric
 // one (num, unit).
 func appendLabel(b []byte, key, str, num, unit int64) []byte {
-	n := protoSize(1, uint64(key)) + protoSize(2, uint64(str)) + protoSize(3, uint64(num)) + protoSize(4, uint64(unit))
-	b = appendVarint(b, 3<<3|2)
-	b = appendVarint(b, uint64(n))
-	b = appendUint64Opt(b, 1, uint64(key))
-	b = appendUint64Opt(b, 2, uint64(str))
-	b = appendUint64Opt(b, 3, uint64(num))
-	return appendUint64Opt(b, 4, uint64(unit))
+	n := wire.UintOptSize(1, uint64(key)) + wire.UintOptSize(2, uint64(str)) + wire.UintOptSize(3, uint64(num)) + wire.UintOptSize(4, uint64(unit))
+	b = wire.AppendVarint(b, 3<<3|2)
+	b = wire.AppendVarint(b, uint64(n))
+	b = wire.AppendUintOpt(b, 1, uint64(key))
+	b = wire.AppendUintOpt(b, 2, uint64(str))
+	b = wire.AppendUintOpt(b, 3, uint64(num))
+	return wire.AppendUintOpt(b, 4, uint64(unit))
 }
 
 // appendLocs appends the location ids of stk, its runtime frames at the
