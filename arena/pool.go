@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/ctxlabels"
+	"github.com/arenaprof/arenaprof/arena/internal/ctxlabels"
 )
 
 // Pool hands arenas to goroutines for request-scoped use and takes them

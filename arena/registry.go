@@ -383,9 +383,9 @@ func readHoldings() []holdings.Holding {
 		mark := readMark(h)
 		switch mark & holdState {
 		case holdLive:
-			var l hooks.Labels
-			if p := h.labels.Load(); p != nil {
-				l = *p
+			var l holdings.Labels
+			if p := h.labels.Load(); p != nil && p.Len() > 0 {
+				l = p // no copy: the record's labels are immutable once published
 			}
 			var pcs []uintptr
 			if s := h.stack.Load(); s != nil {

@@ -18,11 +18,17 @@ import (
 func holdingsOf(name string) []holdings.Holding {
 	var out []holdings.Holding
 	for _, h := range readHoldings() {
-		if v, ok := h.Labels.Get("test"); ok && v == name {
+		if l, ok := h.Labels.(*hooks.Labels); ok && labelIs(*l, "test", name) {
 			out = append(out, h)
 		}
 	}
 	return out
+}
+
+// labelIs reports whether l's label key is value.
+func labelIs(l hooks.Labels, key, value string) bool {
+	v, ok := l.Get(key)
+	return ok && v == value
 }
 
 // idleOf returns the idle holding of pool p, if it has one.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/sampling"
-	"github.com/arenaprof/arenaprof/internal/simalloc"
+	"github.com/arenaprof/arenaprof/internal/testkit/simalloc"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 

@@ -79,7 +79,9 @@ func (r *Builder) BuildArenas() (*profile.Profile, error) {
 			age = pprofmt.AgeBucket(h.Age)
 		}
 		key = append(key, '|')
-		key = append(key, h.Labels.Key()...)
+		if h.Labels != nil {
+			key = append(key, h.Labels.Key()...)
+		}
 		key = append(key, '|')
 		key = strconv.AppendUint(key, h.Pool, 10)
 		key = append(key, '|')
@@ -119,12 +121,14 @@ func (r *Builder) BuildArenas() (*profile.Profile, error) {
 // its arena labels, and its pool (idle arenas) or age bucket.
 func arenasLabels(h holdings.Holding, age string) map[string][]string {
 	labels := map[string][]string{}
-	for k, v := range h.Labels.All {
-		switch k {
-		case pprofmt.LabelAge, pprofmt.LabelPoolIdle, pprofmt.LabelPool:
-			k = pprofmt.ReservedLabelPrefix + k
+	if h.Labels != nil {
+		for k, v := range h.Labels.All {
+			switch k {
+			case pprofmt.LabelAge, pprofmt.LabelPoolIdle, pprofmt.LabelPool:
+				k = pprofmt.ReservedLabelPrefix + k
+			}
+			labels[k] = append(labels[k], v)
 		}
-		labels[k] = append(labels[k], v)
 	}
 	if h.Pool != 0 {
 		labels[pprofmt.LabelPoolIdle] = []string{"true"}

@@ -3,7 +3,7 @@ package export_test
 import (
 	"testing"
 
-	"github.com/arenaprof/arenaprof/internal/meantest"
+	"github.com/arenaprof/arenaprof/internal/testkit/meantest"
 )
 
 // setMeanBytes sets the sampling mean for the rest of tb (meantest.Set).

@@ -7,7 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/internal/meantest"
+	"github.com/arenaprof/arenaprof/internal/testkit/meantest"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 

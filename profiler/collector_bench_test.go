@@ -11,7 +11,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/cputime"
-	"github.com/arenaprof/arenaprof/internal/simalloc"
+	"github.com/arenaprof/arenaprof/internal/testkit/simalloc"
 )
 
 //go:noinline

@@ -12,7 +12,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/sampling"
-	"github.com/arenaprof/arenaprof/internal/simalloc"
+	"github.com/arenaprof/arenaprof/internal/testkit/simalloc"
 )
 
 // newCollectorTestArena returns a seeded allocator that drives events

@@ -14,13 +14,15 @@ import (
 	"time"
 )
 
-// The advise fixture: two heap profiles of internal/advisecheck's service
+// The advise fixture: two heap profiles of internal/testkit/advisecheck's service
 // (see testdata/README.md).
 var (
 	adviseEarlier = filepath.Join("testdata", "advise_earlier.pb.gz")
 	adviseLater   = filepath.Join("testdata", "advise_later.pb.gz")
 )
 
+// siteBuf is named as when the fixture was recorded, before the package
+// moved to internal/testkit/advisecheck.
 const siteBuf = "github.com/arenaprof/arenaprof/internal/advisecheck.reqBuf"
 
 func runAdviseArgs(args ...string) (code int, stdout, stderr string) {

@@ -85,7 +85,7 @@ func TestTopNewFlags(t *testing.T) {
 
 // TestTopGoHeap: arenaprof top reads the runtime's own heap profile, from a
 // file and from net/http/pprof, grouped by function by default, with
-// intervals (their coverage is tested in internal/heapcheck).
+// intervals (their coverage is tested in internal/testkit/heapcheck).
 func TestTopGoHeap(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", httppprof.Index)

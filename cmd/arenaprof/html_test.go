@@ -142,7 +142,7 @@ func TestHTMLTopMatchesJSON(t *testing.T) {
 			t.Fatalf("top %v: %s", jflags, stderr)
 		}
 		sameRows(t, fmt.Sprint(flags), htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"), jsonRows(t, out, "key", "bytes", "lo", "hi"))
-		if !strings.Contains(page, `data-frame="`+html.EscapeString(fnHandle)+`"`) && !strings.Contains(page, `data-frame="github.com/arenaprof/arenaprof/internal/workload.(*server).handle"`) {
+		if !strings.Contains(page, `data-frame="`+html.EscapeString(fnHandle)+`"`) && !strings.Contains(page, `data-frame="github.com/arenaprof/arenaprof/internal/testkit/workload.(*server).handle"`) {
 			t.Errorf("%v: no flame graph frame of %s", flags, fnHandle)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/export"
-	"github.com/arenaprof/arenaprof/internal/benchsnap"
+	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 )
 
 // BenchmarkUploadBody measures the CPU an upload costs the agent, from

@@ -7,9 +7,17 @@ package holdings
 import (
 	"sync/atomic"
 	"time"
-
-	"github.com/arenaprof/arenaprof/hooks"
 )
+
+// Labels is an arena's label set as a Holding carries it: package hooks'
+// *Labels, seen through the two methods the live-arenas profile needs (so
+// that this package does not import hooks).
+type Labels interface {
+	// Key is a canonical encoding of the set: equal sets, equal keys.
+	Key() string
+	// All calls yield for each label in key order.
+	All(yield func(key, value string) bool)
+}
 
 // Holding is what one live arena holds, or, for the idle arenas of a pool,
 // what they hold together.
@@ -19,8 +27,9 @@ type Holding struct {
 	// arenas of a pool, where the pool's first arena was taken. It may
 	// start with frames of package arena. It must not be modified.
 	Stack []uintptr
-	// Labels are the arena's labels (for idle arenas, none).
-	Labels hooks.Labels
+	// Labels are the arena's labels: nil for none (idle arenas, arenas
+	// without labels).
+	Labels Labels
 	// Age is the time since the arena was made or taken (for idle arenas,
 	// zero). Taken arenas read a clock refreshed every 100 ms, so their
 	// ages may be up to about 0.2 s too old.

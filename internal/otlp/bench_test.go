@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/export"
-	"github.com/arenaprof/arenaprof/internal/benchsnap"
+	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 )
 
 // BenchmarkEncode100k encodes (without gzip) a profile of 100,000 buckets

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/internal/workload"
+	"github.com/arenaprof/arenaprof/internal/testkit/workload"
 )
 
 // randomStream returns a fixed, non-periodic stream of objects of three

@@ -23,7 +23,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
-	"github.com/arenaprof/arenaprof/internal/workload"
+	"github.com/arenaprof/arenaprof/internal/testkit/workload"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/internal/workload"
+	"github.com/arenaprof/arenaprof/internal/testkit/workload"
 )
 
 // config is what one study compares.

@@ -1,5 +1,5 @@
 // Command heapbias measures the bias of Go heap profiles on the real
-// runtime: a workload of sites of known sizes (internal/heapcheck) runs in
+// runtime: a workload of sites of known sizes (internal/testkit/heapcheck) runs in
 // child processes at GODEBUG=memprofilerate=R, and each run's allocs
 // profile is read by package report under the sampler rule of Go 1.24 and
 // later (arenaprof's weights) and under Go 1.23's (runtime/pprof's
@@ -27,7 +27,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/arenaprof/arenaprof/internal/heapcheck"
+	"github.com/arenaprof/arenaprof/internal/testkit/heapcheck"
 	"github.com/arenaprof/arenaprof/report"
 )
 

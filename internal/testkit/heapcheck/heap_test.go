@@ -93,7 +93,7 @@ func TestHeapInuseHoldsTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const site = "github.com/arenaprof/arenaprof/internal/heapcheck.keep96"
+	const site = "github.com/arenaprof/arenaprof/internal/testkit/heapcheck.keep96"
 	want := float64(30000 * 96)
 	for _, r := range res.Rows {
 		if r.Key == site {
@@ -120,7 +120,7 @@ func (w workload) run() {
 }
 
 func (w workload) truth() map[string]float64 {
-	const pkg = "github.com/arenaprof/arenaprof/internal/heapcheck."
+	const pkg = "github.com/arenaprof/arenaprof/internal/testkit/heapcheck."
 	return map[string]float64{
 		pkg + "alloc48":    float64(w.n48 * 48),
 		pkg + "allocMixed": float64(w.nMixed * (64 + 256 + 1024)),

@@ -39,7 +39,7 @@ const (
 
 // The sites, as Advise's keys (by func).
 const (
-	pkg       = "github.com/arenaprof/arenaprof/internal/advisecheck."
+	pkg       = "github.com/arenaprof/arenaprof/internal/testkit/advisecheck."
 	SiteBuf   = pkg + "reqBuf"
 	SiteNode  = pkg + "reqNode"
 	SiteCache = pkg + "cacheEntry"

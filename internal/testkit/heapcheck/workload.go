@@ -136,7 +136,7 @@ func after4096(n int) {
 //go:noinline
 func site8after() { sink = new(p8) }
 
-const pkg = "github.com/arenaprof/arenaprof/internal/heapcheck."
+const pkg = "github.com/arenaprof/arenaprof/internal/testkit/heapcheck."
 
 // Sites are the sites of the bias workload, sizes ascending.
 var Sites = []Site{
