@@ -23,9 +23,9 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/testkit/meantest"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/testkit/meantest"
 	"github.com/arenaprof/arenaprof/report"
 )
 

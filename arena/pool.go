@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/arena/internal/ctxlabels"
+	"github.com/arenaprof/arenaprof/hooks"
 )
 
 // Pool hands arenas to goroutines for request-scoped use and takes them

@@ -10,8 +10,8 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
