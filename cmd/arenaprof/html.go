@@ -67,13 +67,7 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		code := 1
-		var te *topError
-		if errors.As(err, &te) {
-			code = te.code
-		}
-		fmt.Fprintln(stderr, topOneLine("arenaprof html: "+err.Error()))
-		return code
+		return exitWith(stderr, "arenaprof html", err)
 	}
 	return 0
 }
