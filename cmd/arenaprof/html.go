@@ -223,17 +223,22 @@ func writePage(path, page string) (string, error) {
 	return f.Name(), nil
 }
 
-// openBrowser opens path in the system's browser, where one exists.
-func openBrowser(path string) error {
-	var cmd []string
+// openCommand returns the command line that opens path in the system's
+// browser; tests replace it.
+var openCommand = func(path string) []string {
 	switch runtime.GOOS {
 	case "darwin":
-		cmd = []string{"open", path}
+		return []string{"open", path}
 	case "windows":
-		cmd = []string{"rundll32", "url.dll,FileProtocolHandler", path}
+		return []string{"rundll32", "url.dll,FileProtocolHandler", path}
 	default:
-		cmd = []string{"xdg-open", path}
+		return []string{"xdg-open", path}
 	}
+}
+
+// openBrowser opens path in the system's browser, where one exists.
+func openBrowser(path string) error {
+	cmd := openCommand(path)
 	exe, err := exec.LookPath(cmd[0])
 	if err != nil {
 		return fmt.Errorf("no browser to open (no %s here); the page is %s", cmd[0], path)

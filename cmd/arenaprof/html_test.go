@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
@@ -300,5 +301,71 @@ func TestHTMLTempFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(got); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
 		t.Errorf("page %s: %v", got, err)
+	}
+}
+
+// TestHTMLOpen checks that -open runs the opener with the page's path, and
+// that without an opener the page is still written, its path printed, the
+// exit status 0 and a warning names the missing command.
+func TestHTMLOpen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake opener is a shell script")
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "opened")
+	opener := filepath.Join(dir, "opener")
+	if err := os.WriteFile(opener, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+record+".tmp && mv "+record+".tmp "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prev := openCommand
+	t.Cleanup(func() { openCommand = prev })
+	tests := []struct {
+		name    string
+		command string
+		warning string // in stderr; "" for none
+	}{
+		{"opener", opener, ""},
+		{"no opener", filepath.Join(dir, "no-such-opener"), "no browser to open (no " + filepath.Join(dir, "no-such-opener") + " here); the page is "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(record)
+			openCommand = func(path string) []string { return []string{tc.command, path} }
+			out := filepath.Join(t.TempDir(), "page.html")
+			code, stdout, stderr := runHTMLArgs("-open", "-o", out, fixturePath(t))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := strings.TrimSpace(stdout); got != out {
+				t.Errorf("printed %q, want %q", got, out)
+			}
+			if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+				t.Errorf("page %s: %v", out, err)
+			}
+			if tc.warning != "" {
+				if !strings.Contains(stderr, tc.warning+out) {
+					t.Errorf("stderr %q, want a warning %q", stderr, tc.warning+out)
+				}
+				return
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q, want none", stderr)
+			}
+			// The opener runs on its own; wait for its record.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				b, err := os.ReadFile(record)
+				if err == nil {
+					if string(b) != out {
+						t.Errorf("opener got %q, want the page's path %q", b, out)
+					}
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the opener did not run in 10 s: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }
