@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
@@ -156,6 +157,9 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	if err != nil {
 		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
 	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
 	var heading []string
 	if d := opts.filter.describe(); d != "" {
 		heading = append(heading, d)
@@ -180,6 +184,9 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
 	ho := htmlreport.Options{
 		Title:   redactText("arenaprof diff " + opts.base + " " + opts.next),
 		Heading: redactLines(diffHeading(opts, base, next, res)),
@@ -190,6 +197,20 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	}
 	ho.N = opts.n // the gate reads every row; the page shows those -n shows
 	return htmlreport.Diff(w, res, ho)
+}
+
+// jsonPrinted returns key as top -json and diff -json print it: encoding/json
+// escapes the control characters below U+0020, and the filter of what the
+// command prints (termWriter) turns the other unsafe runes (DEL, C1
+// controls, bidirectional controls) into U+FFFD. The page's data-key
+// carries the same.
+func jsonPrinted(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 0x20 && unsafeRune(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, key)
 }
 
 func redactLines(lines []string) []string {

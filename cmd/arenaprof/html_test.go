@@ -138,7 +138,7 @@ func TestHTMLTopMatchesJSON(t *testing.T) {
 		if !strings.Contains(strings.Join(flags, " "), "-n") {
 			jflags = append([]string{"-n", "0"}, flags...)
 		}
-		code, out, stderr := runTopArgs(append(jflags, "-json", path)...)
+		code, out, stderr := runCLI(append([]string{"top"}, append(jflags, "-json", path)...)...)
 		if code != 0 {
 			t.Fatalf("top %v: %s", jflags, stderr)
 		}
@@ -172,7 +172,7 @@ func TestHTMLSources(t *testing.T) {
 	defer srv.Close()
 	for _, src := range []string{heap, memory, srv.URL + "/debug/arenaprof"} {
 		page := htmlPage(t, "-by", "func", src)
-		code, out, stderr := runTopArgs("-n", "0", "-by", "func", "-json", src)
+		code, out, stderr := runCLI("top", "-n", "0", "-by", "func", "-json", src)
 		if code != 0 {
 			t.Fatalf("top %s: %s", src, stderr)
 		}
@@ -197,7 +197,7 @@ func TestHTMLDiffMatchesJSON(t *testing.T) {
 		{[]string{"-n", "1", "-fail-above", "50"}, "gate passed"},
 	} {
 		page := htmlPage(t, append(tc.flags, base, next)...)
-		code, out, stderr := runDiffArgs(append(tc.flags, "-json", base, next)...)
+		code, out, stderr := runCLI(append(append([]string{"diff"}, tc.flags...), "-json", base, next)...)
 		if code != 0 && code != diffGateCode {
 			t.Fatalf("diff %v: %s", tc.flags, stderr)
 		}
@@ -242,7 +242,7 @@ func TestHTMLHostileNames(t *testing.T) {
 			}
 		}
 		// The keys are whole in data-key (escaped), as -json has them.
-		code, out, _ := runTopArgs("-n", "0", "-by", by, "-json", path)
+		code, out, _ := runCLI("top", "-n", "0", "-by", by, "-json", path)
 		if code != 0 {
 			t.Fatal(out)
 		}

@@ -102,8 +102,10 @@ type gateData struct {
 
 // topRow is one row of a top table: the data attributes carry the
 // numbers of arenaprof top -json, formatted as encoding/json formats them.
+// The row shows its key from data-key (the style sheet draws it), but
+// where the key needs Text: see keyText.
 type topRow struct {
-	Key, Display                      string
+	Key, Text, Class                  string
 	Est, Lo, Hi                       string
 	Samples, Bytes, Interval, Objects string
 	Share                             string
@@ -113,7 +115,7 @@ type topRow struct {
 // diffRow is one row of a diff table; the data attributes carry the
 // numbers of arenaprof diff -json ("" where it has null).
 type diffRow struct {
-	Key, Display                          string
+	Key, Text, Class                      string
 	RatioLo, RatioHi                      string
 	Significant                           bool
 	Delta                                 string
@@ -131,6 +133,38 @@ type frame struct {
 	Name, Short, Title string
 	X, W               string
 	Y, Depth, Color    int
+}
+
+// keyText returns "" for a key the page shows as it is, from its
+// data-key attribute (the style sheet draws attr(data-key) after the
+// row's cells, so that a long stack is in the page once), and the text
+// to show in a cell of its own for a key that holds control characters
+// or bidirectional controls, which must not reach the screen.
+func keyText(key string) string {
+	if t := text(key); t != key {
+		return t
+	}
+	return ""
+}
+
+// rowClass joins the classes of a row: cls, and "k" for a row that
+// shows its key in a cell of its own (see keyText).
+func rowClass(cls, keyText string) string {
+	if keyText == "" {
+		return cls
+	}
+	return strings.TrimSpace(cls + " k")
+}
+
+// pct formats a position on the 0..1000 axis as a percentage with one
+// decimal, in its shortest form.
+func pct(x float64) string {
+	return strconv.FormatFloat(math.Round(x)/10, 'f', -1, 64) + "%"
+}
+
+// trimmed formats x with at most four decimals, without trailing zeros.
+func trimmed(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
 }
 
 // jsonNumber formats x as encoding/json does, so that a page's data
@@ -180,11 +214,12 @@ func linear(x, hi float64) float64 {
 	return math.Max(0, math.Min(1000, 1000*x/hi))
 }
 
-// bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis.
+// bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis,
+// in percentages of the cell's width; the style sheet sizes the rest (the
+// estimate is the last rect).
 func bar(lo, est, hi float64, extra string) template.HTML {
 	w := math.Max(hi-lo, 1)
-	return template.HTML(fmt.Sprintf(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">%s<rect x=%.0f width=%.0f /><rect class=e x=%.0f width=3 /></svg>`,
-		extra, lo, w, math.Min(est, 997)))
+	return template.HTML(`<svg>` + extra + `<rect x=` + pct(lo) + ` width=` + pct(w) + ` /><rect x=` + pct(math.Min(est, 995)) + ` /></svg>`)
 }
 
 // Top writes the page of a table: its heading, the table with an
@@ -205,13 +240,14 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 		axis = math.Max(axis, r.Hi)
 	}
 	d.AxisHi = tabfmt.Bytes(axis)
-	row := func(r report.TableRow, withBar bool) topRow {
+	row := func(r report.TableRow, withBar bool, cls string) topRow {
 		tr := topRow{
-			Key: r.Key, Display: text(r.Display), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
+			Key: r.Key, Text: keyText(r.Key), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
 			Samples: strconv.FormatInt(r.Samples, 10), Bytes: tabfmt.Bytes(float64(r.Bytes)),
 			Interval: "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]",
 			Objects:  tabfmt.Count(float64(r.Objects)), Share: strconv.FormatFloat(100*r.Share, 'f', 1, 64) + "%",
 		}
+		tr.Class = rowClass(cls, tr.Text)
 		if withBar {
 			tr.Bar = bar(linear(r.Lo, axis), linear(float64(r.Bytes), axis), linear(r.Hi, axis), "")
 		}
@@ -219,10 +255,10 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	}
 	rows := make([]topRow, len(t.Rows))
 	for i, r := range t.Rows {
-		rows[i] = row(r, true)
+		rows[i] = row(r, true, "")
 	}
 	d.Chunks = chunks(rows)
-	total := row(t.Total, false)
+	total := row(t.Total, false, "total")
 	d.Total = &total
 	if n := t.Groups - len(t.Rows); n > 0 {
 		d.Hidden = hiddenNote(n)
@@ -265,13 +301,17 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	at := func(x float64) float64 {
 		return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(lo))/(math.Log(hi)-math.Log(lo))))
 	}
-	one := fmt.Sprintf(`<rect class=one x=%.0f width=2 />`, at(1))
-	row := func(x report.DiffRow) diffRow {
+	one := `<rect class=one x=` + pct(at(1)) + ` />`
+	row := func(x report.DiffRow, cls string) diffRow {
 		dr := diffRow{
-			Key: x.Key, Display: text(x.Display), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
+			Key: x.Key, Text: keyText(x.Key), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
 			Base: tabfmt.Bytes(float64(x.Base.Bytes)), New: tabfmt.Bytes(float64(x.New.Bytes)),
 			DeltaText: tabfmt.SignedBytes(float64(x.Delta)), Ratio: "-", Interval: "-",
 		}
+		if x.Significant {
+			cls = strings.TrimSpace(cls + " sig")
+		}
+		dr.Class = rowClass(cls, dr.Text)
 		if x.HasRatio {
 			dr.RatioLo = jsonNumber(x.RatioLo)
 			if !math.IsInf(x.RatioHi, 1) {
@@ -281,7 +321,7 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 			dr.Interval = "[" + ratioText(x.RatioLo) + ", " + ratioText(x.RatioHi) + "]"
 			dr.Bar = bar(at(x.RatioLo), at(x.Ratio), at(x.RatioHi), one)
 		} else {
-			dr.Bar = template.HTML(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">` + one + `</svg>`)
+			dr.Bar = template.HTML(`<svg>` + one + `</svg>`)
 		}
 		return dr
 	}
@@ -291,10 +331,10 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	}
 	rows := make([]diffRow, len(shown))
 	for i, x := range shown {
-		rows[i] = row(x)
+		rows[i] = row(x, "")
 	}
 	d.DiffChunks = chunks(rows)
-	total := row(r.Total)
+	total := row(r.Total, "total")
 	d.DiffTotal = &total
 	if n := r.Groups - len(shown); n > 0 {
 		d.Hidden = hiddenNote(n)
@@ -419,7 +459,7 @@ func flameOf(root *report.FlameNode) *flameData {
 		h := fnv.New32a()
 		h.Write([]byte(n.Short))
 		fd.Frames = append(fd.Frames, frame{
-			Name: n.Name, Short: text(n.Short), X: strconv.FormatFloat(x, 'f', 4, 64), W: strconv.FormatFloat(w, 'f', 4, 64),
+			Name: n.Name, Short: text(n.Short), X: trimmed(x), W: trimmed(w),
 			Y: d * (frameH + 1), Depth: d, Color: int(h.Sum32() % 8),
 			Title: fmt.Sprintf("%s\n%s [%s, %s], %.1f%%, %d samples", text(n.Name), tabfmt.Bytes(float64(n.Bytes)),
 				tabfmt.Bytes(n.Lo), tabfmt.Bytes(n.Hi), w, n.Samples),
