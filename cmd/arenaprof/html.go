@@ -28,11 +28,12 @@ diff's table (each ratio's interval on a log axis, significant rows
 marked) and, with -fail-above, the gate's verdict. The page loads nothing
 from the network and opens from file://; its table reads without
 JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
--pyroscope selectors); a live-arenas profile has no intervals to draw:
-read it with top.
+-pyroscope selectors); a live-arenas profile makes top's table of its
+exact counts (no intervals, no flame graph; diff reads two of them).
 
 Every table row element carries the numbers of top -json (data-key,
-data-est, data-lo, data-hi) or diff -json (data-key, data-ratio-lo,
+data-est, data-lo, data-hi; for a live-arenas profile all three are
+its reserved bytes) or diff -json (data-key, data-ratio-lo,
 data-ratio-hi, empty for null, data-significant) for the same flags, and
 each flame graph frame its function name (data-frame). See docs/html.md.
 
@@ -145,7 +146,7 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 		return err
 	}
 	if pprofmt.IsHoldings(ap.prof) {
-		return topInputErr("%s is a live-arenas profile: exact counts, no intervals to draw; read it with arenaprof top", opts.src)
+		return htmlHoldings(w, ap, opts)
 	}
 	res, err := topTable(ap, opts)
 	if err != nil {
@@ -167,6 +168,26 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	heading = append(heading, res.Heading()...)
 	return htmlreport.Top(w, res, htmlreport.Options{
 		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading), Flame: flame,
+	})
+}
+
+// htmlHoldings renders the page of a live-arenas profile from the very
+// HoldingsResult top -json prints: exact counts, no intervals.
+func htmlHoldings(w io.Writer, ap *arenaProfile, opts topOptions) error {
+	res, err := holdingsTable(ap, opts)
+	if err != nil {
+		return err
+	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
+	var heading []string
+	if d := opts.filter.describe(); d != "" {
+		heading = append(heading, d)
+	}
+	heading = append(heading, holdingsHeading(res)...)
+	return htmlreport.Holdings(w, res, htmlreport.Options{
+		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading),
 	})
 }
 

@@ -273,7 +273,7 @@ func TestHTMLBadInput(t *testing.T) {
 		{[]string{"-min-frame", "2", path}, 2, "bad -min-frame"},
 		{[]string{"-by", "nope", path}, 2, "unknown"},
 		{[]string{filepath.Join(t.TempDir(), "missing.pb.gz")}, 1, "cannot read"},
-		{[]string{arenas}, 1, "live-arenas profile"},
+		{[]string{arenas, arenas}, 1, "live-arenas profiles"},
 		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir.html"), path}, 1, "cannot write the page"},
 	} {
 		code, _, stderr := runHTMLArgs(tc.args...)
@@ -367,5 +367,32 @@ func TestHTMLOpen(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestHTMLHoldings checks the page of a live-arenas profile: top's exact
+// table, each row's data-est, data-lo and data-hi the reserved bytes of
+// top -json, the heading saying the figures are exact, no interval.
+func TestHTMLHoldings(t *testing.T) {
+	path := holdingsFixture(t)
+	for _, flags := range [][]string{nil, {"-by", "stack"}, {"-by", "label=endpoint"}, {"-old", "1h", "-n", "2"}} {
+		page := htmlPage(t, append(flags, path)...)
+		code, out, stderr := runCLI(append(append([]string{"top"}, flags...), "-json", path)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		sameRows(t, fmt.Sprint("holdings ", flags), htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"),
+			jsonRows(t, out, "key", "reserved", "reserved", "reserved"))
+		for _, want := range []string{"exact counts and bytes, not sampled (no intervals)", "RESERVED", "reserved bytes (exact)"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("holdings %v: page without %q", flags, want)
+			}
+		}
+		if strings.Contains(page, "INTERVAL") || strings.Contains(page, `data-sort="width"`) {
+			t.Errorf("holdings %v: the page shows intervals", flags)
+		}
+	}
+	if page := htmlPage(t, path); !strings.Contains(page, "<td>2 !") || !strings.Contains(page, "! marks groups with arenas held 10m or more") {
+		t.Error("the old arenas of leakySite are not marked")
 	}
 }

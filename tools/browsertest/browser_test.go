@@ -240,6 +240,33 @@ func notBlank(t testing.TB, what string, shot []byte) {
 	t.Logf("%s: screenshot %dx%d, %d bytes, %.1f%% inked, %d colors", what, r.Dx(), r.Dy(), len(shot), 100*float64(inked)/float64(total), len(colors))
 }
 
+// topPage writes the page of arenaprof html args in dir, loads it, and
+// checks that its rows' data-key, data-est, data-lo and data-hi are the
+// fields of top -json args, in order.
+func (b *browser) topPage(t testing.TB, dir string, args []string, fields ...string) {
+	t.Helper()
+	page := filepath.Join(dir, "top.html")
+	arenaprofOut(t, dir, append([]string{"html", "-o", page}, args...)...)
+	want := jsonRows(t, arenaprofOut(t, dir, append([]string{"top", "-n", "0", "-json"}, args...)...), fields...)
+	b.do(t, chromedp.Navigate(fileURL(page)))
+	eval[bool](t, b, settled)
+	sameRows(t, fmt.Sprint("top ", args), domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
+}
+
+// screenshot takes a screenshot of the page, checks that it is not blank
+// and, unless name is "", saves it as name (see saveShot).
+func (b *browser) screenshot(t testing.TB, what, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBlank(t, what, shot)
+	if name != "" {
+		saveShot(t, name, shot)
+	}
+}
+
 // saveShot writes a screenshot under $ARENAPROF_SCREENSHOTS, if set.
 func saveShot(t testing.TB, name string, shot []byte) {
 	dir := os.Getenv("ARENAPROF_SCREENSHOTS")
@@ -270,12 +297,7 @@ func TestPages(t *testing.T) {
 	base, next := "base.pb.gz", "new.pb.gz"
 
 	for _, flags := range [][]string{{"-by", "func"}, {"-by", "type", "-confidence", "0.99"}, {"-by", "stack"}, {"-by", "size", "-confidence", "0.9"}} {
-		page := filepath.Join(dir, "top.html")
-		arenaprofOut(t, dir, append([]string{"html", "-o", page}, append(flags, next)...)...)
-		want := jsonRows(t, arenaprofOut(t, dir, append([]string{"top", "-n", "0", "-json"}, append(flags, next)...)...), "key", "bytes", "lo", "hi")
-		b.do(t, chromedp.Navigate(fileURL(page)))
-		eval[bool](t, b, settled)
-		sameRows(t, fmt.Sprint("top ", flags), domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
+		b.topPage(t, dir, append(flags, next), "key", "bytes", "lo", "hi")
 		if n := eval[int](t, b, `performance.getEntriesByType("resource").length`); n != 0 {
 			t.Errorf("top %v: the page fetched %d resources", flags, n)
 		}
@@ -293,11 +315,7 @@ func TestPages(t *testing.T) {
 		if got["tools"] != true || !strings.Contains(got["text"].(string), "iB") || got["bars"].(float64) == 0 || !strings.Contains(got["key"].(string), ".") || !strings.Contains(got["total"].(string), "total") {
 			t.Errorf("without JavaScript: %v", got)
 		}
-		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		notBlank(t, "top without JavaScript", shot)
+		b.screenshot(t, "top without JavaScript", "")
 	})
 
 	t.Run("top", func(t *testing.T) {
@@ -308,12 +326,7 @@ func TestPages(t *testing.T) {
 		if hidden := eval[bool](t, b, `document.querySelector(".tools").hidden`); hidden {
 			t.Fatal("the page's script did not run (its tools are hidden)")
 		}
-		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		notBlank(t, "top", shot)
-		saveShot(t, "html-top.png", shot)
+		b.screenshot(t, "top", "html-top.png")
 
 		// Sorting: by width, by key, by estimate again.
 		order := `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => [Number(r.dataset.est), Number(r.dataset.hi) - Number(r.dataset.lo), r.dataset.key])`
@@ -365,7 +378,7 @@ func TestPages(t *testing.T) {
 		if z["x"] != "0%" || z["w"] != "100%" || z["zoom"] != name || z["out"].(float64) == 0 {
 			t.Errorf("zoom into %s: %v", name, z)
 		}
-		shot = b.shotOf(t, "#flame")
+		shot := b.shotOf(t, "#flame")
 		notBlank(t, "flame zoomed", shot)
 		b.do(t, chromedp.Click(chromedp.CSS(`#fg svg.fr[data-depth="0"]`)))
 		if out := eval[int](t, b, `document.querySelectorAll("#fg .out").length`); out != 0 {
@@ -385,6 +398,26 @@ func TestPages(t *testing.T) {
 		shot = b.shotOf(t, "#flame")
 		notBlank(t, "flame", shot)
 		saveShot(t, "html-flame.png", shot)
+	})
+
+	t.Run("live arenas", func(t *testing.T) {
+		arenasProfile(t, dir, "arenas.pb.gz")
+		arenas := "arenas.pb.gz"
+		for _, flags := range [][]string{{"-by", "func"}, {"-by", "stack"}} {
+			b.topPage(t, dir, append(flags, arenas), "key", "reserved", "reserved", "reserved")
+			got := eval[map[string]any](t, b, `({heading: document.querySelector("pre.heading").textContent, head: document.querySelector(".rows thead").textContent, sorts: document.querySelectorAll(".sort button").length, ticks: document.querySelectorAll(".rows tbody svg rect").length, rows: document.querySelectorAll(".rows tbody tr").length})`)
+			if !strings.Contains(got["heading"].(string), "exact counts") || strings.Contains(got["head"].(string), "INTERVAL") ||
+				got["sorts"].(float64) != 2 || got["ticks"] != got["rows"] || got["rows"].(float64) < 2 {
+				t.Errorf("live arenas %v: %v", flags, got)
+			}
+			b.do(t, chromedp.Click(chromedp.CSS(`.sort button[data-sort="key"]`)))
+			if keys := eval[[]string](t, b, `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => r.dataset.key)`); !slices.IsSorted(keys) {
+				t.Errorf("live arenas %v: sorted by key: %q", flags, keys)
+			}
+			if flags[1] == "func" {
+				b.screenshot(t, "live arenas", "html-arenas.png")
+			}
+		}
 	})
 
 	t.Run("diff", func(t *testing.T) {
@@ -411,12 +444,7 @@ func TestPages(t *testing.T) {
 				t.Errorf("diff %v: gate verdict %q", flags, gate)
 			}
 			if flags[1] == "type" {
-				shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				notBlank(t, "diff", shot)
-				saveShot(t, "html-diff.png", shot)
+				b.screenshot(t, "diff", "html-diff.png")
 			}
 		}
 	})
