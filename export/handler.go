@@ -217,9 +217,18 @@ func parseSeconds(s string, max int64) (int64, error) {
 	return n, nil
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// hasProfiler reports whether h has a profiler to build from; when it has
+// none, it answers 503.
+func (h *handler) hasProfiler(w http.ResponseWriter) bool {
 	if h.p == nil {
 		serveError(w, http.StatusServiceUnavailable, "arenaprof: no profiler")
+		return false
+	}
+	return true
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hasProfiler(w) {
 		return
 	}
 	q := r.URL.Query()

@@ -55,8 +55,7 @@ type peakHandler struct{ h *handler }
 
 func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := ph.h
-	if h.p == nil {
-		serveError(w, http.StatusServiceUnavailable, "arenaprof: no profiler")
+	if !h.hasProfiler(w) {
 		return
 	}
 	q := r.URL.Query()

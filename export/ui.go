@@ -43,23 +43,21 @@ func UIHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
 type uiHandler struct{ h *handler }
 
 func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := u.h
-	if h.p == nil {
-		serveError(w, http.StatusServiceUnavailable, "arenaprof: no profiler")
-		return
-	}
-	q := r.URL.Query()
-	by := report.GroupBy(q.Get("by"))
+	by := report.GroupBy(r.URL.Query().Get("by"))
 	if by == "" {
 		by = "type"
 	}
 	inuse := false
-	switch q.Get("sample") {
+	switch s := r.URL.Query().Get("sample"); s {
 	case "", "alloc", "alloc_space":
 	case "inuse", "inuse_space":
 		inuse = true
 	default:
-		serveError(w, http.StatusBadRequest, fmt.Sprintf("bad sample parameter %q: want alloc or inuse", q.Get("sample")))
+		serveError(w, http.StatusBadRequest, fmt.Sprintf("bad sample parameter %q: want alloc or inuse", s))
+		return
+	}
+	h := u.h
+	if !h.hasProfiler(w) {
 		return
 	}
 	release, ok := startBuild(h.cfg.limiter, w, r, buildWait)

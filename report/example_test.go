@@ -11,47 +11,15 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
-	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/testkit/exampleprof"
 	"github.com/arenaprof/arenaprof/report"
 )
-
-// exampleRun profiles n allocations of [64]byte through a seeded arena.
-func exampleRun(seed uint64, n int) *profile.Profile {
-	// The sampling mean is process-wide, like runtime.MemProfileRate: one
-	// sampled byte every 4096 on average, for every arena and consumer.
-	defer hooks.SetMeanBytes(hooks.MeanBytes())
-	if err := hooks.SetMeanBytes(4096); err != nil {
-		panic(err)
-	}
-	p, err := profiler.Start()
-	if err != nil {
-		panic(err)
-	}
-	a := arena.NewArena(arena.WithSeed(seed, 1))
-	for range n {
-		_ = arena.New[[64]byte](a)
-	}
-	a.Reset()
-	p.Stop()
-	var buf bytes.Buffer
-	if err := export.Write(&buf, p.Snapshot()); err != nil {
-		panic(err)
-	}
-	prof, err := profile.Parse(&buf)
-	if err != nil {
-		panic(err)
-	}
-	return prof
-}
 
 // A test comparing two versions of code: the new one allocates twice as
 // much, and Diff says so with confidence 0.99.
 func ExampleDiff() {
-	base := exampleRun(1, 100000) // about 1560 sample events
-	next := exampleRun(2, 200000)
+	base := exampleprof.Run(1, 100000) // about 1560 sample events
+	next := exampleprof.Run(2, 200000)
 	res, err := report.Diff(base, next, report.DiffOptions{Confidence: 0.99})
 	if err != nil {
 		panic(err)
@@ -66,7 +34,7 @@ func ExampleDiff() {
 // Estimates with intervals, by type: the arena allocated 100000 objects of
 // 64 bytes, and the interval of the true bytes covers them.
 func ExampleTable() {
-	prof := exampleRun(3, 100000)
+	prof := exampleprof.Run(3, 100000)
 	res, err := report.Table(prof, report.TableOptions{By: "type", Confidence: 0.99})
 	if err != nil {
 		panic(err)

@@ -100,13 +100,7 @@ func runAdvise(args []string, stdout, stderr io.Writer) int {
 		err = advise(opts, stdout, stderr)
 	}
 	if err != nil {
-		code := 1
-		var te *topError
-		if errors.As(err, &te) {
-			code = te.code
-		}
-		fmt.Fprintln(stderr, topOneLine("arenaprof advise: "+err.Error()))
-		return code
+		return exitWith(stderr, "arenaprof advise", err)
 	}
 	return 0
 }

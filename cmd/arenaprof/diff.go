@@ -128,13 +128,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		res, err = diff(opts, stdout)
 	}
 	if err != nil {
-		code := 1
-		var te *topError
-		if errors.As(err, &te) {
-			code = te.code
-		}
-		fmt.Fprintln(stderr, topOneLine("arenaprof diff: "+err.Error()))
-		return code
+		return exitWith(stderr, "arenaprof diff", err)
 	}
 	if opts.failAbove > 0 {
 		if bad := diffGate(res, opts); len(bad) > 0 {

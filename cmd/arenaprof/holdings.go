@@ -22,9 +22,9 @@ func holdingsBy(o commonOptions) report.GroupBy {
 // topHoldings writes the table of a live-arenas profile: exact counts,
 // no intervals.
 func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
-	res, err := report.Holdings(ap.prof, report.HoldingsOptions{By: holdingsBy(opts.commonOptions), N: opts.n, OldAge: opts.oldAge})
+	res, err := holdingsTable(ap, opts)
 	if err != nil {
-		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+		return err
 	}
 	if opts.json {
 		return writeJSON(stdout, holdingsJSON{
@@ -36,6 +36,15 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 		return err
 	}
 	return formatHoldings(stdout, res, opts.width)
+}
+
+// holdingsTable groups a live-arenas profile as top's flags say.
+func holdingsTable(ap *arenaProfile, opts topOptions) (*report.HoldingsResult, error) {
+	res, err := report.Holdings(ap.prof, report.HoldingsOptions{By: holdingsBy(opts.commonOptions), N: opts.n, OldAge: opts.oldAge})
+	if err != nil {
+		return nil, topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return res, nil
 }
 
 // holdingsJSON is the -json output of top on a live-arenas profile.

@@ -16,18 +16,7 @@ import (
 // heading says the figures are exact counts, not estimates. Keys are cut
 // to width as [report.FormatTable] cuts them; width 0 prints them whole.
 func formatHoldings(w io.Writer, r *report.HoldingsResult, width int) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "live arenas by %s: exact counts and bytes, not sampled (no intervals)\n", r.By)
-	if len(r.Rows) < r.Groups {
-		fmt.Fprintf(&b, "showing %d of %d groups; the total covers all of them\n", len(r.Rows), r.Groups)
-	} else {
-		fmt.Fprintf(&b, "%d %s\n", r.Groups, map[bool]string{true: "group", false: "groups"}[r.Groups == 1])
-	}
-	if r.Total.Old > 0 {
-		fmt.Fprintf(&b, "! marks groups with arenas held %s or more (never Reset, Put or Freed since): possible leaks\n", shortDuration(r.OldAge))
-	}
-	b.WriteString("\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, strings.Join(holdingsHeading(r), "\n")+"\n\n"); err != nil {
 		return err
 	}
 	head := []string{"RESERVED", "SHARE", "USED", "ARENAS", "OLD", ""}
@@ -52,6 +41,21 @@ func formatHoldings(w io.Writer, r *report.HoldingsResult, width int) error {
 		t.Row(cells[i+1], tabfmt.CutKey(row.Key, groupKindOnly(r.By), room))
 	}
 	return t.Flush()
+}
+
+// holdingsHeading is the heading of the table of r: the figures are exact
+// counts, how many groups it shows, and what "!" marks.
+func holdingsHeading(r *report.HoldingsResult) []string {
+	lines := []string{fmt.Sprintf("live arenas by %s: exact counts and bytes, not sampled (no intervals)", r.By)}
+	if len(r.Rows) < r.Groups {
+		lines = append(lines, fmt.Sprintf("showing %d of %d groups; the total covers all of them", len(r.Rows), r.Groups))
+	} else {
+		lines = append(lines, fmt.Sprintf("%d %s", r.Groups, map[bool]string{true: "group", false: "groups"}[r.Groups == 1]))
+	}
+	if r.Total.Old > 0 {
+		lines = append(lines, fmt.Sprintf("! marks groups with arenas held %s or more (never Reset, Put or Freed since): possible leaks", shortDuration(r.OldAge)))
+	}
+	return lines
 }
 
 // formatHoldingsDiff writes the rows of [report.DiffHoldings] as a table;

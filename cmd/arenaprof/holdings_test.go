@@ -50,15 +50,22 @@ func holdingsFile(t *testing.T, name string, hs []holdings.Holding) string {
 	return path
 }
 
-func TestTopHoldings(t *testing.T) {
+// holdingsFixture writes a live-arenas profile: leakySite holds two old
+// arenas (2 MiB), busySite young ones (3.06 MiB, one labeled), and pool 7
+// four idle arenas (4 MiB).
+func holdingsFixture(t *testing.T) string {
 	leaky, busy := leakySite(), busySite()
-	path := holdingsFile(t, "arenas.pb.gz", []holdings.Holding{
+	return holdingsFile(t, "arenas.pb.gz", []holdings.Holding{
 		{Stack: leaky, Age: 2 * time.Hour, Arenas: 1, Reserved: 1 << 20, Used: 1000},
 		{Stack: leaky, Age: 20 * time.Minute, Arenas: 1, Reserved: 1 << 20, Used: 0},
 		{Stack: busy, Age: 100 * time.Millisecond, Arenas: 1, Reserved: 3 << 20, Used: 3 << 20},
 		{Stack: busy, Labels: hooks.NewLabels("endpoint", "/x"), Age: 5 * time.Minute, Arenas: 1, Reserved: 64 << 10},
 		{Stack: busy, Arenas: 4, Reserved: 4 << 20, Pool: 7},
 	})
+}
+
+func TestTopHoldings(t *testing.T) {
+	path := holdingsFixture(t)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"top", path}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
@@ -27,11 +28,12 @@ diff's table (each ratio's interval on a log axis, significant rows
 marked) and, with -fail-above, the gate's verdict. The page loads nothing
 from the network and opens from file://; its table reads without
 JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
--pyroscope selectors); a live-arenas profile has no intervals to draw:
-read it with top.
+-pyroscope selectors); a live-arenas profile makes top's table of its
+exact counts (no intervals, no flame graph; diff reads two of them).
 
 Every table row element carries the numbers of top -json (data-key,
-data-est, data-lo, data-hi) or diff -json (data-key, data-ratio-lo,
+data-est, data-lo, data-hi; for a live-arenas profile all three are
+its reserved bytes) or diff -json (data-key, data-ratio-lo,
 data-ratio-hi, empty for null, data-significant) for the same flags, and
 each flame graph frame its function name (data-frame). See docs/html.md.
 
@@ -67,13 +69,7 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		code := 1
-		var te *topError
-		if errors.As(err, &te) {
-			code = te.code
-		}
-		fmt.Fprintln(stderr, topOneLine("arenaprof html: "+err.Error()))
-		return code
+		return exitWith(stderr, "arenaprof html", err)
 	}
 	return 0
 }
@@ -150,7 +146,7 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 		return err
 	}
 	if pprofmt.IsHoldings(ap.prof) {
-		return topInputErr("%s is a live-arenas profile: exact counts, no intervals to draw; read it with arenaprof top", opts.src)
+		return htmlHoldings(w, ap, opts)
 	}
 	res, err := topTable(ap, opts)
 	if err != nil {
@@ -162,6 +158,9 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	if err != nil {
 		return topInputErr("%s: %s", opts.src, strings.TrimPrefix(err.Error(), "report: "))
 	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
 	var heading []string
 	if d := opts.filter.describe(); d != "" {
 		heading = append(heading, d)
@@ -169,6 +168,26 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	heading = append(heading, res.Heading()...)
 	return htmlreport.Top(w, res, htmlreport.Options{
 		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading), Flame: flame,
+	})
+}
+
+// htmlHoldings renders the page of a live-arenas profile from the very
+// HoldingsResult top -json prints: exact counts, no intervals.
+func htmlHoldings(w io.Writer, ap *arenaProfile, opts topOptions) error {
+	res, err := holdingsTable(ap, opts)
+	if err != nil {
+		return err
+	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
+	var heading []string
+	if d := opts.filter.describe(); d != "" {
+		heading = append(heading, d)
+	}
+	heading = append(heading, holdingsHeading(res)...)
+	return htmlreport.Holdings(w, res, htmlreport.Options{
+		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading),
 	})
 }
 
@@ -186,6 +205,9 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
+	for i := range res.Rows {
+		res.Rows[i].Key = jsonPrinted(res.Rows[i].Key)
+	}
 	ho := htmlreport.Options{
 		Title:   redactText("arenaprof diff " + opts.base + " " + opts.next),
 		Heading: redactLines(diffHeading(opts, base, next, res)),
@@ -196,6 +218,20 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	}
 	ho.N = opts.n // the gate reads every row; the page shows those -n shows
 	return htmlreport.Diff(w, res, ho)
+}
+
+// jsonPrinted returns key as top -json and diff -json print it: encoding/json
+// escapes the control characters below U+0020, and the filter of what the
+// command prints (termWriter) turns the other unsafe runes (DEL, C1
+// controls, bidirectional controls) into U+FFFD. The page's data-key
+// carries the same.
+func jsonPrinted(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 0x20 && unsafeRune(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, key)
 }
 
 func redactLines(lines []string) []string {
@@ -229,17 +265,22 @@ func writePage(path, page string) (string, error) {
 	return f.Name(), nil
 }
 
-// openBrowser opens path in the system's browser, where one exists.
-func openBrowser(path string) error {
-	var cmd []string
+// openCommand returns the command line that opens path in the system's
+// browser; tests replace it.
+var openCommand = func(path string) []string {
 	switch runtime.GOOS {
 	case "darwin":
-		cmd = []string{"open", path}
+		return []string{"open", path}
 	case "windows":
-		cmd = []string{"rundll32", "url.dll,FileProtocolHandler", path}
+		return []string{"rundll32", "url.dll,FileProtocolHandler", path}
 	default:
-		cmd = []string{"xdg-open", path}
+		return []string{"xdg-open", path}
 	}
+}
+
+// openBrowser opens path in the system's browser, where one exists.
+func openBrowser(path string) error {
+	cmd := openCommand(path)
 	exe, err := exec.LookPath(cmd[0])
 	if err != nil {
 		return fmt.Errorf("no browser to open (no %s here); the page is %s", cmd[0], path)

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
@@ -137,7 +138,7 @@ func TestHTMLTopMatchesJSON(t *testing.T) {
 		if !strings.Contains(strings.Join(flags, " "), "-n") {
 			jflags = append([]string{"-n", "0"}, flags...)
 		}
-		code, out, stderr := runTopArgs(append(jflags, "-json", path)...)
+		code, out, stderr := runCLI(append([]string{"top"}, append(jflags, "-json", path)...)...)
 		if code != 0 {
 			t.Fatalf("top %v: %s", jflags, stderr)
 		}
@@ -171,7 +172,7 @@ func TestHTMLSources(t *testing.T) {
 	defer srv.Close()
 	for _, src := range []string{heap, memory, srv.URL + "/debug/arenaprof"} {
 		page := htmlPage(t, "-by", "func", src)
-		code, out, stderr := runTopArgs("-n", "0", "-by", "func", "-json", src)
+		code, out, stderr := runCLI("top", "-n", "0", "-by", "func", "-json", src)
 		if code != 0 {
 			t.Fatalf("top %s: %s", src, stderr)
 		}
@@ -196,7 +197,7 @@ func TestHTMLDiffMatchesJSON(t *testing.T) {
 		{[]string{"-n", "1", "-fail-above", "50"}, "gate passed"},
 	} {
 		page := htmlPage(t, append(tc.flags, base, next)...)
-		code, out, stderr := runDiffArgs(append(tc.flags, "-json", base, next)...)
+		code, out, stderr := runCLI(append(append([]string{"diff"}, tc.flags...), "-json", base, next)...)
 		if code != 0 && code != diffGateCode {
 			t.Fatalf("diff %v: %s", tc.flags, stderr)
 		}
@@ -241,7 +242,7 @@ func TestHTMLHostileNames(t *testing.T) {
 			}
 		}
 		// The keys are whole in data-key (escaped), as -json has them.
-		code, out, _ := runTopArgs("-n", "0", "-by", by, "-json", path)
+		code, out, _ := runCLI("top", "-n", "0", "-by", by, "-json", path)
 		if code != 0 {
 			t.Fatal(out)
 		}
@@ -272,7 +273,7 @@ func TestHTMLBadInput(t *testing.T) {
 		{[]string{"-min-frame", "2", path}, 2, "bad -min-frame"},
 		{[]string{"-by", "nope", path}, 2, "unknown"},
 		{[]string{filepath.Join(t.TempDir(), "missing.pb.gz")}, 1, "cannot read"},
-		{[]string{arenas}, 1, "live-arenas profile"},
+		{[]string{arenas, arenas}, 1, "live-arenas profiles"},
 		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir.html"), path}, 1, "cannot write the page"},
 	} {
 		code, _, stderr := runHTMLArgs(tc.args...)
@@ -300,5 +301,98 @@ func TestHTMLTempFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(got); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
 		t.Errorf("page %s: %v", got, err)
+	}
+}
+
+// TestHTMLOpen checks that -open runs the opener with the page's path, and
+// that without an opener the page is still written, its path printed, the
+// exit status 0 and a warning names the missing command.
+func TestHTMLOpen(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake opener is a shell script")
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "opened")
+	opener := filepath.Join(dir, "opener")
+	if err := os.WriteFile(opener, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+record+".tmp && mv "+record+".tmp "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prev := openCommand
+	t.Cleanup(func() { openCommand = prev })
+	tests := []struct {
+		name    string
+		command string
+		warning string // in stderr; "" for none
+	}{
+		{"opener", opener, ""},
+		{"no opener", filepath.Join(dir, "no-such-opener"), "no browser to open (no " + filepath.Join(dir, "no-such-opener") + " here); the page is "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(record)
+			openCommand = func(path string) []string { return []string{tc.command, path} }
+			out := filepath.Join(t.TempDir(), "page.html")
+			code, stdout, stderr := runHTMLArgs("-open", "-o", out, fixturePath(t))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if got := strings.TrimSpace(stdout); got != out {
+				t.Errorf("printed %q, want %q", got, out)
+			}
+			if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) {
+				t.Errorf("page %s: %v", out, err)
+			}
+			if tc.warning != "" {
+				if !strings.Contains(stderr, tc.warning+out) {
+					t.Errorf("stderr %q, want a warning %q", stderr, tc.warning+out)
+				}
+				return
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q, want none", stderr)
+			}
+			// The opener runs on its own; wait for its record.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				b, err := os.ReadFile(record)
+				if err == nil {
+					if string(b) != out {
+						t.Errorf("opener got %q, want the page's path %q", b, out)
+					}
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the opener did not run in 10 s: %v", err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestHTMLHoldings checks the page of a live-arenas profile: top's exact
+// table, each row's data-est, data-lo and data-hi the reserved bytes of
+// top -json, the heading saying the figures are exact, no interval.
+func TestHTMLHoldings(t *testing.T) {
+	path := holdingsFixture(t)
+	for _, flags := range [][]string{nil, {"-by", "stack"}, {"-by", "label=endpoint"}, {"-old", "1h", "-n", "2"}} {
+		page := htmlPage(t, append(flags, path)...)
+		code, out, stderr := runCLI(append(append([]string{"top"}, flags...), "-json", path)...)
+		if code != 0 {
+			t.Fatal(stderr)
+		}
+		sameRows(t, fmt.Sprint("holdings ", flags), htmlRows(page, "data-key", "data-est", "data-lo", "data-hi"),
+			jsonRows(t, out, "key", "reserved", "reserved", "reserved"))
+		for _, want := range []string{"exact counts and bytes, not sampled (no intervals)", "RESERVED", "reserved bytes (exact)"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("holdings %v: page without %q", flags, want)
+			}
+		}
+		if strings.Contains(page, "INTERVAL") || strings.Contains(page, `data-sort="width"`) {
+			t.Errorf("holdings %v: the page shows intervals", flags)
+		}
+	}
+	if page := htmlPage(t, path); !strings.Contains(page, "<td>2 !") || !strings.Contains(page, "! marks groups with arenas held 10m or more") {
+		t.Error("the old arenas of leakySite are not marked")
 	}
 }

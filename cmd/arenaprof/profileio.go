@@ -67,6 +67,18 @@ func topOneLine(s string) string {
 	return redactText(strings.Join(strings.Fields(s), " "))
 }
 
+// exitWith prints err as one line after the command's name and returns
+// its exit status: a topError's code, else 1.
+func exitWith(stderr io.Writer, command string, err error) int {
+	code := 1
+	var te *topError
+	if errors.As(err, &te) {
+		code = te.code
+	}
+	fmt.Fprintln(stderr, topOneLine(command+": "+err.Error()))
+	return code
+}
+
 // arenaProfile is a parsed profile checked to be one that report.Table
 // reads: an arenaprof profile or a Go heap or allocs profile.
 type arenaProfile struct {

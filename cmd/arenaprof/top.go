@@ -146,13 +146,7 @@ func runTop(args []string, stdout, stderr io.Writer) int {
 		err = top(opts, stdout)
 	}
 	if err != nil {
-		code := 1
-		var te *topError
-		if errors.As(err, &te) {
-			code = te.code
-		}
-		fmt.Fprintln(stderr, topOneLine("arenaprof top: "+err.Error()))
-		return code
+		return exitWith(stderr, "arenaprof top", err)
 	}
 	return 0
 }

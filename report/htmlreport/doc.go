@@ -2,7 +2,8 @@
 // pages: the table of [report.Table] with an interval bar per group on a
 // shared axis, a flame graph of [report.Flame] whose frames carry their
 // intervals, and the comparison of [report.Diff] with each ratio's
-// interval on a log axis and the verdict of a [report.Gate]. arenaprof
+// interval on a log axis and the verdict of a [report.Gate], and the
+// exact table of a live-arenas profile ([report.Holdings]). arenaprof
 // html writes these pages, and export's /debug/arenaprof/ui serves one.
 //
 // A page requests nothing from the network: its style and script are
@@ -14,14 +15,18 @@
 //
 // Every table row element carries its numbers for machine checks, as
 // arenaprof top -json and diff -json give them: data-key, data-est,
-// data-lo and data-hi on a table's rows; data-key, data-ratio-lo,
+// data-lo and data-hi on a table's rows (all three the reserved bytes on
+// a live-arenas table's); data-key, data-ratio-lo,
 // data-ratio-hi (empty where -json has null) and data-significant on a
 // comparison's; the total row is in the table's tfoot. Each flame-graph
 // frame element carries data-frame, its function name.
 //
-// Names come from binaries and uploads: the template escapes every one,
-// and control characters (terminal escapes) and bidirectional overrides
-// are shown as '?'; data-key keeps the name as it is.
+// A row's key is in the page once, in data-key: the style sheet shows it
+// after the row's cells, which keeps a page of 10,000 stacks under 5 MB.
+// Names come from binaries and uploads: the template escapes every one;
+// a key with control characters (terminal escapes) or bidirectional
+// overrides gets a cell of its own that shows them as '?', and data-key
+// keeps the key as it is.
 //
 // Usage:
 //

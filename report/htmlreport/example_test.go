@@ -5,12 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/google/pprof/profile"
-
-	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
-	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/profiler"
+	"github.com/arenaprof/arenaprof/internal/testkit/exampleprof"
 	"github.com/arenaprof/arenaprof/report"
 	"github.com/arenaprof/arenaprof/report/htmlreport"
 )
@@ -19,27 +14,7 @@ import (
 // intervals, and a flame graph. Write it to a file and open it in a
 // browser; here the example reads the row of [64]uint8 back from it.
 func ExampleTop() {
-	defer hooks.SetMeanBytes(hooks.MeanBytes())
-	if err := hooks.SetMeanBytes(4096); err != nil {
-		panic(err)
-	}
-	p, err := profiler.Start()
-	if err != nil {
-		panic(err)
-	}
-	a := arena.NewArena(arena.WithSeed(1, 1))
-	for range 100000 {
-		_ = arena.New[[64]byte](a)
-	}
-	p.Stop()
-	var buf bytes.Buffer
-	if err := export.Write(&buf, p.Snapshot()); err != nil {
-		panic(err)
-	}
-	prof, err := profile.Parse(&buf)
-	if err != nil {
-		panic(err)
-	}
+	prof := exampleprof.Run(1, 100000)
 
 	t, err := report.Table(prof, report.TableOptions{By: "type"})
 	if err != nil {

@@ -83,10 +83,10 @@ type pageData struct {
 	Refresh    string
 	Taken      string
 	Gate       *gateData
-	Conf       string
 	KeyHead    string
-	AxisLo     string
-	AxisHi     string
+	Cols       []string   // the heads of a top table's columns before its bar
+	AxisHead   string     // the head of its bar's column
+	Exact      bool       // the figures are exact: no interval to sort by
 	Chunks     [][]topRow // the rows, in tables of chunkRows
 	Total      *topRow
 	DiffChunks [][]diffRow
@@ -102,18 +102,19 @@ type gateData struct {
 
 // topRow is one row of a top table: the data attributes carry the
 // numbers of arenaprof top -json, formatted as encoding/json formats them.
+// The row shows its key from data-key (the style sheet draws it), but
+// where the key needs Text: see keyText.
 type topRow struct {
-	Key, Display                      string
-	Est, Lo, Hi                       string
-	Samples, Bytes, Interval, Objects string
-	Share                             string
-	Bar                               template.HTML
+	Key, Text, Class string
+	Est, Lo, Hi      string
+	Cells            []string // one per column of Cols
+	Bar              template.HTML
 }
 
 // diffRow is one row of a diff table; the data attributes carry the
 // numbers of arenaprof diff -json ("" where it has null).
 type diffRow struct {
-	Key, Display                          string
+	Key, Text, Class                      string
 	RatioLo, RatioHi                      string
 	Significant                           bool
 	Delta                                 string
@@ -131,6 +132,38 @@ type frame struct {
 	Name, Short, Title string
 	X, W               string
 	Y, Depth, Color    int
+}
+
+// keyText returns "" for a key the page shows as it is, from its
+// data-key attribute (the style sheet draws attr(data-key) after the
+// row's cells, so that a long stack is in the page once), and the text
+// to show in a cell of its own for a key that holds control characters
+// or bidirectional controls, which must not reach the screen.
+func keyText(key string) string {
+	if t := text(key); t != key {
+		return t
+	}
+	return ""
+}
+
+// rowClass joins the classes of a row: cls, and "k" for a row that
+// shows its key in a cell of its own (see keyText).
+func rowClass(cls, keyText string) string {
+	if keyText == "" {
+		return cls
+	}
+	return strings.TrimSpace(cls + " k")
+}
+
+// pct formats a position on the 0..1000 axis as a percentage with one
+// decimal, in its shortest form.
+func pct(x float64) string {
+	return strconv.FormatFloat(math.Round(x)/10, 'f', -1, 64) + "%"
+}
+
+// trimmed formats x with at most four decimals, without trailing zeros.
+func trimmed(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1e4)/1e4, 'f', -1, 64)
 }
 
 // jsonNumber formats x as encoding/json does, so that a page's data
@@ -180,11 +213,17 @@ func linear(x, hi float64) float64 {
 	return math.Max(0, math.Min(1000, 1000*x/hi))
 }
 
-// bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis.
+// bar draws an interval [lo, hi] with its estimate est on a 0..1000 axis,
+// in percentages of the cell's width; the style sheet sizes the rest (the
+// estimate is the last rect). An exact figure (lo = est = hi) is the
+// estimate's tick alone.
 func bar(lo, est, hi float64, extra string) template.HTML {
+	tick := `<rect x=` + pct(math.Min(est, 985)) + ` />`
+	if lo == est && est == hi {
+		return template.HTML(`<svg>` + extra + tick + `</svg>`)
+	}
 	w := math.Max(hi-lo, 1)
-	return template.HTML(fmt.Sprintf(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">%s<rect x=%.0f width=%.0f /><rect class=e x=%.0f width=3 /></svg>`,
-		extra, lo, w, math.Min(est, 997)))
+	return template.HTML(`<svg>` + extra + `<rect x=` + pct(lo) + ` width=` + pct(w) + ` />` + tick + `</svg>`)
 }
 
 // Top writes the page of a table: its heading, the table with an
@@ -199,37 +238,77 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	if d.Heading == nil {
 		d.Heading = textLines(t.Heading())
 	}
-	d.Conf, d.KeyHead = confText(t.Confidence), keyHead(t.By)
+	d.KeyHead = keyHead(t.By)
+	d.Cols = []string{"SAMPLES", "BYTES", confText(t.Confidence) + " INTERVAL", "OBJECTS", "SHARE"}
 	axis := 0.0
 	for _, r := range t.Rows {
 		axis = math.Max(axis, r.Hi)
 	}
-	d.AxisHi = tabfmt.Bytes(axis)
-	row := func(r report.TableRow, withBar bool) topRow {
+	d.AxisHead = "interval, shared axis 0 … " + tabfmt.Bytes(axis)
+	row := func(r report.TableRow, withBar bool, cls string) topRow {
 		tr := topRow{
-			Key: r.Key, Display: text(r.Display), Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
-			Samples: strconv.FormatInt(r.Samples, 10), Bytes: tabfmt.Bytes(float64(r.Bytes)),
-			Interval: "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]",
-			Objects:  tabfmt.Count(float64(r.Objects)), Share: strconv.FormatFloat(100*r.Share, 'f', 1, 64) + "%",
+			Key: r.Key, Text: keyText(r.Key), Class: rowClass(cls, keyText(r.Key)),
+			Est: strconv.FormatInt(r.Bytes, 10), Lo: jsonNumber(r.Lo), Hi: jsonNumber(r.Hi),
+			Cells: []string{strconv.FormatInt(r.Samples, 10), tabfmt.Bytes(float64(r.Bytes)),
+				"[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]",
+				tabfmt.Count(float64(r.Objects)), strconv.FormatFloat(100*r.Share, 'f', 1, 64) + "%"},
 		}
 		if withBar {
 			tr.Bar = bar(linear(r.Lo, axis), linear(float64(r.Bytes), axis), linear(r.Hi, axis), "")
 		}
 		return tr
 	}
-	rows := make([]topRow, len(t.Rows))
-	for i, r := range t.Rows {
-		rows[i] = row(r, true)
-	}
-	d.Chunks = chunks(rows)
-	total := row(t.Total, false)
-	d.Total = &total
-	if n := t.Groups - len(t.Rows); n > 0 {
-		d.Hidden = hiddenNote(n)
-	}
+	d.setTopRows(mapRows(t.Rows, t.Total, row), t.Groups)
 	if opts.Flame != nil {
 		d.Flame = flameOf(opts.Flame)
 	}
+	return execute(w, d)
+}
+
+// Holdings writes the page of a live-arenas profile ([report.Holdings]),
+// the table arenaprof top prints for it: each group's reserved bytes,
+// share, used bytes, arenas and old arenas (marked "!"), and a tick at its
+// reserved bytes on a shared axis. The figures are exact counts, not
+// estimates, and the heading should say so (opts.Heading; nil means a
+// line that does). Every row element carries data-key, and data-est,
+// data-lo and data-hi all equal to the group's reserved bytes (arenaprof
+// top -json's key and reserved): an exact figure is its own interval.
+func Holdings(w io.Writer, r *report.HoldingsResult, opts Options) error {
+	if r == nil {
+		return errors.New("htmlreport: nil live-arenas table")
+	}
+	d := newPage(opts, "arenaprof top")
+	if d.Heading == nil {
+		d.Heading = []string{"live arenas by " + text(string(r.By)) + ": exact counts and bytes, not sampled (no intervals)"}
+	}
+	d.KeyHead, d.Exact = keyHead(r.By), true
+	d.Cols = []string{"RESERVED", "SHARE", "USED", "ARENAS", "OLD"}
+	axis := 0.0
+	for _, x := range r.Rows {
+		axis = math.Max(axis, float64(x.Reserved))
+	}
+	d.AxisHead = "reserved bytes (exact), shared axis 0 … " + tabfmt.Bytes(axis)
+	row := func(x report.HoldingsRow, withBar bool, cls string) topRow {
+		est := strconv.FormatInt(x.Reserved, 10)
+		share := "-"
+		if r.Total.Reserved > 0 {
+			share = strconv.FormatFloat(100*float64(x.Reserved)/float64(r.Total.Reserved), 'f', 1, 64) + "%"
+		}
+		old := strconv.FormatInt(x.Old, 10)
+		if x.Old > 0 {
+			old += " !"
+		}
+		tr := topRow{
+			Key: x.Key, Text: keyText(x.Key), Class: rowClass(cls, keyText(x.Key)), Est: est, Lo: est, Hi: est,
+			Cells: []string{tabfmt.Bytes(float64(x.Reserved)), share, tabfmt.Bytes(float64(x.Used)), strconv.FormatInt(x.Arenas, 10), old},
+		}
+		if withBar {
+			at := linear(float64(x.Reserved), axis)
+			tr.Bar = bar(at, at, at, "")
+		}
+		return tr
+	}
+	d.setTopRows(mapRows(r.Rows, r.Total, row), r.Groups)
 	return execute(w, d)
 }
 
@@ -243,7 +322,8 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 		return errors.New("htmlreport: nil diff")
 	}
 	d := newPage(opts, "arenaprof diff")
-	d.Conf, d.KeyHead = confText(r.Confidence), keyHead(r.By)
+	d.KeyHead = keyHead(r.By)
+	d.Cols = []string{"BASE", "NEW", "DIFF", "RATIO", confText(r.Confidence) + " INTERVAL", ""}
 	if opts.Gate != nil {
 		d.Gate = gateOf(*opts.Gate, r)
 	}
@@ -261,17 +341,21 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 		}
 	}
 	lo, hi = math.Max(lo, 1e-6)/1.1, math.Min(hi, 1e6)*1.1
-	d.AxisLo, d.AxisHi = ratioText(lo), ratioText(hi)
+	d.AxisHead = "ratio NEW/BASE, log axis " + ratioText(lo) + " … " + ratioText(hi) + ", 1 marked"
 	at := func(x float64) float64 {
 		return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(lo))/(math.Log(hi)-math.Log(lo))))
 	}
-	one := fmt.Sprintf(`<rect class=one x=%.0f width=2 />`, at(1))
-	row := func(x report.DiffRow) diffRow {
+	one := `<rect class=one x=` + pct(at(1)) + ` />`
+	row := func(x report.DiffRow, cls string) diffRow {
 		dr := diffRow{
-			Key: x.Key, Display: text(x.Display), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
+			Key: x.Key, Text: keyText(x.Key), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
 			Base: tabfmt.Bytes(float64(x.Base.Bytes)), New: tabfmt.Bytes(float64(x.New.Bytes)),
 			DeltaText: tabfmt.SignedBytes(float64(x.Delta)), Ratio: "-", Interval: "-",
 		}
+		if x.Significant {
+			cls = strings.TrimSpace(cls + " sig")
+		}
+		dr.Class = rowClass(cls, dr.Text)
 		if x.HasRatio {
 			dr.RatioLo = jsonNumber(x.RatioLo)
 			if !math.IsInf(x.RatioHi, 1) {
@@ -281,7 +365,7 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 			dr.Interval = "[" + ratioText(x.RatioLo) + ", " + ratioText(x.RatioHi) + "]"
 			dr.Bar = bar(at(x.RatioLo), at(x.Ratio), at(x.RatioHi), one)
 		} else {
-			dr.Bar = template.HTML(`<svg viewBox="0 0 1000 10" preserveAspectRatio="none">` + one + `</svg>`)
+			dr.Bar = template.HTML(`<svg>` + one + `</svg>`)
 		}
 		return dr
 	}
@@ -291,10 +375,10 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	}
 	rows := make([]diffRow, len(shown))
 	for i, x := range shown {
-		rows[i] = row(x)
+		rows[i] = row(x, "")
 	}
 	d.DiffChunks = chunks(rows)
-	total := row(r.Total)
+	total := row(r.Total, "total")
 	d.DiffTotal = &total
 	if n := r.Groups - len(shown); n > 0 {
 		d.Hidden = hiddenNote(n)
@@ -333,6 +417,28 @@ func execute(w io.Writer, d *pageData) error {
 // or a bidirectional control.
 func unsafeRune(r rune) bool {
 	return (unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r') || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// mapRows makes the rows of a top table, the total last: row draws one,
+// with a bar and no class for the body, without a bar and with class
+// "total" for the total.
+func mapRows[R any](rows []R, total R, row func(r R, withBar bool, cls string) topRow) []topRow {
+	out := make([]topRow, 0, len(rows)+1)
+	for _, r := range rows {
+		out = append(out, row(r, true, ""))
+	}
+	return append(out, row(total, false, "total"))
+}
+
+// setTopRows puts rows, the total last, in the page's top table, of
+// groups groups in all.
+func (d *pageData) setTopRows(rows []topRow, groups int) {
+	body := rows[:len(rows)-1]
+	d.Chunks = chunks(body)
+	d.Total = &rows[len(rows)-1]
+	if n := groups - len(body); n > 0 {
+		d.Hidden = hiddenNote(n)
+	}
 }
 
 // hiddenNote says that n groups are not shown.
@@ -419,7 +525,7 @@ func flameOf(root *report.FlameNode) *flameData {
 		h := fnv.New32a()
 		h.Write([]byte(n.Short))
 		fd.Frames = append(fd.Frames, frame{
-			Name: n.Name, Short: text(n.Short), X: strconv.FormatFloat(x, 'f', 4, 64), W: strconv.FormatFloat(w, 'f', 4, 64),
+			Name: n.Name, Short: text(n.Short), X: trimmed(x), W: trimmed(w),
 			Y: d * (frameH + 1), Depth: d, Color: int(h.Sum32() % 8),
 			Title: fmt.Sprintf("%s\n%s [%s, %s], %.1f%%, %d samples", text(n.Name), tabfmt.Bytes(float64(n.Bytes)),
 				tabfmt.Bytes(n.Lo), tabfmt.Bytes(n.Hi), w, n.Samples),

@@ -111,3 +111,78 @@ func TestDiffRowsAndGate(t *testing.T) {
 		t.Error("Top of nil: no error")
 	}
 }
+
+// TestKeyOnce: a row's key is in the page once, in data-key, but for a
+// key with control or bidirectional characters, which gets a cell of its
+// own (class k) with them as '?'.
+func TestKeyOnce(t *testing.T) {
+	for _, tc := range []struct {
+		key, cell string // cell: "" for none
+	}{
+		{"main.f < main.main", ""},
+		{`<script>"x"&`, ""},
+		{"a\x1b[31mb", "a?[31mb"},
+		{"x\u202ey", "x?y"},
+	} {
+		var b bytes.Buffer
+		res := &report.TableResult{By: "stack", Confidence: 0.95, Groups: 1,
+			Rows:  []report.TableRow{{Key: tc.key, Display: "short", Bytes: 10, Lo: 5, Hi: 20}},
+			Total: report.TableRow{Key: "total", Display: "total", Bytes: 10, Lo: 5, Hi: 20}}
+		if err := Top(&b, res, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		row := regexp.MustCompile(`<tr data-key="([^"]*)"[^>]*>(.*)`).FindStringSubmatch(page)
+		if row == nil || html.UnescapeString(row[1]) != tc.key {
+			t.Fatalf("key %q: row %q", tc.key, row)
+		}
+		if strings.Contains(page, "short") {
+			t.Errorf("key %q: the page holds the display name too", tc.key)
+		}
+		cell := regexp.MustCompile(`<td>([^<]*)$`).FindStringSubmatch(row[2])
+		hasCell := strings.Contains(row[0], `class="k"`)
+		if tc.cell == "" {
+			if hasCell {
+				t.Errorf("key %q: a key cell %q", tc.key, row[2])
+			}
+			continue
+		}
+		if !hasCell || cell == nil || html.UnescapeString(cell[1]) != tc.cell {
+			t.Errorf("key %q: row %q, want a key cell %q", tc.key, row[0], tc.cell)
+		}
+	}
+}
+
+// TestHoldings: a live-arenas row's data-est, data-lo and data-hi are its
+// reserved bytes, its bar the tick alone, old arenas marked, no interval.
+func TestHoldings(t *testing.T) {
+	r := &report.HoldingsResult{By: "func", Groups: 3,
+		Rows: []report.HoldingsRow{
+			{Key: "a", Arenas: 2, Reserved: 3 << 20, Used: 1000, Old: 1},
+			{Key: "b", Arenas: 1, Reserved: 1 << 20},
+		},
+		Total: report.HoldingsRow{Key: "total", Arenas: 4, Reserved: 5 << 20, Used: 1000, Old: 1},
+	}
+	var b bytes.Buffer
+	if err := Holdings(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, w := range []string{
+		`<tr data-key="a" data-est="3145728" data-lo="3145728" data-hi="3145728"><td>3.00MiB<td>60.0%<td>0.98KiB<td>2<td>1 !<td><svg><rect x=98.5% /></svg>`,
+		`<tr data-key="b" data-est="1048576" data-lo="1048576" data-hi="1048576">`,
+		`data-key="total" data-est="5242880" data-lo="5242880" data-hi="5242880"`,
+		"exact counts and bytes, not sampled (no intervals)",
+		"1 more groups not shown",
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page without %q", w)
+		}
+	}
+	if strings.Contains(page, "INTERVAL") || strings.Contains(page, `data-sort="width"`) {
+		t.Error("the page of exact counts shows intervals")
+	}
+	if err := Holdings(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Error("Holdings of nil: no error")
+	}
+}

@@ -56,7 +56,7 @@
   if (!fg) return;
   var frames = Array.prototype.slice.call(fg.querySelectorAll("svg.fr"));
   var geo = frames.map(function (f) {
-    return { el: f, x: Number(f.dataset.x), w: Number(f.dataset.w), d: Number(f.dataset.depth) };
+    return { el: f, x: parseFloat(f.getAttribute("x")), w: parseFloat(f.getAttribute("width")), d: Number(f.dataset.depth) };
   });
   function zoom(z) {
     var x0 = z.x, w0 = z.w, eps = 1e-9;

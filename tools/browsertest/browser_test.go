@@ -240,6 +240,33 @@ func notBlank(t testing.TB, what string, shot []byte) {
 	t.Logf("%s: screenshot %dx%d, %d bytes, %.1f%% inked, %d colors", what, r.Dx(), r.Dy(), len(shot), 100*float64(inked)/float64(total), len(colors))
 }
 
+// topPage writes the page of arenaprof html args in dir, loads it, and
+// checks that its rows' data-key, data-est, data-lo and data-hi are the
+// fields of top -json args, in order.
+func (b *browser) topPage(t testing.TB, dir string, args []string, fields ...string) {
+	t.Helper()
+	page := filepath.Join(dir, "top.html")
+	arenaprofOut(t, dir, append([]string{"html", "-o", page}, args...)...)
+	want := jsonRows(t, arenaprofOut(t, dir, append([]string{"top", "-n", "0", "-json"}, args...)...), fields...)
+	b.do(t, chromedp.Navigate(fileURL(page)))
+	eval[bool](t, b, settled)
+	sameRows(t, fmt.Sprint("top ", args), domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
+}
+
+// screenshot takes a screenshot of the page, checks that it is not blank
+// and, unless name is "", saves it as name (see saveShot).
+func (b *browser) screenshot(t testing.TB, what, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBlank(t, what, shot)
+	if name != "" {
+		saveShot(t, name, shot)
+	}
+}
+
 // saveShot writes a screenshot under $ARENAPROF_SCREENSHOTS, if set.
 func saveShot(t testing.TB, name string, shot []byte) {
 	dir := os.Getenv("ARENAPROF_SCREENSHOTS")
@@ -270,12 +297,7 @@ func TestPages(t *testing.T) {
 	base, next := "base.pb.gz", "new.pb.gz"
 
 	for _, flags := range [][]string{{"-by", "func"}, {"-by", "type", "-confidence", "0.99"}, {"-by", "stack"}, {"-by", "size", "-confidence", "0.9"}} {
-		page := filepath.Join(dir, "top.html")
-		arenaprofOut(t, dir, append([]string{"html", "-o", page}, append(flags, next)...)...)
-		want := jsonRows(t, arenaprofOut(t, dir, append([]string{"top", "-n", "0", "-json"}, append(flags, next)...)...), "key", "bytes", "lo", "hi")
-		b.do(t, chromedp.Navigate(fileURL(page)))
-		eval[bool](t, b, settled)
-		sameRows(t, fmt.Sprint("top ", flags), domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
+		b.topPage(t, dir, append(flags, next), "key", "bytes", "lo", "hi")
 		if n := eval[int](t, b, `performance.getEntriesByType("resource").length`); n != 0 {
 			t.Errorf("top %v: the page fetched %d resources", flags, n)
 		}
@@ -289,15 +311,11 @@ func TestPages(t *testing.T) {
 		}
 		defer chromedp.Call(b.ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
 		b.do(t, chromedp.Navigate(fileURL(page)))
-		got := eval[map[string]any](t, b, `({tools: document.querySelector(".tools").hidden, text: document.querySelector(".rows tbody tr").textContent, bars: document.querySelectorAll(".rows td.bar rect").length, total: document.querySelector(".rows tfoot tr").innerText})`)
-		if got["tools"] != true || !strings.Contains(got["text"].(string), "iB") || got["bars"].(float64) == 0 || !strings.Contains(got["total"].(string), "total") {
+		got := eval[map[string]any](t, b, `({tools: document.querySelector(".tools").hidden, text: document.querySelector(".rows tbody tr").textContent, bars: document.querySelectorAll(".rows td svg rect").length, key: getComputedStyle(document.querySelector(".rows tbody tr"), "::after").content, total: document.querySelector(".rows tfoot tr").innerText + getComputedStyle(document.querySelector(".rows tfoot tr"), "::after").content})`)
+		if got["tools"] != true || !strings.Contains(got["text"].(string), "iB") || got["bars"].(float64) == 0 || !strings.Contains(got["key"].(string), ".") || !strings.Contains(got["total"].(string), "total") {
 			t.Errorf("without JavaScript: %v", got)
 		}
-		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		notBlank(t, "top without JavaScript", shot)
+		b.screenshot(t, "top without JavaScript", "")
 	})
 
 	t.Run("top", func(t *testing.T) {
@@ -308,12 +326,7 @@ func TestPages(t *testing.T) {
 		if hidden := eval[bool](t, b, `document.querySelector(".tools").hidden`); hidden {
 			t.Fatal("the page's script did not run (its tools are hidden)")
 		}
-		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		notBlank(t, "top", shot)
-		saveShot(t, "html-top.png", shot)
+		b.screenshot(t, "top", "html-top.png")
 
 		// Sorting: by width, by key, by estimate again.
 		order := `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => [Number(r.dataset.est), Number(r.dataset.hi) - Number(r.dataset.lo), r.dataset.key])`
@@ -358,14 +371,14 @@ func TestPages(t *testing.T) {
 		if tip := eval[string](t, b, `document.querySelector("#fg svg.fr[data-depth='1'] title").textContent`); !strings.Contains(tip, "[") || !strings.Contains(tip, "samples") {
 			t.Errorf("a frame's tooltip %q has no interval", tip)
 		}
-		name := eval[string](t, b, `(() => { const f = Array.from(document.querySelectorAll("#fg svg.fr")).find(f => f.dataset.depth > 0 && Number(f.dataset.w) < 60 && Number(f.dataset.w) > 5); f.id = "zoomme"; return f.dataset.frame })()`)
+		name := eval[string](t, b, `(() => { const f = Array.from(document.querySelectorAll("#fg svg.fr")).find(f => f.dataset.depth > 0 && parseFloat(f.getAttribute("width")) < 60 && parseFloat(f.getAttribute("width")) > 5); f.id = "zoomme"; return f.dataset.frame })()`)
 		b.do(t, chromedp.Click(chromedp.CSS("#zoomme")))
 		eval[bool](t, b, settled)
 		z := eval[map[string]any](t, b, `(() => { const f = document.getElementById("zoomme"); return {x: f.getAttribute("x"), w: f.getAttribute("width"), zoom: document.getElementById("fg").dataset.zoom, out: document.querySelectorAll("#fg .out").length} })()`)
 		if z["x"] != "0%" || z["w"] != "100%" || z["zoom"] != name || z["out"].(float64) == 0 {
 			t.Errorf("zoom into %s: %v", name, z)
 		}
-		shot = b.shotOf(t, "#flame")
+		shot := b.shotOf(t, "#flame")
 		notBlank(t, "flame zoomed", shot)
 		b.do(t, chromedp.Click(chromedp.CSS(`#fg svg.fr[data-depth="0"]`)))
 		if out := eval[int](t, b, `document.querySelectorAll("#fg .out").length`); out != 0 {
@@ -385,6 +398,26 @@ func TestPages(t *testing.T) {
 		shot = b.shotOf(t, "#flame")
 		notBlank(t, "flame", shot)
 		saveShot(t, "html-flame.png", shot)
+	})
+
+	t.Run("live arenas", func(t *testing.T) {
+		arenasProfile(t, dir, "arenas.pb.gz")
+		arenas := "arenas.pb.gz"
+		for _, flags := range [][]string{{"-by", "func"}, {"-by", "stack"}} {
+			b.topPage(t, dir, append(flags, arenas), "key", "reserved", "reserved", "reserved")
+			got := eval[map[string]any](t, b, `({heading: document.querySelector("pre.heading").textContent, head: document.querySelector(".rows thead").textContent, sorts: document.querySelectorAll(".sort button").length, ticks: document.querySelectorAll(".rows tbody svg rect").length, rows: document.querySelectorAll(".rows tbody tr").length})`)
+			if !strings.Contains(got["heading"].(string), "exact counts") || strings.Contains(got["head"].(string), "INTERVAL") ||
+				got["sorts"].(float64) != 2 || got["ticks"] != got["rows"] || got["rows"].(float64) < 2 {
+				t.Errorf("live arenas %v: %v", flags, got)
+			}
+			b.do(t, chromedp.Click(chromedp.CSS(`.sort button[data-sort="key"]`)))
+			if keys := eval[[]string](t, b, `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => r.dataset.key)`); !slices.IsSorted(keys) {
+				t.Errorf("live arenas %v: sorted by key: %q", flags, keys)
+			}
+			if flags[1] == "func" {
+				b.screenshot(t, "live arenas", "html-arenas.png")
+			}
+		}
 	})
 
 	t.Run("diff", func(t *testing.T) {
@@ -411,12 +444,7 @@ func TestPages(t *testing.T) {
 				t.Errorf("diff %v: gate verdict %q", flags, gate)
 			}
 			if flags[1] == "type" {
-				shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				notBlank(t, "diff", shot)
-				saveShot(t, "html-diff.png", shot)
+				b.screenshot(t, "diff", "html-diff.png")
 			}
 		}
 	})
@@ -436,6 +464,7 @@ func TestHostilePage(t *testing.T) {
 		`"><img src=x onerror="window.pwned=2">`,
 		"\x1b]0;owned\x07\x1b[31mred",
 		`'single' & "double" </style>`,
+		"\u202egnp.exe",
 	}
 	p := synthProfile(t, 2, 2, 2, func(level, i int) string { return hostile[(level+i)%len(hostile)] + shopName(level, i) })
 	for i, s := range p.Sample {
@@ -449,12 +478,14 @@ func TestHostilePage(t *testing.T) {
 		b.do(t, chromedp.Navigate(fileURL(page)))
 		eval[bool](t, b, settled)
 		sameRows(t, "hostile -by "+by, domRows(t, b, "data-key", "data-est", "data-lo", "data-hi"), want)
-		got := eval[map[string]any](t, b, `({pwned: window.pwned || 0, scripts: document.scripts.length, imgs: document.images.length, text: document.querySelector(".rows tbody td.key").textContent})`)
+		got := eval[map[string]any](t, b, `({pwned: window.pwned || 0, scripts: document.scripts.length, imgs: document.images.length, texts: Array.from(document.querySelectorAll(".rows tbody tr")).map(r => r.classList.contains("k") ? r.lastElementChild.textContent : getComputedStyle(r, "::after").content)})`)
 		if got["pwned"].(float64) != 0 || got["scripts"].(float64) != 1 || got["imgs"].(float64) != 0 {
 			t.Errorf("-by %s: %v", by, got)
 		}
-		if text := got["text"].(string); strings.ContainsAny(text, "\x1b\x07") {
-			t.Errorf("-by %s: a key's text holds a terminal escape: %q", by, text)
+		for _, text := range got["texts"].([]any) {
+			if text := text.(string); strings.ContainsAny(text, "\x1b\x07\u202e") || text == "" || text == "none" {
+				t.Errorf("-by %s: a key's text holds a terminal escape, or is not the key: %q", by, text)
+			}
 		}
 	}
 	if errs := b.errors(); len(errs) > 0 {
@@ -510,13 +541,14 @@ func TestLivePage(t *testing.T) {
 }
 
 // bigPage writes the page of a 10,000-row profile (10,000 leaf functions
-// under 1,000 steps, 50 handlers) grouped by function.
-func bigPage(t testing.TB) (page string, rows int) {
+// under 1,000 steps, 50 handlers) grouped by (func or stack: a stack is
+// five frames, about 290 bytes).
+func bigPage(t testing.TB, by string) (page string, rows int) {
 	dir := t.TempDir()
 	path := writeProfile(t, dir, "big.pb.gz", synthProfile(t, 50, 20, 10, shopName))
 	page = filepath.Join(dir, "big.html")
-	arenaprofOut(t, dir, "html", "-o", page, "-by", "func", path)
-	return page, len(jsonRows(t, arenaprofOut(t, dir, "top", "-n", "0", "-json", "-by", "func", path), "key")) - 1
+	arenaprofOut(t, dir, "html", "-o", page, "-by", by, path)
+	return page, len(jsonRows(t, arenaprofOut(t, dir, "top", "-n", "0", "-json", "-by", by, path), "key")) - 1
 }
 
 // timing is what Chromium measured of one load of a page, in ms from
@@ -529,54 +561,61 @@ type timing struct {
 
 const timingJS = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r({Load: performance.getEntriesByType("navigation")[0].loadEventEnd, Rendered: performance.now()}))))`
 
-// TestBigPage: the page of a 10,000-row profile is at most 5 MB and
-// Chromium renders it within 2 s, its rows those of -json.
+// TestBigPage: the page of a 10,000-row profile, by function and by
+// stack, is at most 5 MB and Chromium renders it within 2 s, its rows
+// those of -json.
 func TestBigPage(t *testing.T) {
 	b := newBrowser(t)
-	page, rows := bigPage(t)
-	if rows != 10000 {
-		t.Fatalf("%d rows, want 10000", rows)
-	}
-	fi, err := os.Stat(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size() > 5_000_000 {
-		t.Errorf("page of %d rows: %d bytes, above 5 MB", rows, fi.Size())
-	}
-	b.do(t, chromedp.Navigate(fileURL(page)))
-	tm := eval[timing](t, b, timingJS)
-	t.Logf("page of %d rows: %d bytes; load event end %.0f ms, rendered by %.0f ms", rows, fi.Size(), tm.Load, tm.Rendered)
-	if tm.Rendered > 2000 {
-		t.Errorf("rendered by %.0f ms, above 2 s", tm.Rendered)
-	}
-	if n := eval[int](t, b, `document.querySelectorAll(".rows tbody tr").length`); n != rows {
-		t.Errorf("%d rows in the DOM, want %d", n, rows)
+	for _, by := range []string{"func", "stack"} {
+		page, rows := bigPage(t, by)
+		if rows != 10000 {
+			t.Fatalf("-by %s: %d rows, want 10000", by, rows)
+		}
+		fi, err := os.Stat(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 5_000_000 {
+			t.Errorf("-by %s: page of %d rows: %d bytes, above 5 MB", by, rows, fi.Size())
+		}
+		b.do(t, chromedp.Navigate(fileURL(page)))
+		tm := eval[timing](t, b, timingJS)
+		t.Logf("-by %s: page of %d rows: %d bytes; load event end %.0f ms, rendered by %.0f ms", by, rows, fi.Size(), tm.Load, tm.Rendered)
+		if tm.Rendered > 2000 {
+			t.Errorf("-by %s: rendered by %.0f ms, above 2 s", by, tm.Rendered)
+		}
+		if n := eval[int](t, b, `document.querySelectorAll(".rows tbody tr").length`); n != rows {
+			t.Errorf("-by %s: %d rows in the DOM, want %d", by, n, rows)
+		}
 	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
 
-// BenchmarkBigPage loads the page of a 10,000-row profile in Chromium
-// once per iteration and reports Chromium's own timing (median ms) and
-// the page's size.
+// BenchmarkBigPage loads the page of a 10,000-row profile, by function
+// and by stack, in Chromium once per iteration and reports Chromium's own
+// timing (median ms) and the page's size.
 func BenchmarkBigPage(b *testing.B) {
 	br := newBrowser(b)
-	page, _ := bigPage(b)
-	fi, err := os.Stat(page)
-	if err != nil {
-		b.Fatal(err)
+	for _, by := range []string{"func", "stack"} {
+		b.Run(by, func(b *testing.B) {
+			page, _ := bigPage(b, by)
+			fi, err := os.Stat(page)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var loads, renders []float64
+			for b.Loop() {
+				br.do(b, chromedp.Navigate(fileURL(page)+"?"+fmt.Sprint(len(loads))))
+				tm := eval[timing](b, br, timingJS)
+				loads, renders = append(loads, tm.Load), append(renders, tm.Rendered)
+			}
+			slices.Sort(loads)
+			slices.Sort(renders)
+			b.ReportMetric(loads[len(loads)/2], "load-ms")
+			b.ReportMetric(renders[len(renders)/2], "rendered-ms")
+			b.ReportMetric(float64(fi.Size()), "page-bytes")
+		})
 	}
-	var loads, renders []float64
-	for b.Loop() {
-		br.do(b, chromedp.Navigate(fileURL(page)+"?"+fmt.Sprint(len(loads))))
-		tm := eval[timing](b, br, timingJS)
-		loads, renders = append(loads, tm.Load), append(renders, tm.Rendered)
-	}
-	slices.Sort(loads)
-	slices.Sort(renders)
-	b.ReportMetric(loads[len(loads)/2], "load-ms")
-	b.ReportMetric(renders[len(renders)/2], "rendered-ms")
-	b.ReportMetric(float64(fi.Size()), "page-bytes")
 }

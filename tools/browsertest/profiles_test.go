@@ -92,6 +92,40 @@ func serviceProfile(t testing.TB, dir, name string, seed uint64, users, orders i
 	return path
 }
 
+// arenasProfile writes the live-arenas profile of this process
+// (export.BuildArenas) to dir/name while it holds arenas made at two
+// sites, userArena and orderArena, and frees them.
+func arenasProfile(t testing.TB, dir, name string) {
+	t.Helper()
+	var held []*arena.Arena
+	for i := range 3 {
+		held = append(held, userArena(1000*(i+1)))
+	}
+	held = append(held, orderArena(20000))
+	p, err := export.BuildArenas()
+	for _, a := range held {
+		a.Free()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeProfile(t, dir, name, p)
+}
+
+//go:noinline
+func userArena(n int) *arena.Arena {
+	a := arena.NewArena()
+	handleUsers(a, n)
+	return a
+}
+
+//go:noinline
+func orderArena(n int) *arena.Arena {
+	a := arena.NewArena()
+	handleOrders(a, n)
+	return a
+}
+
 // synthProfile is an arenaprof profile with one sample per leaf function,
 // as the exporter writes them, under stacks main.main < serve < handler
 // < step < leaf: nh handlers, ns steps each, nl leaves per step. name
