@@ -163,7 +163,8 @@ func width(r diffRowJSON) float64 { return *r.RatioHi / *r.RatioLo }
 // interval, the steady row is not flagged, and -fail-above 1.5 fails.
 // The same profiles pushed as the agent did before the variance sums
 // (another service, same range) are read at addMixed's worst case and
-// their rows say so (json conservative, "~" in the table).
+// their rows say so (json conservative, "~" in the table), alone and
+// read together with the new ones.
 //
 // The sampling is deterministic (fixed seeds), so the test does not fail
 // at random: its checks were chosen to hold with margin (the figures are
@@ -234,25 +235,28 @@ func TestFleetDiffMixedSizes(t *testing.T) {
 		}
 	}
 	from, to := now.Add(-10*time.Minute).Format(time.RFC3339), now.Add(time.Minute).Format(time.RFC3339)
-	sel := func(app, version string) string { return fmt.Sprintf(`{service_name=%q,version=%q}`, app, version) }
+	// app is a service_name regular expression: oldSvc's name starts
+	// with svc's, so svc+".*" reads the new and the old uploads together.
+	sel := func(app, version string) string { return fmt.Sprintf(`{service_name=~%q,version=%q}`, app, version) }
 	args := func(srv, app string, extra ...string) []string {
 		a := []string{"diff", "-pyroscope", srv, "-from", from, "-to", to, "-by", "func", "-n", "0"}
 		return append(append(a, extra...), sel(app, "v1"), sel(app, "v2"))
 	}
-	// complete reports whether a read holds every event the files hold:
-	// the pushed data becomes queryable within seconds.
-	complete := func(out string) bool {
+	// complete reports whether a read holds every event the files hold,
+	// times k (the copies read): the pushed data becomes queryable within
+	// seconds.
+	complete := func(out string, k int64) bool {
 		g, ok1 := fleetRow(t, out, "fleetMixedGrow")
 		s, ok2 := fleetRow(t, out, "fleetMixedSteady")
-		return ok1 && ok2 && g.BaseSamples == fileGrow.BaseSamples && g.NewSamples == fileGrow.NewSamples &&
-			s.BaseSamples == fileSteady.BaseSamples && s.NewSamples == fileSteady.NewSamples
+		return ok1 && ok2 && g.BaseSamples == k*fileGrow.BaseSamples && g.NewSamples == k*fileGrow.NewSamples &&
+			s.BaseSamples == k*fileSteady.BaseSamples && s.NewSamples == k*fileSteady.NewSamples
 	}
-	read := func(t *testing.T, a []string) string {
+	read := func(t *testing.T, a []string, k int64) string {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			var out, errOut bytes.Buffer
 			code := run(a, &out, &errOut)
-			if code == 0 && complete(out.String()) {
+			if code == 0 && complete(out.String(), k) {
 				return out.String()
 			}
 			if time.Now().After(deadline) {
@@ -263,7 +267,7 @@ func TestFleetDiffMixedSizes(t *testing.T) {
 	}
 	for _, srv := range []string{v1, v2} {
 		t.Run(srv, func(t *testing.T) {
-			out := read(t, args(srv, svc, "-json"))
+			out := read(t, args(srv, svc, "-json"), 1)
 			grow, _ := fleetRow(t, out, "fleetMixedGrow")
 			steady, _ := fleetRow(t, out, "fleetMixedSteady")
 			t.Logf("fleet: grow [%.3f, %.3f] (hi/lo %.3f, %.3f times the files'), steady [%.3f, %.3f]",
@@ -282,11 +286,19 @@ func TestFleetDiffMixedSizes(t *testing.T) {
 				t.Errorf("-fail-above 1.5: exit %d, want 3:\n%s%s", code, o.String(), e.String())
 			}
 
-			old := read(t, args(srv, oldSvc, "-json"))
+			old := read(t, args(srv, oldSvc, "-json"), 1)
 			oldGrow, _ := fleetRow(t, old, "fleetMixedGrow")
 			t.Logf("old-format uploads: grow [%.3f, %.3f] (hi/lo %.3f)", *oldGrow.RatioLo, *oldGrow.RatioHi, width(oldGrow))
 			if !oldGrow.Conservative || width(oldGrow) < width(grow) {
 				t.Errorf("old-format grow row: conservative %v, hi/lo %.3f (new uploads %.3f)", oldGrow.Conservative, width(oldGrow), width(grow))
+			}
+			// New and old uploads in one read: the row rests on both and
+			// says so.
+			both := read(t, args(srv, svc+".*", "-json"), 2)
+			bothGrow, _ := fleetRow(t, both, "fleetMixedGrow")
+			t.Logf("new and old uploads together: grow [%.3f, %.3f] (hi/lo %.3f)", *bothGrow.RatioLo, *bothGrow.RatioHi, width(bothGrow))
+			if !bothGrow.Conservative || !(*bothGrow.RatioLo <= 2 && 2 <= *bothGrow.RatioHi) {
+				t.Errorf("new and old uploads: conservative %v, [%.3f, %.3f]", bothGrow.Conservative, *bothGrow.RatioLo, *bothGrow.RatioHi)
 			}
 			o.Reset()
 			e.Reset()
