@@ -18,7 +18,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
-	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Options add to what Encode writes. The zero value adds nothing.
@@ -76,7 +75,7 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	types := p.SampleType
 	e.varIdx = -1
 	if e.opts.ArenaVariance {
-		e.varIdx = varianceIndex(types)
+		e.varIdx = pprofmt.VarianceIndex(types)
 		if !slices.ContainsFunc(p.Sample, func(s *profile.Sample) bool { return !isHeap(s) }) {
 			e.varIdx = -1 // a Go heap profile: it has no arena samples
 		}
@@ -436,39 +435,13 @@ func (e *encoder) typeFrame(s *profile.Sample) uint64 {
 	return e.nextLoc
 }
 
-// varianceIndex returns the index of the alloc_samples sample type among
-// types, or -1 if there is none or the variance sums are there already.
-func varianceIndex(types []*profile.ValueType) int {
-	idx := -1
-	for i, st := range types {
-		switch {
-		case st.Type == "alloc_samples" && st.Unit == "count":
-			idx = i
-		case st.Type == pprofmt.VarianceSampleTypes()[0].Type:
-			return -1
-		}
-	}
-	return idx
-}
-
-// varianceOf returns the object size and the mean of the events of an
-// arena sample that gets variance sums (Options.ArenaVariance), or zeros.
+// varianceOf returns the object size and the mean of the events of a
+// sample that gets variance sums (Options.ArenaVariance), or zeros.
 func (e *encoder) varianceOf(s *profile.Sample) (size, mean int64) {
-	if e.varIdx < 0 || isHeap(s) {
+	if e.varIdx < 0 {
 		return 0, 0
 	}
-	b := s.NumLabel[pprofmt.LabelBytes]
-	if len(b) == 0 || b[0] <= 0 {
-		return 0, 0
-	}
-	mean = e.period
-	if m := s.NumLabel[pprofmt.LabelMean]; len(m) > 0 {
-		mean = m[0]
-	}
-	if mean < 1 || mean > samplingstate.MaxMeanBytes {
-		return 0, 0
-	}
-	return b[0], mean
+	return pprofmt.VarianceOf(s, e.period)
 }
 
 // encodeLabels returns the encoded label fields of a sample, adding their

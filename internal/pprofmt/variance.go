@@ -6,6 +6,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // The variance sums of arena uploads to Pyroscope (see ACCURACY.md, "Fleet
@@ -91,4 +92,41 @@ func WeightBound(wbound, mean int64) (float64, bool) {
 	}
 	m := float64(mean)
 	return m + m*math.Sqrt(math.Sqrt(float64(wbound)/m)), true
+}
+
+// VarianceIndex returns the index of the alloc_samples sample type among
+// types, or -1 if there is none or the variance sums are there already.
+func VarianceIndex(types []*profile.ValueType) int {
+	idx := -1
+	for i, st := range types {
+		switch {
+		case st.Type == "alloc_samples" && st.Unit == "count":
+			idx = i
+		case st.Type == "alloc_var":
+			return -1
+		}
+	}
+	return idx
+}
+
+// VarianceOf returns the object size and the mean of the events of an
+// arena sample that gets variance sums, or zeros: a Go heap sample (label
+// memory=heap), one without a size (an overflow sample) or without a
+// usable mean (its sampling_mean label, else period).
+func VarianceOf(s *profile.Sample, period int64) (size, mean int64) {
+	if m := s.Label[LabelMemory]; len(m) > 0 && m[0] == MemoryHeap {
+		return 0, 0
+	}
+	b := s.NumLabel[LabelBytes]
+	if len(b) == 0 || b[0] <= 0 {
+		return 0, 0
+	}
+	mean = period
+	if m := s.NumLabel[LabelMean]; len(m) > 0 {
+		mean = m[0]
+	}
+	if mean < 1 || mean > samplingstate.MaxMeanBytes {
+		return 0, 0
+	}
+	return b[0], mean
 }
