@@ -36,11 +36,12 @@ type Options struct {
 	// go tool pprof -tagleaf=type adds).
 	TypeFrames bool
 	// ArenaVariance adds, to a profile with an alloc_samples sample type
-	// and a sample that is not a Go heap sample, the sample types alloc_var and alloc_wbound (pprofmt.VarianceSums)
-	// and, to each arena sample with a size (numeric label bytes) and a
-	// mean (numeric label sampling_mean, or the profile's period), their
-	// values and the string label pprofmt.LabelVarFormat. Other samples get
-	// zeros and no label.
+	// and a sample that is not a Go heap sample, the sample types
+	// alloc_var and alloc_wbound (pprofmt.VarianceSums) and, to each
+	// arena sample with a size (numeric label bytes) and a mean (numeric
+	// label sampling_mean, or the profile's period), their values and the
+	// string label pprofmt.LabelVarFormat. Other samples get zeros and no
+	// label.
 	ArenaVariance bool
 }
 
