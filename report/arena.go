@@ -24,6 +24,7 @@ import (
 type arenaModel struct {
 	period int64                       // the profile's Period: the mean of samples without a sampling_mean label
 	idx    [pprofmt.NumSampleTypes]int // value positions, from sampleIndexes
+	varIdx [2]int                      // positions of alloc_var and alloc_wbound, -1 if absent (varIndexes)
 	inuse  bool
 	window estimate.Window // the profile's window marking
 	means  []int64         // the means in force (meansInForce)
@@ -160,11 +161,16 @@ func (m *arenaModel) read(s *profile.Sample) (c contribution, skip bool, err err
 	}
 	// The ratio test: a sample with bytes but no event count (only a
 	// hand-edited or inconsistent profile has one), or without a size,
-	// counts as an aggregate of events of unknown sizes, the most
+	// counts as an aggregate of events of unknown sizes: with its
+	// variance sums (a Pyroscope read of new uploads, see
+	// pprofmt.VarianceSums), at the variance they give, else at the most
 	// uncertain reading.
 	if !ok || size <= 0 || c.samples <= 0 {
 		if c.bytes > 0 {
 			c.ratio = ratioTerms{ok: true, mixed: true, cLo: float64(c.samples), cHi: float64(c.samples), w: float64(c.mean), size: float64(c.bytes)}
+			if v, wb, ok := m.varianceSums(s, c.mean); ok && c.samples > 0 && !inuse {
+				c.ratio.known, c.ratio.v, c.ratio.wb = true, v, wb
+			}
 		}
 		return c, false, nil
 	}
@@ -174,6 +180,41 @@ func (m *arenaModel) read(s *profile.Sample) (c contribution, skip bool, err err
 	}
 	c.ratio = ratioTerms{ok: true, cLo: float64(c.samples), cHi: float64(c.samplesHi), w: w, size: float64(size)}
 	return c, false, nil
+}
+
+// varIndexes returns the positions of the variance sums' sample types in
+// p (see pprofmt.VarianceSums), -1 for one it lacks.
+func varIndexes(p *profile.Profile) [2]int {
+	idx := [2]int{-1, -1}
+	for i, want := range pprofmt.VarianceSampleTypes() {
+		for j, st := range p.SampleType {
+			if st.Type == want.Type && st.Unit == want.Unit {
+				idx[i] = j
+				break
+			}
+		}
+	}
+	return idx
+}
+
+// varianceSums returns the variance of an aggregate sample's events drawn
+// under mean and the bound on their largest weight, from its variance
+// sums: ok is false for a sample without them (no label
+// arenaprof_var="1": an upload made before they existed, or a file) or
+// with a sum at the cap, whose value is unknown.
+func (m *arenaModel) varianceSums(s *profile.Sample, mean int64) (v, wb float64, ok bool) {
+	if m.varIdx[0] < 0 || m.varIdx[1] < 0 {
+		return 0, 0, false
+	}
+	if f := s.Label[pprofmt.LabelVarFormat]; len(f) != 1 || f[0] != pprofmt.VarFormat {
+		return 0, 0, false
+	}
+	vs, ws := s.Value[m.varIdx[0]], s.Value[m.varIdx[1]]
+	if vs < 0 || vs >= pprofmt.VarCap {
+		return 0, 0, false
+	}
+	wb, ok = pprofmt.WeightBound(ws, mean)
+	return float64(vs) * float64(mean), wb, ok
 }
 
 // sampleMean returns the mean a sample's events were drawn under: its

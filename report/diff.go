@@ -64,6 +64,13 @@ type DiffRow struct {
 	Significant bool
 	// Delta is New.Bytes - Base.Bytes, the estimated absolute change.
 	Delta int64
+	// Conservative reports that the interval rests, on either side, on
+	// samples of mixed object sizes without their variance sums (an
+	// overflow sample of a file, or a Pyroscope read of uploads made
+	// before the sums existed): their variance is taken at the worst
+	// their bytes and events allow, so the interval is wider than the
+	// sampling needs.
+	Conservative bool
 
 	sums *diffSums // the test's sums, for Gate; nil without a ratio
 }
@@ -232,6 +239,7 @@ func diffFill(d *DiffRow, base, next *group, conf float64) error {
 	// profile's rounded values: keep the ratio inside its interval.
 	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
 	d.sums = &diffSums{blo, bhi, nlo, nhi}
+	d.Conservative = blo.conservative || bhi.conservative || nlo.conservative || nhi.conservative
 	d.P = ratioP(blo, bhi, nlo, nhi)
 	d.PAdjusted = d.P
 	return nil

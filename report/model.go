@@ -109,7 +109,7 @@ func modelOf(p *profile.Profile, by GroupBy, opts TableOptions) (model, error) {
 	if err != nil {
 		return nil, err
 	}
-	arena := &arenaModel{period: p.Period, idx: idx, inuse: inuse, window: pprofmt.WindowOf(p), means: means}
+	arena := &arenaModel{period: p.Period, idx: idx, varIdx: varIndexes(p), inuse: inuse, window: pprofmt.WindowOf(p), means: means}
 	for _, s := range p.Sample {
 		if isHeapSample(s) {
 			hm := &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples], window: arena.window}

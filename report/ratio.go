@@ -53,6 +53,9 @@ type ratioSums struct {
 	t    float64 // the estimate: sum of w*c over the events
 	v    float64 // sum of w^2*c*(1-p) over the events
 	wmax float64 // the largest weight of an uncertain event, or the allowance
+	// conservative is set when an aggregate of unknown sizes was added
+	// by addMixed, at the worst variance its sums allow.
+	conservative bool
 }
 
 // add adds c events of weight w = size/p of objects of size bytes.
@@ -73,6 +76,22 @@ func (r *ratioSums) addMixed(c, m, b float64) {
 	r.t += b
 	r.v += (c-1)*m*m + big*big
 	r.wmax = max(r.wmax, big)
+	r.conservative = true
+}
+
+// addKnown adds an aggregate of c >= 1 events of unknown sizes under mean
+// m whose weights sum to b bytes, with the variance v and the bound wb on
+// the largest weight that its variance sums give (pprofmt.VarianceSums):
+// the largest weight is at most wb and, as in addMixed, at most
+// b-(c-1)*m. Without variance (every event sampled with certainty) the
+// bytes are exact.
+func (r *ratioSums) addKnown(c, m, b, v, wb float64) {
+	r.t += b
+	if v <= 0 {
+		return
+	}
+	r.v += v
+	r.wmax = max(r.wmax, m, min(wb, b-(max(c, 1)-1)*m))
 }
 
 // exact reports whether the sums are known without sampling error.
@@ -80,7 +99,7 @@ func (r ratioSums) exact() bool { return r.v == 0 && r.wmax == 0 }
 
 // plusOne returns the sums with one more event at the largest weight.
 func (r ratioSums) plusOne() ratioSums {
-	return ratioSums{t: r.t + r.wmax, v: r.v + r.wmax*r.wmax, wmax: r.wmax}
+	return ratioSums{t: r.t + r.wmax, v: r.v + r.wmax*r.wmax, wmax: r.wmax, conservative: r.conservative}
 }
 
 // shapeScale returns the gamma shape and scale of the sums.
@@ -147,16 +166,21 @@ func ratioLower(den, num ratioSums, a float64) (float64, error) {
 // smallest event count) or cHi (at the largest) events of weight w of
 // objects of size bytes; or, when mixed, an aggregate of cLo = cHi events
 // of unknown sizes under mean w whose weights sum to size bytes (see
-// addMixed). A zero ratioTerms adds nothing.
+// addMixed); or, when known, such an aggregate with its variance v and
+// the bound wb on its largest weight (see addKnown). A zero ratioTerms
+// adds nothing.
 type ratioTerms struct {
-	ok, mixed         bool
+	ok, mixed, known  bool
 	cLo, cHi, w, size float64
+	v, wb             float64
 }
 
 // addTerms adds t at its smallest (hi false) or largest event count.
 func (r *ratioSums) addTerms(t ratioTerms, hi bool) {
 	switch {
 	case !t.ok:
+	case t.known:
+		r.addKnown(t.cLo, t.w, t.size, t.v, t.wb)
 	case t.mixed:
 		r.addMixed(t.cLo, t.w, t.size)
 	case hi:

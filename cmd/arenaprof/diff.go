@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,12 +90,15 @@ flags:
   -json print JSON instead of a table: {"sample", "by", "confidence",
         "per_row", "family", "groups", "rows": [{"key", "base_bytes",
         "new_bytes", "base_samples", "new_samples", "diff_bytes", "ratio",
-        "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant"}],
-        "total": {...}}; the ratio fields are null when a side has no
-        samples; ratio_hi is null when unbounded; p is the row's two-sided
-        p-value (its interval excludes 1 when p < 1-C), p_adjusted is p
-        Holm-adjusted over the family's rows (p with -per-row), and
-        significant is p_adjusted < 1-C
+        "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant",
+        "conservative"}], "total": {...}}; the ratio fields are null when
+        a side has no samples; ratio_hi is null when unbounded; p is the
+        row's two-sided p-value (its interval excludes 1 when p < 1-C),
+        p_adjusted is p Holm-adjusted over the family's rows (p with
+        -per-row), significant is p_adjusted < 1-C, and conservative
+        (marked ~ in the table) says the interval rests on samples of
+        mixed sizes without their variance sums, read at the worst
+        variance: Pyroscope uploads made before arenaprof sent the sums
 
 exit status: 0 success, 1 unreadable profile, 2 bad flags or arguments,
 3 the -fail-above gate failed.
@@ -338,6 +342,9 @@ type diffRowJSON struct {
 	P           float64  `json:"p"`
 	PAdjusted   float64  `json:"p_adjusted"`
 	Significant bool     `json:"significant"`
+	// Conservative: the interval rests on samples of mixed sizes without
+	// their variance sums (report.DiffRow.Conservative).
+	Conservative bool `json:"conservative"`
 }
 
 // diffJSON is the -json output.
@@ -359,6 +366,7 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 		Key: r.Key, BaseBytes: r.Base.Bytes, NewBytes: r.New.Bytes,
 		BaseSamples: r.Base.Samples, NewSamples: r.New.Samples,
 		DiffBytes: r.Delta, P: r.P, PAdjusted: r.PAdjusted, Significant: r.Significant,
+		Conservative: r.Conservative,
 	}
 	if r.HasRatio {
 		ratio, lo := r.Ratio, r.RatioLo
@@ -391,12 +399,16 @@ func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown 
 // writeDiffTable writes the heading, the legend, the rows shown and the
 // total as a table; keys are cut to opts.width (0: whole).
 func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
-	if _, err := io.WriteString(w, strings.Join(diffHeading(opts, base, next, res), "\n")+"\n\n"); err != nil {
+	rows := append(shown[:len(shown):len(shown)], res.Total)
+	heading := diffHeading(opts, base, next, res)
+	if slices.ContainsFunc(rows, func(r report.DiffRow) bool { return r.HasRatio && r.Conservative }) {
+		heading = append(heading, "~ marks an interval wider than the sampling needs: it rests on samples of mixed object sizes without their variance sums (Pyroscope uploads made before arenaprof sent them, or a profile's overflow samples); see docs/fleet-diff.md")
+	}
+	if _, err := io.WriteString(w, strings.Join(heading, "\n")+"\n\n"); err != nil {
 		return err
 	}
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
 	head := []string{"BASE", "NEW", "DIFF", "RATIO", conf + " INTERVAL", ""}
-	rows := append(shown[:len(shown):len(shown)], res.Total)
 	cells := [][]string{head}
 	for _, r := range rows {
 		ratio, iv, mark := "-", "-", ""
@@ -405,6 +417,9 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 			iv = "[" + diffRatio(r.RatioLo) + ", " + diffRatio(r.RatioHi) + "]"
 			if r.Significant {
 				mark = "*"
+			}
+			if r.Conservative {
+				mark += "~"
 			}
 		}
 		cells = append(cells, []string{tabfmt.Bytes(float64(r.Base.Bytes)), tabfmt.Bytes(float64(r.New.Bytes)),

@@ -77,8 +77,11 @@ const typeFrameFile = pprofenc.TypeFrameFile
 
 // pyroscopeOptions returns what a Pyroscope upload of a memory profile
 // adds to it: the numeric labels a reader needs repeated as string labels
-// (see stringLabelKeys; the object size of Go heap samples as well) and,
-// with typeFrames, the type of each arena sample as the leaf frame of its
+// (see stringLabelKeys; the object size of Go heap samples as well), the
+// variance sums of arena samples (alloc_var and alloc_wbound, with the
+// label arenaprof_var="1": pprofmt.VarianceSums; the server drops the
+// size, these keep what a ratio interval needs of it) and, with
+// typeFrames, the type of each arena sample as the leaf frame of its
 // stack (see typeFrameFile). The agent writes them when it encodes the
 // profile.
 func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
@@ -86,6 +89,7 @@ func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
 		NumAsString:     stringLabelKeys,
 		HeapNumAsString: []string{pprofmt.LabelBytes},
 		TypeFrames:      typeFrames,
+		ArenaVariance:   true,
 	}
 }
 

@@ -108,6 +108,8 @@ func TestSampleTypes(t *testing.T) {
 		"inuse_space":   {Units: "bytes", Aggregation: "average"},
 		"alloc_samples": {Units: "samples", Aggregation: "sum"},
 		"alloc_tail":    {Units: "bytes", Aggregation: "sum"},
+		"alloc_var":     {Units: "bytes", Aggregation: "sum"},
+		"alloc_wbound":  {Units: "bytes", Aggregation: "sum"},
 		"goroutine":     {Units: "goroutines", Aggregation: "average"},
 		"time":          {Units: "nanoseconds", Aggregation: "sum"},
 	}

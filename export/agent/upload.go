@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,9 +114,14 @@ func sampleTypesOf(p *profile.Profile) map[string]sampleTypeConfig {
 // "nanoseconds" stays), aggregation "average" for in-use types, goroutine
 // counts and the live-arenas profile's levels and "sum" for the rest, and cumulative false because the
 // agent always sends per-interval values. Pyroscope ingests only the sample
-// types listed, so every type is listed.
+// types listed, so every type is listed, and so are the variance sums a
+// Pyroscope upload adds to a profile with alloc_samples (see
+// pyroscopeOptions; a server ignores a listed type the profile lacks).
 func sampleTypeConfigs(types []*profile.ValueType, holdings bool) map[string]sampleTypeConfig {
-	m := make(map[string]sampleTypeConfig, len(types))
+	m := make(map[string]sampleTypeConfig, len(types)+2)
+	if !holdings && slices.ContainsFunc(types, func(t *profile.ValueType) bool { return t.Type == "alloc_samples" }) {
+		types = append(slices.Clip(types), pprofmt.VarianceSampleTypes()...)
+	}
 	for _, st := range types {
 		c := sampleTypeConfig{Units: st.Unit, Aggregation: "sum"}
 		switch st.Unit {

@@ -36,6 +36,14 @@ type Options struct {
 	// that name without a line, in a file named "type" (the frames
 	// go tool pprof -tagleaf=type adds).
 	TypeFrames bool
+	// ArenaVariance adds, to a profile with an alloc_samples sample type
+	// and a sample that is not a Go heap sample, the sample types
+	// alloc_var and alloc_wbound (pprofmt.VarianceSums) and, to each
+	// arena sample with a size (numeric label bytes) and a mean (numeric
+	// label sampling_mean, or the profile's period), their values and the
+	// string label pprofmt.LabelVarFormat. Other samples get zeros and no
+	// label.
+	ArenaVariance bool
 }
 
 // TypeFrameFile is the file name of the frames Options.TypeFrames adds.
@@ -66,11 +74,23 @@ func (e *encoder) encode(w io.Writer, p *profile.Profile, opts *Options) error {
 			e.nextFunc = max(e.nextFunc, f.ID)
 		}
 	}
-	for _, st := range p.SampleType {
+	types := p.SampleType
+	e.varIdx = -1
+	if e.opts.ArenaVariance {
+		e.varIdx = pprofmt.VarianceIndex(types)
+		if !slices.ContainsFunc(p.Sample, func(s *profile.Sample) bool { return !isHeap(s) }) {
+			e.varIdx = -1 // a Go heap profile: it has no arena samples
+		}
+		if e.varIdx >= 0 {
+			types = append(slices.Clip(types), pprofmt.VarianceSampleTypes()...)
+			e.period = p.Period
+		}
+	}
+	for _, st := range types {
 		e.str(st.Type)
 		e.str(st.Unit)
 	}
-	for _, st := range p.SampleType {
+	for _, st := range types {
 		e.valueType(1, st)
 	}
 	for _, s := range p.Sample {
@@ -184,10 +204,13 @@ type typeFrame struct {
 }
 
 // encodedLabels is the encoding of a sample's label maps and, with
-// Options.TypeFrames, the location of its type frame (0 if none).
+// Options.TypeFrames, the location of its type frame (0 if none); with
+// Options.ArenaVariance, the size and mean of its events (0 if it gets no
+// variance sums).
 type encodedLabels struct {
-	enc     []byte
-	typeLoc uint64
+	enc           []byte
+	typeLoc       uint64
+	varSize, mean int64
 }
 
 // Writer encodes profiles one after another, keeping its gzip writer, its
@@ -249,6 +272,7 @@ func newEncoder() *encoder {
 		w:       bufio.NewWriterSize(nil, 64<<10),
 		strings: map[string]int64{},
 		labels:  map[labelMapsKey]encodedLabels{},
+		varIdx:  -1,
 	}
 }
 
@@ -266,6 +290,7 @@ func (e *encoder) reset() {
 	e.typeFrames = e.typeFrames[:0]
 	clear(e.typeFrameOf)
 	e.nextLoc, e.nextFunc = 0, 0
+	e.varIdx, e.period = -1, 0
 }
 
 // labelMapsKey identifies the label maps of a sample: the builder shares
@@ -291,6 +316,12 @@ type encoder struct {
 	typeFrames        []typeFrame
 	typeFrameOf       map[string]uint64
 	nextLoc, nextFunc uint64
+
+	// Options.ArenaVariance: the index of alloc_samples (-1: no variance
+	// sums), the profile's period, and the values of one sample.
+	varIdx int
+	period int64
+	values []int64
 }
 
 // str returns the index of s in the string table, adding it.
@@ -354,7 +385,8 @@ func (e *encoder) sample(s *profile.Sample) {
 	k := labelMapsKey{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
 	el, ok := e.labels[k]
 	if !ok {
-		el = encodedLabels{enc: e.encodeLabels(s), typeLoc: e.typeFrame(s)}
+		el.varSize, el.mean = e.varianceOf(s)
+		el.enc, el.typeLoc = e.encodeLabels(s, el.varSize > 0), e.typeFrame(s)
 		e.labels[k] = el
 	}
 	e.ids = e.ids[:0]
@@ -365,7 +397,16 @@ func (e *encoder) sample(s *profile.Sample) {
 		e.ids = append(e.ids, l.ID)
 	}
 	b := appendUint64s(e.buf[:0], 1, e.ids)
-	b = appendInt64sPacked(b, 2, s.Value)
+	vals := s.Value
+	if e.varIdx >= 0 {
+		var v, wb int64
+		if el.varSize > 0 && e.varIdx < len(s.Value) {
+			v, wb = pprofmt.VarianceSums(s.Value[e.varIdx], el.varSize, el.mean)
+		}
+		e.values = append(append(e.values[:0], s.Value...), v, wb)
+		vals = e.values
+	}
+	b = appendInt64sPacked(b, 2, vals)
 	b = append(b, el.enc...)
 	e.message(2, b)
 }
@@ -396,9 +437,19 @@ func (e *encoder) typeFrame(s *profile.Sample) uint64 {
 	return e.nextLoc
 }
 
+// varianceOf returns the object size and the mean of the events of a
+// sample that gets variance sums (Options.ArenaVariance), or zeros.
+func (e *encoder) varianceOf(s *profile.Sample) (size, mean int64) {
+	if e.varIdx < 0 {
+		return 0, 0
+	}
+	return pprofmt.VarianceOf(s, e.period)
+}
+
 // encodeLabels returns the encoded label fields of a sample, adding their
-// strings to the table in google/pprof's order.
-func (e *encoder) encodeLabels(s *profile.Sample) []byte {
+// strings to the table in google/pprof's order; marked adds the label
+// pprofmt.LabelVarFormat (Options.ArenaVariance).
+func (e *encoder) encodeLabels(s *profile.Sample, marked bool) []byte {
 	var out []byte
 	label := func(key, str, num, unit int64) { out = appendLabel(out, key, str, num, unit) }
 	e.keys = e.keys[:0]
@@ -421,6 +472,13 @@ func (e *encoder) encodeLabels(s *profile.Sample) []byte {
 	add(e.opts.NumAsString)
 	if isHeap(s) {
 		add(e.opts.HeapNumAsString)
+	}
+	if marked && len(s.Label[pprofmt.LabelVarFormat]) == 0 {
+		if asString == nil {
+			asString = map[string]string{}
+		}
+		asString[pprofmt.LabelVarFormat] = pprofmt.VarFormat
+		e.keys = append(e.keys, pprofmt.LabelVarFormat)
 	}
 	slices.Sort(e.keys)
 	for _, k := range e.keys {

@@ -122,3 +122,53 @@ func TestWriterAllocs(t *testing.T) {
 		t.Errorf("%v allocations per profile of 200 samples, %v of 20,000: want the same, at most 40", small, large)
 	}
 }
+
+// TestArenaVariance decodes what Options.ArenaVariance adds: the two
+// sample types, each arena sample's variance sums and its label, nothing
+// on the Go heap sample, and nothing at all to a Go heap profile.
+func TestArenaVariance(t *testing.T) {
+	decode := func(t *testing.T, p *profile.Profile) *profile.Profile {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := Encode(&buf, p, &Options{ArenaVariance: true, TypeFrames: true}); err != nil {
+			t.Fatal(err)
+		}
+		q, err := profile.ParseUncompressed(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.CheckValid(); err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	p := testProfile(4)
+	// One sample without a size (an overflow sample) gets no sums.
+	p.Sample[3].NumLabel = map[string][]int64{pprofmt.LabelMean: {4096}}
+	q := decode(t, p)
+	if n := len(q.SampleType); n != pprofmt.NumVarSampleTypes || q.SampleType[pprofmt.IndexAllocVar].Type != "alloc_var" || q.SampleType[pprofmt.IndexAllocWBound].Type != "alloc_wbound" {
+		t.Fatalf("sample types %v", q.SampleType)
+	}
+	wantV, wantWB := pprofmt.VarianceSums(1, 32, 4096)
+	for i, s := range q.Sample {
+		marked := len(s.Label[pprofmt.LabelVarFormat]) == 1 && s.Label[pprofmt.LabelVarFormat][0] == pprofmt.VarFormat
+		v, wb := s.Value[pprofmt.IndexAllocVar], s.Value[pprofmt.IndexAllocWBound]
+		if i < 3 {
+			if !marked || v != wantV || wb != wantWB || v == 0 {
+				t.Errorf("arena sample %d: label %v, sums %d, %d, want %d, %d", i, s.Label, v, wb, wantV, wantWB)
+			}
+			continue
+		}
+		if marked || v != 0 || wb != 0 {
+			t.Errorf("sample %d (overflow or Go heap): label %v, sums %d, %d", i, s.Label, v, wb)
+		}
+	}
+	heapOnly := testProfile(0)
+	if q := decode(t, heapOnly); len(q.SampleType) != pprofmt.NumSampleTypes {
+		t.Errorf("a Go heap profile got sample types %v", q.SampleType)
+	}
+	// Encoding again what already carries the sums adds nothing.
+	if r := decode(t, q); len(r.SampleType) != pprofmt.NumVarSampleTypes {
+		t.Errorf("encoded twice: %d sample types", len(r.SampleType))
+	}
+}

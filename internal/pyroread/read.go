@@ -41,13 +41,15 @@ const MaxRange = 24 * time.Hour
 
 // allocTypes are the sample types read, as the end of their profile type
 // IDs (after the name), with their position among the arenaprof sample
-// types. In-use values are levels, not amounts, and do not add up over
+// types and the variance sums (pprofmt.VarianceSums) after them. In-use values are levels, not amounts, and do not add up over
 // uploads: they are not read.
 var allocTypes = []allocType{
 	{"alloc_objects:count:space:bytes", pprofmt.IndexAllocObjects},
 	{"alloc_space:bytes:space:bytes", pprofmt.IndexAllocSpace},
 	{"alloc_samples:count:space:bytes", pprofmt.IndexAllocSamples},
 	{"alloc_tail:bytes:space:bytes", pprofmt.IndexAllocTail},
+	{"alloc_var:bytes:space:bytes", pprofmt.IndexAllocVar},
+	{"alloc_wbound:bytes:space:bytes", pprofmt.IndexAllocWBound},
 }
 
 // allocType is a sample type read: the end of its profile type IDs and
@@ -124,8 +126,10 @@ func (c *Client) storedNames(ctx context.Context, sel Selector, chunks [][2]time
 // ID.
 const profileTypeLabel = "__profile_type__"
 
-// modelLabels are the series labels the arena and Go heap models need.
-var modelLabels = []string{pprofmt.LabelMemory, pprofmt.LabelMean, pprofmt.LabelHeapRate, pprofmt.LabelBytes}
+// modelLabels are the series labels the arena and Go heap models need:
+// LabelVarFormat keeps the series that carry the variance sums apart from
+// older ones, whose sums of the same stacks lack them.
+var modelLabels = []string{pprofmt.LabelMemory, pprofmt.LabelMean, pprofmt.LabelHeapRate, pprofmt.LabelBytes, pprofmt.LabelVarFormat}
 
 // ErrNoData is returned, wrapped, when nothing matches the query.
 var ErrNoData = errors.New("no arena or Go heap uploads match")
@@ -244,7 +248,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 
 	type set struct {
 		labels map[string]string
-		values [pprofmt.NumSampleTypes]int64
+		values [pprofmt.NumVarSampleTypes]int64
 	}
 	sets := map[string]*set{}
 	var order []string
@@ -279,7 +283,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	answers = nil
 	slices.Sort(order)
 	p := &profile.Profile{
-		SampleType:        pprofmt.SampleTypes(),
+		SampleType:        append(pprofmt.SampleTypes(), pprofmt.VarianceSampleTypes()...),
 		DefaultSampleType: "alloc_space",
 		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
 		TimeNanos:         q.From.UnixNano(),
@@ -288,7 +292,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	var means []int64
 	for _, k := range order {
 		st := sets[k]
-		if st.values == ([pprofmt.NumSampleTypes]int64{}) {
+		if st.values == ([pprofmt.NumVarSampleTypes]int64{}) {
 			continue
 		}
 		smp, err := sampleFor(st.labels, keep, sel)
@@ -405,7 +409,10 @@ func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.
 // readStacks returns the samples, one per stack, of one series
 // combination: each alloc type's merged profiles over every name and
 // piece, added up by stack, checked against the series' sums.
-func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, reads []typeRead, want [pprofmt.NumSampleTypes]int64) ([]*profile.Sample, error) {
+func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, reads []typeRead, want [pprofmt.NumVarSampleTypes]int64) ([]*profile.Sample, error) {
+	if labels[pprofmt.LabelVarFormat] == "" { // no variance sums to read
+		reads = slices.DeleteFunc(slices.Clone(reads), func(t typeRead) bool { return t.idx >= pprofmt.NumSampleTypes })
+	}
 	one := slices.Clone(sel)
 	for _, k := range keep {
 		one = append(one, Matcher{k, "=", labels[k]})
@@ -421,7 +428,7 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 	if err != nil {
 		return nil, err
 	}
-	var total [pprofmt.NumSampleTypes]int64
+	var total [pprofmt.NumVarSampleTypes]int64
 	for i, t := range reads {
 		mp := merged[i]
 		merged[i] = nil
@@ -436,7 +443,7 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 			k := stackKey(s)
 			d := byStack[k]
 			if d == nil {
-				d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumSampleTypes)}
+				d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumVarSampleTypes)}
 				byStack[k] = d
 				order = append(order, k)
 			}
