@@ -126,11 +126,10 @@ func (r *retained) add(n int64) bool {
 }
 
 // retainedError is the refusal of a read whose kept data would pass
-// retainedShare, after done of total queries: the suggestion scales what
-// was kept by the queries left, as if each brought as much new data as
-// the average so far (combinations repeat across types and pieces: it
-// overestimates).
-func (c *Client) retainedError(what string, used int64, done, total int) error {
+// retainedShare, after done of total parts (pieces of the range, or
+// queries): the suggestion scales what was kept by the parts left, as if
+// each brought as much new data as the average so far.
+func (c *Client) retainedError(what string, used int64, done, total int, parts string) error {
 	need := float64(used)
 	if done > 0 && total > done {
 		need *= float64(total) / float64(done)
@@ -139,7 +138,7 @@ func (c *Client) retainedError(what string, used int64, done, total int) error {
 		Flag:    FlagMaxMemory,
 		Limit:   c.limits.MaxMemory,
 		Suggest: powerAbove(float64(c.limits.MaxMemory), need*retainedDiv),
-		What: fmt.Sprintf("%s: what the read keeps passed %s after %d of %d queries, a quarter of %s %s (half of it is left to the collector's headroom, a quarter to the answers in flight)",
-			what, showBytes(c.retainedShare()), done, total, FlagMaxMemory, showBytes(c.limits.MaxMemory)),
+		What: fmt.Sprintf("%s: what the read keeps passed %s after %d of %d %s, a quarter of %s %s (half of it is left to the collector's headroom, a quarter to the answers in flight)",
+			what, showBytes(c.retainedShare()), done, total, parts, FlagMaxMemory, showBytes(c.limits.MaxMemory)),
 	}
 }

@@ -92,6 +92,7 @@ type typeRead struct {
 	id       string
 	idx      int
 	from, to time.Time
+	piece    int // the index of [from, to] among the pieces
 }
 
 // typeReads lists the queries of a read: one per name, alloc type and
@@ -100,8 +101,8 @@ func typeReads(names []string, chunks [][2]time.Time) []typeRead {
 	var out []typeRead
 	for _, n := range names {
 		for _, t := range allocTypes {
-			for _, ch := range chunks {
-				out = append(out, typeRead{typeID(n, t.suffix), t.idx, ch[0], ch[1]})
+			for j, ch := range chunks {
+				out = append(out, typeRead{typeID(n, t.suffix), t.idx, ch[0], ch[1], j})
 			}
 		}
 	}
@@ -316,7 +317,7 @@ func (c *Client) maxRequestsErr(q Query, pieces, need, suggest int, more string)
 	}
 	return &LimitError{
 		Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(niceAbove(suggest)),
-		What: fmt.Sprintf("reading %s (%s to %s) takes %d pieces of at most %s and %d queries%s, more than %s %d allows; narrow -from and -to, or",
+		What: fmt.Sprintf("reading %s (%s to %s) takes %d pieces of at most %s and %d queries%s, more than %s %d allows: narrow -from and -to",
 			q.To.Sub(q.From), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), pieces, limit, need, more, FlagMaxRequests, c.maxRequests),
 	}
 }
@@ -373,18 +374,28 @@ func (c *Client) read(ctx context.Context, q Query, sent *int) (*profile.Profile
 	mem := &retained{limit: c.retainedShare()}
 	acc := &sums{keep: keep, mem: mem, sets: map[string]*set{}}
 	// One query per name, type and piece, side by side; each answer is
-	// added up as it is decoded.
-	var done atomic.Int64
+	// added up as it is decoded. The pieces read whole so far tell how
+	// much more a refused read would keep: the alloc types of a piece
+	// share its combinations.
+	covered := make([]atomic.Bool, len(chunks))
 	err = c.each(ctx, len(reads), func(ctx context.Context, i int) error {
 		err := c.selectSeries(ctx, reads[i].id, sel, reads[i].from, reads[i].to, keep, func(s series) error {
 			return acc.add(reads[i].idx, s)
 		})
-		done.Add(1)
+		if err == nil {
+			covered[reads[i].piece].Store(true)
+		}
 		return err
 	})
 	switch {
 	case errors.Is(err, errRetained):
-		return nil, c.retainedError(fmt.Sprintf("reading %s, %d combinations of the labels %s", sel, len(acc.order), strings.Join(keep, ", ")), mem.used, int(done.Load()), len(reads))
+		n := 0
+		for i := range covered {
+			if covered[i].Load() {
+				n++
+			}
+		}
+		return nil, c.retainedError(fmt.Sprintf("reading %s, %d combinations of the labels %s", sel, len(acc.order), strings.Join(keep, ", ")), mem.used, n, len(chunks), "pieces of the range")
 	case errors.Is(err, ErrPeak):
 		return nil, peakErr(sel)
 	case err != nil:
@@ -577,7 +588,7 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 		return nil
 	})
 	if errors.Is(err, errRetained) {
-		return nil, c.retainedError(fmt.Sprintf("reading the stacks of %s, %d stacks", one, len(byStack)), mem.used, int(done.Load()), len(reads))
+		return nil, c.retainedError(fmt.Sprintf("reading the stacks of %s, %d stacks", one, len(byStack)), mem.used, int(done.Load()), len(reads), "queries of this combination")
 	}
 	if err != nil {
 		return nil, err
