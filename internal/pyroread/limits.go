@@ -126,19 +126,19 @@ func (r *retained) add(n int64) bool {
 }
 
 // retainedError is the refusal of a read whose kept data would pass
-// retainedShare, after done of total parts (pieces of the range, or
-// queries): the suggestion scales what was kept by the parts left, as if
-// each brought as much new data as the average so far.
-func (c *Client) retainedError(what string, used int64, done, total int, parts string) error {
-	need := float64(used)
-	if done > 0 && total > done {
-		need *= float64(total) / float64(done)
-	}
+// retainedShare, after done of its total queries were added up whole: the
+// suggestion scales what was kept by the queries left, as if each brought
+// as much new data as the average so far. The agent's uploads repeat
+// their combinations across alloc types and names, so that it is mostly
+// well above what the read needs; a server whose every answer brings
+// combinations of its own needs about that.
+func (c *Client) retainedError(what string, used int64, done, total int) error {
+	need := float64(used) * float64(total) / float64(max(done, 1))
 	return &LimitError{
 		Flag:    FlagMaxMemory,
 		Limit:   c.limits.MaxMemory,
 		Suggest: powerAbove(float64(c.limits.MaxMemory), need*retainedDiv),
-		What: fmt.Sprintf("%s: what the read keeps passed %s after %d of %d %s, a quarter of %s %s (half of it is left to the collector's headroom, a quarter to the answers in flight)",
-			what, showBytes(c.retainedShare()), done, total, parts, FlagMaxMemory, showBytes(c.limits.MaxMemory)),
+		What: fmt.Sprintf("%s: what the read keeps passed %s with %d of %d queries added up, a quarter of %s %s (half of it is left to the collector's headroom, a quarter to the answers in flight)",
+			what, showBytes(c.retainedShare()), done, total, FlagMaxMemory, showBytes(c.limits.MaxMemory)),
 	}
 }

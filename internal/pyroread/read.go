@@ -92,7 +92,6 @@ type typeRead struct {
 	id       string
 	idx      int
 	from, to time.Time
-	piece    int // the index of [from, to] among the pieces
 }
 
 // typeReads lists the queries of a read: one per name, alloc type and
@@ -101,8 +100,8 @@ func typeReads(names []string, chunks [][2]time.Time) []typeRead {
 	var out []typeRead
 	for _, n := range names {
 		for _, t := range allocTypes {
-			for j, ch := range chunks {
-				out = append(out, typeRead{typeID(n, t.suffix), t.idx, ch[0], ch[1], j})
+			for _, ch := range chunks {
+				out = append(out, typeRead{typeID(n, t.suffix), t.idx, ch[0], ch[1]})
 			}
 		}
 	}
@@ -374,28 +373,20 @@ func (c *Client) read(ctx context.Context, q Query, sent *int) (*profile.Profile
 	mem := &retained{limit: c.retainedShare()}
 	acc := &sums{keep: keep, mem: mem, sets: map[string]*set{}}
 	// One query per name, type and piece, side by side; each answer is
-	// added up as it is decoded. The pieces read whole so far tell how
-	// much more a refused read would keep: the alloc types of a piece
-	// share its combinations.
-	covered := make([]atomic.Bool, len(chunks))
+	// added up as it is decoded.
+	var done atomic.Int64
 	err = c.each(ctx, len(reads), func(ctx context.Context, i int) error {
 		err := c.selectSeries(ctx, reads[i].id, sel, reads[i].from, reads[i].to, keep, func(s series) error {
 			return acc.add(reads[i].idx, s)
 		})
 		if err == nil {
-			covered[reads[i].piece].Store(true)
+			done.Add(1)
 		}
 		return err
 	})
 	switch {
 	case errors.Is(err, errRetained):
-		n := 0
-		for i := range covered {
-			if covered[i].Load() {
-				n++
-			}
-		}
-		return nil, c.retainedError(fmt.Sprintf("reading %s, %d combinations of the labels %s", sel, len(acc.order), strings.Join(keep, ", ")), mem.used, n, len(chunks), "pieces of the range")
+		return nil, c.retainedError(fmt.Sprintf("reading %s, %d combinations of the labels %s", sel, len(acc.order), strings.Join(keep, ", ")), mem.used, int(done.Load()), len(reads))
 	case errors.Is(err, ErrPeak):
 		return nil, peakErr(sel)
 	case err != nil:
@@ -559,7 +550,6 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 	err := c.each(ctx, len(reads), func(ctx context.Context, i int) error {
 		t := reads[i]
 		mp, err := c.selectMergeProfile(ctx, t.id, one, t.from, t.to)
-		done.Add(1)
 		if err != nil {
 			return err
 		}
@@ -585,10 +575,11 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 			d.s.Value[t.idx] += s.Value[0]
 			total[t.idx] += s.Value[0]
 		}
+		done.Add(1)
 		return nil
 	})
 	if errors.Is(err, errRetained) {
-		return nil, c.retainedError(fmt.Sprintf("reading the stacks of %s, %d stacks", one, len(byStack)), mem.used, int(done.Load()), len(reads), "queries of this combination")
+		return nil, c.retainedError(fmt.Sprintf("reading the stacks of %s, %d stacks", one, len(byStack)), mem.used, int(done.Load()), len(reads))
 	}
 	if err != nil {
 		return nil, err
