@@ -60,7 +60,7 @@ func showBytes(n int64) string {
 // at least twice limit: the value a refusal at limit suggests.
 func powerAbove(limit, need float64) int64 {
 	s := float64(1 << 20)
-	for s < 2*limit || s <= need {
+	for (s < 2*limit || s <= need) && s <= math.MaxInt64/2 {
 		s *= 2
 	}
 	if s > math.MaxInt64/2 {

@@ -1,6 +1,7 @@
 package pyroread
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
@@ -146,10 +149,17 @@ func TestReadNames(t *testing.T) {
 type fakeQuerier struct {
 	limit  time.Duration
 	series func(typeID string, start, end int64) string
+	merge  func(n int) []byte // the nth SelectMergeProfile answer
 	calls  map[string]int
 }
 
 func (f *fakeQuerier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	f.calls[method]++
+	if method == "SelectMergeProfile" {
+		w.Write(f.merge(f.calls[method]))
+		return
+	}
 	var req struct {
 		ProfileTypeID string `json:"profileTypeID"`
 		Start, End    int64
@@ -158,8 +168,6 @@ func (f *fakeQuerier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	f.calls[method]++
 	if f.limit > 0 && time.Duration(req.End-req.Start)*time.Millisecond > f.limit {
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"code":"invalid_argument","message":"the query time range exceeds the limit (max_query_length, actual: 7d, limit: %s)"}`, f.limit)
@@ -325,5 +333,94 @@ func TestReadRetainedBound(t *testing.T) {
 	}
 	if len(p.Sample) != 8*3000 {
 		t.Errorf("%d samples, want %d", len(p.Sample), 8*3000)
+	}
+}
+
+// mergedProfile is a SelectMergeProfile answer: one sample of value v per
+// stack, each stack of depth frames named after its index and prefix.
+func mergedProfile(t *testing.T, prefix string, stacks, depth int, v int64) []byte {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}}}
+	for i := range stacks {
+		s := &profile.Sample{Value: []int64{v}}
+		for d := range depth {
+			fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: fmt.Sprintf("%s.f%d_%d", prefix, i, d), Filename: "x.go"}
+			loc := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn, Line: int64(d + 1)}}}
+			p.Function = append(p.Function, fn)
+			p.Location = append(p.Location, loc)
+			s.Location = append(s.Location, loc)
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestReadStacks: stacks are added up over the alloc types as their
+// answers arrive, in the order they were first seen, and what they keep
+// counts against MaxMemory: stacks of their own in every answer are
+// refused, naming -max-memory.
+func TestReadStacks(t *testing.T) {
+	const perType = 3
+	tests := []struct {
+		name     string
+		stacks   int
+		distinct bool          // every answer's stacks its own
+		span     time.Duration // the range read
+		want     string
+	}{
+		{"read", 3, false, time.Hour, ""},
+		// 12 answers (3 pieces, 4 types) of 2,000 stacks of their own,
+		// about 22 MB kept, past the 16 MiB kept share.
+		{"kept stacks refused", 2000, true, 50 * time.Hour, "what the read keeps passed 16MiB"},
+		// One answer past the 12 MiB in which one profile is decoded.
+		{"answer refused", 6000, false, time.Hour, "decoding the answer takes more than 12MiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeQuerier{calls: map[string]int{}, series: func(_ string, _, end int64) string {
+				return arenaSeries(end, perType*tt.stacks, "main.T")
+			}, merge: func(n int) []byte {
+				prefix := "main"
+				if tt.distinct {
+					prefix = fmt.Sprint("main", n)
+				}
+				return mergedProfile(t, prefix, tt.stacks, 3, perType)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			c, err := NewClient(Config{URL: srv.URL, Limits: report.ParseOptions{MaxMemory: 64 << 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, _ := ParseSelector(`{service_name="shop"}`)
+			end := time.Now()
+			p, err := c.Read(context.Background(), Query{Selector: sel, From: end.Add(-tt.span), To: end, Labels: []string{"type"}, Stacks: true})
+			if tt.want != "" {
+				var le *LimitError
+				if !errors.As(err, &le) || le.Flag != FlagMaxMemory || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "-max-memory 64MiB") {
+					t.Fatalf("Read: %v, want a -max-memory refusal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Sample) != tt.stacks {
+				t.Fatalf("%d samples, want %d", len(p.Sample), tt.stacks)
+			}
+			for i, s := range p.Sample {
+				if name := s.Location[0].Line[0].Function.Name; name != fmt.Sprintf("main.f%d_0", i) {
+					t.Errorf("sample %d is of %s", i, name)
+				}
+				for _, at := range allocTypes {
+					if s.Value[at.idx] != perType {
+						t.Errorf("sample %d: %s = %d, want %d", i, at.suffix, s.Value[at.idx], perType)
+					}
+				}
+			}
+		})
 	}
 }
