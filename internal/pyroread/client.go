@@ -226,19 +226,25 @@ func (c *Client) callOnce(ctx context.Context, method, contentType string, body 
 	}
 	lr := &capReader{r: resp.Body, left: max}
 	err = read(lr)
-	if lr.over {
+	switch {
+	case lr.over:
 		// Count the rest, without keeping it, for a bound that would do.
 		n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, 64*max))
 		return &sizeError{method: method, max: max, size: max + 1 + n, exact: n < 64*max}
+	case lr.err != nil && err != nil:
+		// The connection failed, not the answer's format.
+		return fmt.Errorf("%s %s: reading the answer: %v", method, c.base, lr.err)
 	}
 	return err
 }
 
-// capReader reads at most left bytes of r, then fails, noting it.
+// capReader reads at most left bytes of r, then fails, noting it; it
+// keeps the error of r other than io.EOF.
 type capReader struct {
 	r    io.Reader
 	left int64
 	over bool
+	err  error
 }
 
 func (r *capReader) Read(p []byte) (int, error) {
@@ -256,6 +262,9 @@ func (r *capReader) Read(p []byte) (int, error) {
 	}
 	n, err := r.r.Read(p)
 	r.left -= int64(n)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
 	return n, err
 }
 

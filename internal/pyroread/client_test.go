@@ -224,3 +224,23 @@ func TestClientRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestClientCutAnswer: an answer cut short by the connection is said to
+// be cut, not malformed.
+func TestClientCutAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte(`{"series":[{"labels":[`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := ParseSelector(`{service_name="shop"}`)
+	end := time.Now()
+	err = c.selectSeries(context.Background(), typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil, func(series) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "reading the answer: unexpected EOF") {
+		t.Errorf("an answer cut short: %v", err)
+	}
+}
