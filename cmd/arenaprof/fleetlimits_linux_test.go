@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 // hostileQuerier is a Pyroscope querier (Connect JSON) whose SelectSeries
@@ -93,30 +95,46 @@ func TestFleetReadChild(t *testing.T) {
 // with large series keeps its process's peak resident memory (the child's
 // max RSS) under -max-memory, whether it reads the answers through or is
 // refused at the bound, naming -max-memory and a value that would do.
+// With ARENAPROF_FLEET_MEMORY_LONG=1 it also reads the issue's case: 8
+// days at the default -max-memory, 72 answers of 60,000 series (1.5 GB).
 func TestFleetReadMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 170 MB of answers")
 	}
-	const maxMemory = 256 << 20
 	tests := []struct {
-		name     string
-		distinct bool
-		code     int
-		want     string
+		name      string
+		series    int
+		distinct  bool
+		from      string
+		maxMemory int64 // 0: the default
+		long      bool
+		code      int
+		want      string
 	}{
 		// 24 answers (3 pieces of the range, 2 names, 4 types) of 20,000
 		// series (about 7 MB each), the same combinations in each.
-		{"large answers read", false, 0, "showing 10 of 20000 groups"},
+		{"large answers read", 20000, false, "-2d", 256 << 20, false, 0, "showing 10 of 20000 groups"},
 		// Each answer's combinations its own: 480,000 in all, which would
 		// keep about 300 MB.
-		{"refused at -max-memory", true, 1, "a quarter of -max-memory 256MiB (half of it is left to the collector's headroom, a quarter to the answers in flight); raise -max-memory (e.g. -max-memory 2GiB)"},
+		{"refused at -max-memory", 20000, true, "-2d", 256 << 20, false, 1, "a quarter of -max-memory 256MiB (half of it is left to the collector's headroom, a quarter to the answers in flight); raise -max-memory (e.g. -max-memory 2GiB)"},
+		// 72 answers (9 pieces) of 60,000 series (about 21 MB each).
+		{"8 days at the default", 60000, false, "-8d", 0, true, 0, "showing 10 of 60000 groups"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &hostileQuerier{series: 20000, points: 1, distinct: tt.distinct}
+			if tt.long && os.Getenv("ARENAPROF_FLEET_MEMORY_LONG") != "1" {
+				t.Skip("reads 1.5 GB of answers: set ARENAPROF_FLEET_MEMORY_LONG=1")
+			}
+			h := &hostileQuerier{series: tt.series, points: 1, distinct: tt.distinct}
 			srv := httptest.NewServer(h)
 			defer srv.Close()
-			args := []string{"top", "-pyroscope", srv.URL, "-from", "-2d", "-by", "type", "-max-memory", "256MiB", `{service_name="shop"}`}
+			args := []string{"top", "-pyroscope", srv.URL, "-from", tt.from, "-by", "type"}
+			limit := int64(pprofmt.DefaultMaxMemory)
+			if tt.maxMemory > 0 {
+				limit = tt.maxMemory
+				args = append(args, "-max-memory", formatByteSize(limit))
+			}
+			args = append(args, `{service_name="shop"}`)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestFleetReadChild$")
 			cmd.Env = append(os.Environ(), fleetChildEnv+"="+strings.Join(args, "\n"), "GOGC=", "GOMEMLIMIT=")
 			out, _ := cmd.CombinedOutput()
@@ -125,8 +143,8 @@ func TestFleetReadMemory(t *testing.T) {
 			if cmd.ProcessState.ExitCode() != tt.code || !strings.Contains(string(out), tt.want) {
 				t.Errorf("exit %d, want %d with %q", cmd.ProcessState.ExitCode(), tt.code, tt.want)
 			}
-			if rss >= maxMemory {
-				t.Errorf("max RSS %d bytes, at or above -max-memory %d", rss, maxMemory)
+			if rss >= limit {
+				t.Errorf("max RSS %d bytes, at or above -max-memory %d", rss, limit)
 			}
 		})
 	}
