@@ -12,14 +12,15 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 )
 
-// TestPyroscopePeakRefused pushes an arena upload and a peak upload
-// (memory="peak") of one service to a Pyroscope v1.19.3 server
+// TestPyroscopeServersAgreeOnPeaks pushes an arena upload and a peak
+// upload (memory="peak") of one service to a Pyroscope v1.19.3 server
 // ($ARENAPROF_PYROSCOPE_URL) and a v2.2.1 server
-// ($ARENAPROF_PYROSCOPE2_URL; .ci/run starts both): top -pyroscope reads
-// the arena upload alone by default, and refuses a selector that brings
-// the peak upload, saying why, rather than adding peaks up (neither
-// server's SelectSeries aggregates by maximum).
-func TestPyroscopePeakRefused(t *testing.T) {
+// ($ARENAPROF_PYROSCOPE2_URL; .ci/run starts both, and runs this test in
+// the step of TestPyroscopeServersAgree, whose name starts its own): top
+// -pyroscope reads the arena upload alone by default, and refuses a
+// selector that brings the peak upload, saying why, rather than adding
+// peaks up (neither server's SelectSeries aggregates by maximum).
+func TestPyroscopeServersAgreeOnPeaks(t *testing.T) {
 	v1, v2 := os.Getenv("ARENAPROF_PYROSCOPE_URL"), os.Getenv("ARENAPROF_PYROSCOPE2_URL")
 	if v1 == "" || v2 == "" {
 		t.Skip("needs a Pyroscope v1 server at $ARENAPROF_PYROSCOPE_URL and a v2 server at $ARENAPROF_PYROSCOPE2_URL (.ci/run starts both)")
