@@ -33,6 +33,12 @@ const pyroscopeUsage = `  -pyroscope URL
   -parallel N
         requests in flight at once with -pyroscope (default 1; more can
         help a Pyroscope deployment with several queriers)
+  -max-requests N
+        the most queries one -pyroscope read sends (default 1000): a range
+        that needs more (a long range against a server whose
+        max_query_length is short, -by func over many types) is refused
+        before any is sent; -max-memory bounds what the whole read keeps
+        (see docs/fleet-limits.md)
   -token-env NAME
         send the value of the environment variable NAME as a bearer token
         with -pyroscope, if it is set (default PYROSCOPE_TOKEN)
@@ -40,17 +46,18 @@ const pyroscopeUsage = `  -pyroscope URL
 
 // pyroscopeFlags are the flags of reading from a Pyroscope server.
 type pyroscopeFlags struct {
-	url, from, to, tenant, tokenEnv, parallel *string
+	url, from, to, tenant, tokenEnv, parallel, maxRequests *string
 }
 
 func addPyroscopeFlags(fs *flag.FlagSet) pyroscopeFlags {
 	return pyroscopeFlags{
-		url:      fs.String("pyroscope", "", ""),
-		from:     fs.String("from", "", ""),
-		to:       fs.String("to", "", ""),
-		tenant:   fs.String("tenant", "", ""),
-		tokenEnv: fs.String("token-env", "PYROSCOPE_TOKEN", ""),
-		parallel: fs.String("parallel", strconv.Itoa(pyroread.DefaultParallel), ""),
+		url:         fs.String("pyroscope", "", ""),
+		from:        fs.String("from", "", ""),
+		to:          fs.String("to", "", ""),
+		tenant:      fs.String("tenant", "", ""),
+		tokenEnv:    fs.String("token-env", "PYROSCOPE_TOKEN", ""),
+		parallel:    fs.String("parallel", strconv.Itoa(pyroread.DefaultParallel), ""),
+		maxRequests: fs.String("max-requests", strconv.Itoa(pyroread.DefaultMaxRequests), ""),
 	}
 }
 
@@ -78,7 +85,7 @@ const defaultLookback = 7 * 24 * time.Hour
 func (f pyroscopeFlags) values(lim report.ParseOptions) (pyroscopeOptions, error) {
 	var o pyroscopeOptions
 	if *f.url == "" {
-		for _, x := range []struct{ name, v string }{{"from", *f.from}, {"to", *f.to}, {"tenant", *f.tenant}} {
+		for _, x := range []struct{ name, v string }{{"from", *f.from}, {"to", *f.to}, {"tenant", *f.tenant}, {"max-requests", maxRequestsSet(*f.maxRequests)}} {
 			if x.v != "" {
 				return o, topUsageErr("-%s is for -pyroscope; without it the arguments are profile files or URLs", x.name)
 			}
@@ -117,11 +124,27 @@ func (f pyroscopeFlags) values(lim report.ParseOptions) (pyroscopeOptions, error
 	if err != nil || par < 1 || par > 64 {
 		return o, topUsageErr("bad -parallel %q; use a number of requests from 1 to 64", *f.parallel)
 	}
-	o.client, err = pyroread.NewClient(pyroread.Config{URL: *f.url, Token: token, Tenant: *f.tenant, Limits: lim, Parallel: par})
+	maxReq, err := strconv.Atoi(strings.TrimSpace(*f.maxRequests))
+	if err != nil || maxReq < 1 || maxReq > maxMaxRequests {
+		return o, topUsageErr("bad -max-requests %q; use a number of queries from 1 to %d", *f.maxRequests, maxMaxRequests)
+	}
+	o.client, err = pyroread.NewClient(pyroread.Config{URL: *f.url, Token: token, Tenant: *f.tenant, Limits: lim, Parallel: par, MaxRequests: maxReq})
 	if err != nil {
 		return o, topUsageErr("bad -pyroscope: %v", err)
 	}
 	return o, nil
+}
+
+// maxMaxRequests bounds -max-requests: a million queries.
+const maxMaxRequests = 1_000_000
+
+// maxRequestsSet returns v if -max-requests was set to other than its
+// default, else "".
+func maxRequestsSet(v string) string {
+	if v == strconv.Itoa(pyroread.DefaultMaxRequests) {
+		return ""
+	}
+	return v
 }
 
 // maxRelative bounds a relative time: ten years.
@@ -193,6 +216,10 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 		}
 		p, err := o.client.Read(ctx, q)
 		if err != nil {
+			var le *pyroread.LimitError
+			if errors.As(err, &le) {
+				return nil, topInputErr("%v", err)
+			}
 			if errors.Is(err, report.ErrTooLarge) {
 				return nil, limitErr(o.client.Base(), err, c.limits())
 			}

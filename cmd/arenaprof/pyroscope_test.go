@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -76,6 +79,10 @@ func TestPyroscopeFlags(t *testing.T) {
 		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "-sample", "inuse", "{a=\"b\"}"}, "in-use bytes are levels"},
 		{[]string{"top", "-pyroscope", "ftp://u:pw1234@h", "{a=\"b\"}"}, "bad -pyroscope"},
 		{[]string{"top", "-pyroscope", "http://h", "-parallel", "0", "{a=\"b\"}"}, "bad -parallel"},
+		{[]string{"top", "-pyroscope", "http://h", "-max-requests", "0", "{a=\"b\"}"}, "bad -max-requests"},
+		{[]string{"diff", "-pyroscope", "http://h", "-max-requests", "2000000", "{a=\"b\"}", "{a=\"c\"}"}, "bad -max-requests"},
+		{[]string{"top", "-max-requests", "5000", "a.pb.gz"}, "-max-requests is for -pyroscope"},
+		{[]string{"top", "-pyroscope", "http://127.0.0.1:1", "{a=\"b\",memory=\"peak\"}"}, "a sum of peaks is no quantity"},
 		{[]string{"diff", "-pyroscope", "http://u:pw1234@127.0.0.1:1", "{a=\"b\"}", "{a=\"c\"}"}, "connection refused"},
 	}
 	for _, tt := range tests {
@@ -103,5 +110,38 @@ func TestPyroscopeFlags(t *testing.T) {
 	run([]string{"top", "-pyroscope", "http://127.0.0.1:1/tok-9876", "-token-env", "ARENAPROF_TEST_TOKEN", "{a=\"b\"}"}, &out, &errb)
 	if strings.Contains(errb.String(), "tok-9876") || errb.Len() == 0 {
 		t.Errorf("stderr %q", errb.String())
+	}
+}
+
+// TestPyroscopeMaxRequests: a week against a server whose
+// max_query_length is a minute is refused before its queries are sent,
+// naming the server's limit, the range and -max-requests, which raises
+// the cap.
+func TestPyroscopeMaxRequests(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"code":"invalid_argument","message":"the query time range exceeds the limit (max_query_length, actual: 1d, limit: 1m)"}`))
+	}))
+	defer srv.Close()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "takes 10081 pieces of at most the server's max_query_length, 1m0s and 50413 queries or more, more than -max-requests 1000 allows: narrow -from and -to; raise -max-requests (e.g. -max-requests 100000)"},
+		{[]string{"-max-requests", "20000"}, "more than -max-requests 20000 allows"},
+	}
+	for _, tt := range tests {
+		calls.Store(0)
+		args := append([]string{"top", "-pyroscope", srv.URL, "-from", "-7d"}, tt.args...)
+		var out, errb bytes.Buffer
+		code := run(append(args, `{service_name="shop"}`), &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), tt.want) || !strings.Contains(errb.String(), "168h0m0s") {
+			t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errb.String(), tt.want)
+		}
+		if calls.Load() != 1 {
+			t.Errorf("%v: %d requests sent, want the one that told the limit", args, calls.Load())
+		}
 	}
 }

@@ -2,6 +2,7 @@ package pyroread
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,7 @@ func TestParseSeries(t *testing.T) {
 		{`{"series":[{"points":[{"value":"NaN"}]}]}`, 0, "malformed"},
 	}
 	for _, tt := range tests {
-		ss, err := parseSeries([]byte(tt.in), 5)
+		ss, err := collectSeries(tt.in, 5)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("parseSeries(%s) = %v, %v; want an error with %q", tt.in, ss, err, tt.err)
@@ -51,13 +52,23 @@ func TestParseSeries(t *testing.T) {
 	}
 }
 
+// collectSeries returns the series parseSeries hands on.
+func collectSeries(in string, after int64) ([]series, error) {
+	var ss []series
+	err := parseSeries(strings.NewReader(in), after, func(s series) error {
+		ss = append(ss, s)
+		return nil
+	})
+	return ss, err
+}
+
 // FuzzParseSeries: an answer is refused or gives sums that are exact
 // non-negative integers' worth.
 func FuzzParseSeries(f *testing.F) {
 	f.Add([]byte(`{"series":[{"labels":[{"name":"a","value":"b"}],"points":[{"value":3}]}]}`))
 	f.Add([]byte(`{"series":[{"points":[{"value":1e16,"timestamp":"9"},{"value":1e16}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ss, err := parseSeries(b, -1)
+		ss, err := collectSeries(string(b), -1)
 		if err != nil {
 			return
 		}
@@ -92,9 +103,10 @@ func TestClientBounds(t *testing.T) {
 	sel, _ := ParseSelector(`{service_name="shop"}`)
 	ctx := context.Background()
 	end := time.Now()
-	_, err = c.selectSeries(ctx, typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil)
-	if err == nil || !strings.Contains(err.Error(), "larger than") {
-		t.Errorf("a 2 MiB answer within a 1 MiB bound: %v", err)
+	err = c.selectSeries(ctx, typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil, func(series) error { return nil })
+	var le *LimitError
+	if !errors.As(err, &le) || le.Flag != FlagMaxMemory || le.Suggest < 32<<20 || !strings.Contains(err.Error(), "-max-memory 64MiB") {
+		t.Errorf("a 2 MiB answer within a 256 KiB bound: %v", err)
 	}
 	if !strings.HasPrefix(gotAuth, "Basic ") || gotTenant != "team" {
 		t.Errorf("Authorization %q, X-Scope-OrgID %q", gotAuth, gotTenant)
@@ -198,7 +210,11 @@ func TestClientRetries(t *testing.T) {
 			}
 			sel, _ := ParseSelector(`{service_name="shop"}`)
 			end := time.Now()
-			got, err := c.selectSeries(context.Background(), typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil)
+			var got []series
+			err = c.selectSeries(context.Background(), typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil, func(s series) error {
+				got = append(got, s)
+				return nil
+			})
 			if (err != nil) != tt.wantErr || calls != tt.wantCalls {
 				t.Fatalf("err %v after %d calls; want error %v after %d", err, calls, tt.wantErr, tt.wantCalls)
 			}
@@ -206,5 +222,25 @@ func TestClientRetries(t *testing.T) {
 				t.Errorf("series %+v, want one of sum 7", got)
 			}
 		})
+	}
+}
+
+// TestClientCutAnswer: an answer cut short by the connection is said to
+// be cut, not malformed.
+func TestClientCutAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte(`{"series":[{"labels":[`))
+	}))
+	defer srv.Close()
+	c, err := NewClient(Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := ParseSelector(`{service_name="shop"}`)
+	end := time.Now()
+	err = c.selectSeries(context.Background(), typeID("memory", allocTypes[0].suffix), sel, end.Add(-time.Hour), end, nil, func(series) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "reading the answer: unexpected EOF") {
+		t.Errorf("an answer cut short: %v", err)
 	}
 }

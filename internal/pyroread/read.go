@@ -1,13 +1,17 @@
 package pyroread
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -154,15 +158,23 @@ var ErrNoData = errors.New("no arena or Go heap uploads match")
 // series' sum: a server that truncates SelectMergeProfile (its
 // max_flamegraph_nodes limits, when enforced on that API) is an error, not
 // a silent undercount.
+//
+// A read holds its bounds: it sends at most the client's MaxRequests
+// queries, refusing before it sends them when the range's pieces need
+// more, and it keeps what it reads under MaxMemory, adding up the
+// answers as they arrive (see retainedDiv); either refusal is a
+// *[LimitError]. Peak uploads (memory="peak") are refused with
+// [ErrPeak]: their sum is no quantity.
 func (c *Client) Read(ctx context.Context, q Query) (*profile.Profile, error) {
-	p, err := c.read(ctx, q)
+	var sent int
+	p, err := c.read(ctx, q, &sent)
 	var se *ServerError
 	if errors.As(err, &se) {
 		// A server whose max_query_length is below MaxRange names it:
 		// read again in pieces of that length.
 		if d, ok := queryLengthLimit(se.Message); ok && d < c.pieceLength() {
 			c.maxRange = d
-			return c.read(ctx, q)
+			return c.read(ctx, q, &sent)
 		}
 	}
 	return p, err
@@ -221,11 +233,120 @@ func parsePromDuration(s string) (time.Duration, error) {
 	return d + x, err
 }
 
-func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
+// ErrPeak is returned, wrapped, for a read that selects the agent's peak
+// uploads (memory="peak").
+var ErrPeak = errors.New(`peak uploads (memory="peak") cannot be read from Pyroscope`)
+
+// peakErr says why a read of peak uploads is refused.
+func peakErr(sel Selector) error {
+	return fmt.Errorf("%w: %s selects them; each holds the in-use memory at one interval's peak, and a read from Pyroscope adds up what it selects over the range: a sum of peaks is no quantity, and SelectSeries aggregates by sum or average only (Pyroscope v1.19 and v2.2), not by maximum, which would give each group's highest; read a pod's peak from its /debug/arenaprof/peak, and leave memory=\"peak\" out of the selector", ErrPeak, sel)
+}
+
+// selectsPeak reports whether sel asks for the peak uploads by name.
+func selectsPeak(sel Selector) bool {
+	return slices.Contains(sel, Matcher{pprofmt.LabelMemory, "=", memoryPeak})
+}
+
+// memoryPeak is the memory label of the agent's peak uploads.
+const memoryPeak = "peak"
+
+// set is the sums of one combination of the kept labels.
+type set struct {
+	labels map[string]string // the kept labels
+	values [pprofmt.NumVarSampleTypes]int64
+}
+
+// sums adds up, as the answers arrive, the series of a read per
+// combination of the kept labels, counting what it keeps against the
+// read's retained memory.
+type sums struct {
+	keep []string
+	mem  *retained
+
+	mu    sync.Mutex
+	sets  map[string]*set
+	order []string
+}
+
+// errRetained is sums.add's refusal at the retained memory bound.
+var errRetained = errors.New("retained memory bound")
+
+// add adds the sum of one series to the sample type idx of its
+// combination.
+func (a *sums) add(idx int, s series) error {
+	if s.labels[pprofmt.LabelMemory] == memoryPeak {
+		return ErrPeak
+	}
+	if idx >= pprofmt.NumSampleTypes && s.labels[pprofmt.LabelVarFormat] == "" {
+		return nil // variance sums count only under the format's label
+	}
+	k := labelsKey(s.labels, a.keep)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := a.sets[k]
+	if st == nil {
+		st = &set{labels: make(map[string]string, len(a.keep))}
+		cost := int64(len(k)) + setOverhead
+		for _, l := range a.keep {
+			if v, ok := s.labels[l]; ok {
+				st.labels[l] = v
+				cost += int64(len(l)+len(v)) + labelOverhead
+			}
+		}
+		if !a.mem.add(cost) {
+			return errRetained
+		}
+		a.sets[k] = st
+		a.order = append(a.order, k)
+	}
+	v := st.values[idx] + int64(s.sum)
+	if v < st.values[idx] {
+		return errors.New("the server's sums overflow")
+	}
+	st.values[idx] = v
+	return nil
+}
+
+// Estimates of the memory kept per combination (the set, its map entry,
+// its labels' map) and per label in it, beyond the strings' bytes.
+const (
+	setOverhead   = 320
+	labelOverhead = 64
+)
+
+// maxRequestsErr is the refusal of a read whose queries would pass
+// MaxRequests: need of them (at least, with more), suggest being enough.
+func (c *Client) maxRequestsErr(q Query, pieces, need, suggest int, more string) error {
+	limit := "Pyroscope's default max_query_length, 24h"
+	if c.maxRange > 0 {
+		limit = "the server's max_query_length, " + c.maxRange.String()
+	}
+	return &LimitError{
+		Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(niceAbove(suggest)),
+		What: fmt.Sprintf("reading %s (%s to %s) takes %d pieces of at most %s and %d queries%s, more than %s %d allows: narrow -from and -to",
+			q.To.Sub(q.From), q.From.Format(time.RFC3339), q.To.Format(time.RFC3339), pieces, limit, need, more, FlagMaxRequests, c.maxRequests),
+	}
+}
+
+// niceAbove is the smallest of 1, 2 and 5 times a power of ten above n.
+func niceAbove(n int) int {
+	for p := 1; ; p *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if m*p > n || m*p > math.MaxInt/20 {
+				return m * p
+			}
+		}
+	}
+}
+
+func (c *Client) read(ctx context.Context, q Query, sent *int) (*profile.Profile, error) {
 	if !q.To.After(q.From) {
 		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
 	sel := q.Selector
+	if selectsPeak(sel) {
+		return nil, peakErr(sel)
+	}
 	if !sel.Constrains(pprofmt.LabelMemory) {
 		sel = sel.With(Matcher{pprofmt.LabelMemory, "=~", pprofmt.MemoryArena + "|" + pprofmt.MemoryHeap})
 	}
@@ -237,6 +358,12 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 	}
 	// SelectSeries asks for one millisecond more than its piece.
 	chunks := splitRange(q.From, q.To, c.pieceLength()-time.Millisecond)
+	// A LabelValues per piece, then at least the alloc types under one
+	// name; at most under every name.
+	if need := *sent + len(chunks)*(1+len(allocTypes)); need > c.maxRequests {
+		return nil, c.maxRequestsErr(q, len(chunks), need, *sent+len(chunks)*(1+len(allocTypes)*len(typeNames)), " or more")
+	}
+	*sent += len(chunks)
 	names, err := c.storedNames(ctx, sel, chunks)
 	if err != nil {
 		return nil, err
@@ -245,42 +372,34 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 		return nil, fmt.Errorf("%w %s between %s and %s", ErrNoData, sel, q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}
 	reads := typeReads(names, chunks)
-
-	type set struct {
-		labels map[string]string
-		values [pprofmt.NumVarSampleTypes]int64
+	if need := *sent + len(reads); need > c.maxRequests {
+		return nil, c.maxRequestsErr(q, len(chunks), need, need, "")
 	}
-	sets := map[string]*set{}
-	var order []string
-	// One query per name, type and piece, side by side; their answers
-	// are added up in order.
-	answers := make([][]series, len(reads))
-	err = c.each(ctx, len(answers), func(ctx context.Context, i int) error {
-		var err error
-		answers[i], err = c.selectSeries(ctx, reads[i].id, sel, reads[i].from, reads[i].to, keep)
+	*sent += len(reads)
+
+	mem := &retained{limit: c.retainedShare()}
+	acc := &sums{keep: keep, mem: mem, sets: map[string]*set{}}
+	// One query per name, type and piece, side by side; each answer is
+	// added up as it is decoded.
+	var done atomic.Int64
+	err = c.each(ctx, len(reads), func(ctx context.Context, i int) error {
+		err := c.selectSeries(ctx, reads[i].id, sel, reads[i].from, reads[i].to, keep, func(s series) error {
+			return acc.add(reads[i].idx, s)
+		})
+		if err == nil {
+			done.Add(1)
+		}
 		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, errRetained):
+		return nil, c.retainedError(fmt.Sprintf("reading %s, %d combinations of the labels %s", sel, len(acc.order), strings.Join(keep, ", ")), mem.used, int(done.Load()), len(reads))
+	case errors.Is(err, ErrPeak):
+		return nil, peakErr(sel)
+	case err != nil:
 		return nil, err
 	}
-	for i, ss := range answers {
-		t := reads[i]
-		for _, s := range ss {
-			k := labelsKey(s.labels, keep)
-			st := sets[k]
-			if st == nil {
-				st = &set{labels: s.labels}
-				sets[k] = st
-				order = append(order, k)
-			}
-			v := st.values[t.idx] + int64(s.sum)
-			if v < st.values[t.idx] {
-				return nil, errors.New("the server's sums overflow")
-			}
-			st.values[t.idx] = v
-		}
-	}
-	answers = nil
+	order := acc.order
 	slices.Sort(order)
 	p := &profile.Profile{
 		SampleType:        append(pprofmt.SampleTypes(), pprofmt.VarianceSampleTypes()...),
@@ -289,9 +408,21 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 		TimeNanos:         q.From.UnixNano(),
 		DurationNanos:     q.To.Sub(q.From).Nanoseconds(),
 	}
+	if q.Stacks {
+		n := 0
+		for _, k := range order {
+			if acc.sets[k].values != ([pprofmt.NumVarSampleTypes]int64{}) {
+				n++
+			}
+		}
+		if need := *sent + n*len(reads); need > c.maxRequests {
+			return nil, c.maxRequestsErr(q, len(chunks), need, need, fmt.Sprintf(" (%d for the stacks of %d combinations of the labels %s)", n*len(reads), n, strings.Join(keep, ", ")))
+		}
+		*sent += n * len(reads)
+	}
 	var means []int64
 	for _, k := range order {
-		st := sets[k]
+		st := acc.sets[k]
 		if st.values == ([pprofmt.NumVarSampleTypes]int64{}) {
 			continue
 		}
@@ -307,7 +438,7 @@ func (c *Client) read(ctx context.Context, q Query) (*profile.Profile, error) {
 			p.Sample = append(p.Sample, smp)
 			continue
 		}
-		stacks, err := c.readStacks(ctx, sel, st.labels, keep, reads, st.values)
+		stacks, err := c.readStacks(ctx, sel, st.labels, keep, reads, st.values, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -408,8 +539,9 @@ func sampleFor(labels map[string]string, keep []string, sel Selector) (*profile.
 
 // readStacks returns the samples, one per stack, of one series
 // combination: each alloc type's merged profiles over every name and
-// piece, added up by stack, checked against the series' sums.
-func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, reads []typeRead, want [pprofmt.NumVarSampleTypes]int64) ([]*profile.Sample, error) {
+// piece, added up by stack as they arrive, checked against the series'
+// sums. What the stacks keep is counted against mem.
+func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string]string, keep []string, reads []typeRead, want [pprofmt.NumVarSampleTypes]int64, mem *retained) ([]*profile.Sample, error) {
 	if labels[pprofmt.LabelVarFormat] == "" { // no variance sums to read
 		reads = slices.DeleteFunc(slices.Clone(reads), func(t typeRead) bool { return t.idx >= pprofmt.NumSampleTypes })
 	}
@@ -417,51 +549,75 @@ func (c *Client) readStacks(ctx context.Context, sel Selector, labels map[string
 	for _, k := range keep {
 		one = append(one, Matcher{k, "=", labels[k]})
 	}
-	byStack := map[string]*profile.Sample{}
-	var order []string
-	merged := make([]*profile.Profile, len(reads))
-	err := c.each(ctx, len(merged), func(ctx context.Context, i int) error {
-		var err error
-		merged[i], err = c.selectMergeProfile(ctx, reads[i].id, one, reads[i].from, reads[i].to)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	type stack struct {
+		s        *profile.Sample
+		read, at int // where it was first seen: the order of the samples
 	}
+	var mu sync.Mutex
+	byStack := map[string]*stack{}
 	var total [pprofmt.NumVarSampleTypes]int64
-	for i, t := range reads {
-		mp := merged[i]
-		merged[i] = nil
-		if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
-			return nil, fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
+	var done atomic.Int64
+	err := c.each(ctx, len(reads), func(ctx context.Context, i int) error {
+		t := reads[i]
+		mp, err := c.selectMergeProfile(ctx, t.id, one, t.from, t.to)
+		if err != nil {
+			return err
 		}
-		for _, s := range mp.Sample {
+		if len(mp.SampleType) != 1 && len(mp.Sample) > 0 {
+			return fmt.Errorf("SelectMergeProfile %s: %d sample types, want 1", t.id, len(mp.SampleType))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for j, s := range mp.Sample {
 			s.Location = dropTypeFrames(s.Location)
 			if len(s.Value) != 1 || s.Value[0] < 0 {
-				return nil, fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
+				return fmt.Errorf("SelectMergeProfile %s: a sample has values %v", t.id, s.Value)
 			}
 			k := stackKey(s)
 			d := byStack[k]
 			if d == nil {
-				d = &profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumVarSampleTypes)}
+				if !mem.add(int64(len(k)) + stackOverhead + locationOverhead*int64(len(s.Location))) {
+					return errRetained
+				}
+				d = &stack{&profile.Sample{Location: s.Location, Value: make([]int64, pprofmt.NumVarSampleTypes)}, i, j}
 				byStack[k] = d
-				order = append(order, k)
 			}
-			d.Value[t.idx] += s.Value[0]
+			d.s.Value[t.idx] += s.Value[0]
 			total[t.idx] += s.Value[0]
 		}
+		done.Add(1)
+		return nil
+	})
+	if errors.Is(err, errRetained) {
+		return nil, c.retainedError(fmt.Sprintf("reading the stacks of %s, %d stacks", one, len(byStack)), mem.used, int(done.Load()), len(reads))
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range allocTypes {
+		if t.idx >= pprofmt.NumSampleTypes && labels[pprofmt.LabelVarFormat] == "" {
+			continue // not read: see above
+		}
 		if total[t.idx] != want[t.idx] {
 			return nil, fmt.Errorf("the stacks of %s under %s sum to %d, the series to %d: the server truncated its answer (max_flamegraph_nodes enforced on SelectMergeProfile?) or changed between the queries; read with -by type, or again", t.suffix, one, total[t.idx], want[t.idx])
 		}
 	}
-	out := make([]*profile.Sample, 0, len(order))
-	for _, k := range order {
-		out = append(out, byStack[k])
+	stacks := slices.Collect(maps.Values(byStack))
+	slices.SortFunc(stacks, func(a, b *stack) int { return cmp.Or(cmp.Compare(a.read, b.read), cmp.Compare(a.at, b.at)) })
+	out := make([]*profile.Sample, len(stacks))
+	for i, d := range stacks {
+		out[i] = d.s
 	}
 	return out, nil
 }
+
+// Estimates of the memory a stack keeps: its sample, its map entry and
+// values, beyond its key's bytes, and each of its locations (with its
+// line and function).
+const (
+	stackOverhead    = 256
+	locationOverhead = 192
+)
 
 // typeFrameFile marks the frames the agent adds as the leaf of arena
 // stacks in Pyroscope uploads (PyroscopeConfig.NoTypeFrames): a function named after the type,
