@@ -129,7 +129,7 @@ func TestPyroscopeMaxRequests(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "takes 10081 pieces of at most the server's max_query_length, 1m0s and 50413 queries or more, more than -max-requests 1000 allows: narrow -from and -to; raise -max-requests (e.g. -max-requests 100000)"},
+		{nil, "takes 10081 pieces of at most the server's max_query_length, 1m0s and 70575 queries or more, more than -max-requests 1000 allows: narrow -from and -to; raise -max-requests (e.g. -max-requests 200000)"},
 		{[]string{"-max-requests", "20000"}, "more than -max-requests 20000 allows"},
 	}
 	for _, tt := range tests {

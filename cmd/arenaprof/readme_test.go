@@ -86,6 +86,9 @@ func readmeCommands(t *testing.T) []readmeCommand {
 				continue
 			}
 			s, prompt := strings.CutPrefix(strings.TrimSpace(l), "$ ")
+			if w := strings.Fields(s); len(w) > 1 && w[0] == "arenaprof" && strings.HasSuffix(w[1], ":") {
+				continue // a message the command prints ("arenaprof top: ..."), not a command
+			}
 			if !strings.HasPrefix(s, "go tool pprof ") && !strings.HasPrefix(s, "arenaprof ") && !strings.HasPrefix(s, "go run ./cmd/arenaprof ") {
 				installs := strings.HasPrefix(s, "go get ") || strings.HasPrefix(s, "go install ")
 				if strings.Contains(s, "arenaprof ") && !installs && strings.HasPrefix(s, "go ") {
