@@ -10,11 +10,8 @@
 package pyroread
 
 import (
-	"github.com/arenaprof/arenaprof/internal/pprofmt"
-
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +24,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/wire"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -478,10 +477,10 @@ const maxExact = 1 << 53
 // at most min(MaxBytes, answerShare) on the wire and decodeShare decoded.
 func (c *Client) selectMergeProfile(ctx context.Context, typeID string, sel Selector, start, end time.Time) (*profile.Profile, error) {
 	var req []byte
-	req = appendString(req, 1, typeID)
-	req = appendString(req, 2, sel.String())
-	req = appendVarint(req, 3, uint64(start.UnixMilli()))
-	req = appendVarint(req, 4, uint64(end.UnixMilli()))
+	req = wire.AppendString(req, 1, typeID)
+	req = wire.AppendString(req, 2, sel.String())
+	req = wire.AppendUint(req, 3, uint64(start.UnixMilli()))
+	req = wire.AppendUint(req, 4, uint64(end.UnixMilli()))
 	var p *profile.Profile
 	lim := report.ParseOptions{MaxBytes: min(c.limits.MaxBytes, c.answerShare()), MaxMemory: c.decodeShare()}
 	err := c.call(ctx, "SelectMergeProfile", "application/proto", req, lim.MaxBytes, func(r io.Reader) error {
@@ -516,17 +515,4 @@ func (c *Client) decodeErr(err error, lim report.ParseOptions) error {
 			What: fmt.Sprintf("SelectMergeProfile %s: the answer decompresses to more than %s, the bound %s %s sets", c.base, showBytes(lim.MaxBytes), flag, showBytes(limit))}
 	}
 	return fmt.Errorf("SelectMergeProfile: %w", err)
-}
-
-// appendVarint appends a protobuf varint field.
-func appendVarint(b []byte, field int, v uint64) []byte {
-	b = binary.AppendUvarint(b, uint64(field)<<3)
-	return binary.AppendUvarint(b, v)
-}
-
-// appendString appends a protobuf length-delimited field.
-func appendString(b []byte, field int, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(field)<<3|2)
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
 }
