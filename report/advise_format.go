@@ -65,16 +65,7 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 			sizesCell(g.Sizes, i == len(rows)-1),
 		})
 	}
-	room := 0
-	if opts.Width > 0 {
-		room = max(opts.Width-tabfmt.Width(append(cells, head)), 12)
-	}
-	t := tabfmt.New(w)
-	t.Row(head, tabfmt.Cut(tabfmt.KeyHeading(string(r.By.kind()), r.By.label()), room, 0))
-	for i, row := range cells {
-		t.Row(row, tabfmt.CutKey(rows[i].Key, string(r.By.kind()), room))
-	}
-	return t.Flush()
+	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
 // Lifetime formats a lifetime with three significant digits ("1.95ms",

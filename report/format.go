@@ -87,16 +87,7 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 		}
 		cells = append(cells, row)
 	}
-	room := 0
-	if opts.Width > 0 {
-		room = max(opts.Width-tabfmt.Width(append(cells, head)), 12)
-	}
-	t := tabfmt.New(w)
-	t.Row(head, tabfmt.Cut(tabfmt.KeyHeading(string(r.By.kind()), r.By.label()), room, 0))
-	for i, row := range cells {
-		t.Row(row, tabfmt.CutKey(rows[i].Key, string(r.By.kind()), room))
-	}
-	return t.Flush()
+	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
 // Heading returns the lines [FormatTable] writes above the table: what is
@@ -149,4 +140,20 @@ func heapSamplerLine(rule, version string, anyOrder bool) string {
 		}
 	}
 	return fmt.Sprintf("Go heap sampler: %s rule (%s), %s", rule, from, what)
+}
+
+// writeKeyed writes a table of cells under head with the key of row i,
+// key(i), as its last column: whole or, with a width, cut to fit it (at
+// least 12 columns of key), as tabfmt.CutKey cuts keys of the grouping by.
+func writeKeyed(w io.Writer, by GroupBy, head []string, cells [][]string, key func(i int) string, width int) error {
+	room := 0
+	if width > 0 {
+		room = max(width-tabfmt.Width(append(cells, head)), 12)
+	}
+	t := tabfmt.New(w)
+	t.Row(head, tabfmt.Cut(tabfmt.KeyHeading(string(by.kind()), by.label()), room, 0))
+	for i, row := range cells {
+		t.Row(row, tabfmt.CutKey(key(i), string(by.kind()), room))
+	}
+	return t.Flush()
 }
