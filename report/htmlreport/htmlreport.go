@@ -455,8 +455,13 @@ func newLogAxis(lo, hi float64) logAxis {
 	return ax
 }
 
-// at is the position of ratio x, clamped to the axis (0 on its left).
+// at is the position of ratio x, clamped to the axis: 0, its left end,
+// for 0 and for what is no ratio (a negative or NaN from a malformed
+// profile).
 func (ax logAxis) at(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
 	return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(ax.lo))/(math.Log(ax.hi)-math.Log(ax.lo))))
 }
 

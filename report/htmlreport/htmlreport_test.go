@@ -9,6 +9,7 @@ import (
 	"html"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,4 +238,40 @@ func TestHoldingsDiff(t *testing.T) {
 	if err := HoldingsDiff(&bytes.Buffer{}, "func", rows, total, Options{Gate: &report.Gate{FailAbove: 1.2}}); err == nil {
 		t.Error("HoldingsDiff with a gate: no error")
 	}
+}
+
+// FuzzHoldingsDiff: any figures of two live-arenas profiles (an upload may
+// hold negative ones) and any key make a page whose numbers are numbers,
+// whose ratio bounds are one exact ratio, and which holds no control
+// character.
+func FuzzHoldingsDiff(f *testing.F) {
+	f.Add("main.f", int64(1), int64(3), int64(1<<20), int64(3<<20), int64(0), true)
+	f.Add("<x>\x1b\u202e", int64(0), int64(1), int64(0), int64(5), int64(-1), false)
+	f.Add("g", int64(-5), int64(2), int64(-7), int64(1<<62), int64(1<<63-1), true)
+	f.Add("h", int64(1), int64(1), int64(5), int64(-3), int64(0), false)
+	f.Fuzz(func(t *testing.T, key string, ba, na, br, nr, used int64, growing bool) {
+		row := report.HoldingsDiffRow{Key: key, BaseArenas: ba, NewArenas: na, BaseReserved: br, NewReserved: nr, BaseUsed: used, Growing: growing}
+		var b bytes.Buffer
+		if err := HoldingsDiff(&b, "func", []report.HoldingsDiffRow{row}, report.HoldingsDiffRow{Key: "total", BaseReserved: br, NewReserved: nr}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if i := strings.IndexFunc(page, unsafeRune); i >= 0 {
+			t.Fatalf("page holds %q", page[i:i+1])
+		}
+		for _, m := range regexp.MustCompile(`data-ratio-lo="([^"]*)" data-ratio-hi="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+			if _, err := strconv.ParseFloat(m[1], 64); m[1] != m[2] || (m[1] != "" && err != nil) {
+				t.Fatalf("ratio bounds %q and %q", m[1], m[2])
+			}
+		}
+		ticks := regexp.MustCompile(`<rect (?:class=one )?x=([^ ]*)% />`).FindAllStringSubmatch(page, -1)
+		if len(ticks) < 2 {
+			t.Fatalf("%d ticks", len(ticks))
+		}
+		for _, m := range ticks {
+			if x, err := strconv.ParseFloat(m[1], 64); err != nil || !(x >= 0 && x <= 100) {
+				t.Fatalf("a tick at %q%%", m[1])
+			}
+		}
+	})
 }
