@@ -80,7 +80,8 @@ flags:
         material groups, is below (1-C)/2 (the level of ratio_lo alone), so
         an unchanged workload fails with probability at most (1-C)/2; with
         -per-row, any material ratio_lo above R fails; groups present in
-        NEW only have no ratio and do not trip the gate
+        NEW only have no ratio and do not trip the gate; two live-arenas
+        profiles (exact counts, no intervals) refuse it
   -min-share S
         a group is material for -fail-above when its NEW bytes are at
         least S times NEW's total, 0 <= S <= 1 (default 0.005, as pprof's
@@ -134,7 +135,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitWith(stderr, "arenaprof diff", err)
 	}
-	if opts.failAbove > 0 {
+	if opts.failAbove > 0 && res != nil { // res is nil for live-arenas profiles, which refuse -fail-above
 		if bad := diffGate(res, opts); len(bad) > 0 {
 			over := " over all material groups"
 			if opts.perRow {
@@ -240,9 +241,6 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 		return nil, err
 	}
 	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
-		if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
-			return nil, err
-		}
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
 	base, next, res, err := diffCompare(opts, base, next)

@@ -59,13 +59,9 @@ type holdingsJSON struct {
 
 // diffHoldings compares two live-arenas profiles.
 func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) error {
-	if !pprofmt.IsHoldings(base.prof) || !pprofmt.IsHoldings(next.prof) {
-		return topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)
-	}
-	by := holdingsBy(opts.commonOptions)
-	rows, total, err := report.DiffHoldings(base.prof, next.prof, by)
+	by, rows, total, err := holdingsDiffRows(base, next, opts)
 	if err != nil {
-		return topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
+		return err
 	}
 	if opts.n > 0 && len(rows) > opts.n {
 		rows = rows[:opts.n]
@@ -78,7 +74,28 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			Total report.HoldingsDiffRow   `json:"total"`
 		}{true, string(by), rows, total})
 	}
-	return formatHoldingsDiff(stdout, opts.base, opts.next, opts.filter.describe(), by, rows, total, opts.width)
+	return formatHoldingsDiff(stdout, holdingsDiffHeading(opts, by), by, rows, total, opts.width)
+}
+
+// holdingsDiffRows filters two live-arenas profiles as diff's flags say
+// and compares every group: what diff prints and what html draws.
+func holdingsDiffRows(base, next *arenaProfile, opts diffOptions) (report.GroupBy, []report.HoldingsDiffRow, report.HoldingsDiffRow, error) {
+	var total report.HoldingsDiffRow
+	if !pprofmt.IsHoldings(base.prof) || !pprofmt.IsHoldings(next.prof) {
+		return "", nil, total, topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)
+	}
+	if opts.failAbove > 0 {
+		return "", nil, total, topUsageErr("-fail-above tests the intervals of sampled profiles; %s and %s are live-arenas profiles, exact counts: read the + marks of the groups that grew", opts.base, opts.next)
+	}
+	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
+		return "", nil, total, err
+	}
+	by := holdingsBy(opts.commonOptions)
+	rows, total, err := report.DiffHoldings(base.prof, next.prof, by)
+	if err != nil {
+		return "", nil, total, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return by, rows, total, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

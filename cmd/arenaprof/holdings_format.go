@@ -58,14 +58,22 @@ func holdingsHeading(r *report.HoldingsResult) []string {
 	return lines
 }
 
-// formatHoldingsDiff writes the rows of [report.DiffHoldings] as a table;
-// growing rows are marked with +.
-func formatHoldingsDiff(w io.Writer, base, next, filter string, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
-	fmt.Fprintf(w, "live arenas by %s: BASE %s -> NEW %s\nexact counts and bytes, not sampled (no intervals)\n", by, base, next)
-	if filter != "" {
-		fmt.Fprintln(w, filter)
+// holdingsDiffHeading is the heading of the comparison of two
+// live-arenas profiles: what is compared, that the figures are exact, the
+// filters, and what "+" marks.
+func holdingsDiffHeading(opts diffOptions, by report.GroupBy) []string {
+	lines := []string{fmt.Sprintf("live arenas by %s: BASE %s -> NEW %s", by, opts.base, opts.next),
+		"exact counts and bytes, not sampled (no intervals)"}
+	if f := opts.filter.describe(); f != "" {
+		lines = append(lines, f)
 	}
-	if _, err := io.WriteString(w, "+ marks groups whose reserved bytes grew: arenas kept longer, or more of them\n\n"); err != nil {
+	return append(lines, "+ marks groups whose reserved bytes grew: arenas kept longer, or more of them")
+}
+
+// formatHoldingsDiff writes the rows of [report.DiffHoldings] as a table
+// under heading; growing rows are marked with +.
+func formatHoldingsDiff(w io.Writer, heading []string, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
+	if _, err := io.WriteString(w, strings.Join(heading, "\n")+"\n\n"); err != nil {
 		return err
 	}
 	head := []string{"BASE RESERVED", "NEW RESERVED", "DIFF", "BASE ARENAS", "NEW ARENAS", ""}

@@ -145,6 +145,13 @@ func TestDiffHoldings(t *testing.T) {
 	if strings.Index(got, "leakySite") > strings.Index(got, "busySite") {
 		t.Error("the growing site is not first")
 	}
+	// -fail-above tests intervals: refused, on one line, for exact counts.
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"diff", "-fail-above", "1.2", base, next}, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "-fail-above tests the intervals of sampled profiles") || strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("diff -fail-above of live-arenas profiles: exit %d, %q", code, errOut.String())
+	}
 	// A live-arenas profile against an allocation profile is refused.
 	alloc := diffProfileFile(t, "alloc.pb.gz", 1, 1, 10, 1)
 	if code := run([]string{"diff", base, alloc}, &out, &errOut); code == 0 {

@@ -29,13 +29,18 @@ marked) and, with -fail-above, the gate's verdict. The page loads nothing
 from the network and opens from file://; its table reads without
 JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
 -pyroscope selectors); a live-arenas profile makes top's table of its
-exact counts (no intervals, no flame graph; diff reads two of them).
+exact counts (no intervals, no flame graph), and two make diff's
+comparison of them (exact counts and ratios, + marking the groups whose
+reserved bytes grew; no -fail-above).
 
 Every table row element carries the numbers of top -json (data-key,
 data-est, data-lo, data-hi; for a live-arenas profile all three are
 its reserved bytes) or diff -json (data-key, data-ratio-lo,
-data-ratio-hi, empty for null, data-significant) for the same flags, and
-each flame graph frame its function name (data-frame). See docs/html.md.
+data-ratio-hi, empty for null, data-significant; for two live-arenas
+profiles both ratios are new_reserved/base_reserved, significant is
+growing, and data-base-reserved and data-new-reserved are the reserved
+bytes) for the same flags, and each flame graph frame its function name
+(data-frame). See docs/html.md.
 
 flags:
   -o FILE
@@ -199,7 +204,7 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 		return err
 	}
 	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
-		return topInputErr("%s vs %s: live-arenas profiles hold exact counts, no intervals to draw; compare them with arenaprof diff", opts.base, opts.next)
+		return htmlHoldingsDiff(w, base, next, opts)
 	}
 	base, next, res, err := diffCompare(opts, base, next)
 	if err != nil {
@@ -218,6 +223,24 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	}
 	ho.N = opts.n // the gate reads every row; the page shows those -n shows
 	return htmlreport.Diff(w, res, ho)
+}
+
+// htmlHoldingsDiff renders the page of two live-arenas profiles from the
+// very rows diff -json prints for them: exact counts, no intervals, the
+// groups whose reserved bytes grew marked.
+func htmlHoldingsDiff(w io.Writer, base, next *arenaProfile, opts diffOptions) error {
+	by, rows, total, err := holdingsDiffRows(base, next, opts)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].Key = jsonPrinted(rows[i].Key)
+	}
+	return htmlreport.HoldingsDiff(w, by, rows, total, htmlreport.Options{
+		Title:   redactText("arenaprof diff " + opts.base + " " + opts.next),
+		Heading: redactLines(holdingsDiffHeading(opts, by)),
+		N:       opts.n,
+	})
 }
 
 // jsonPrinted returns key as top -json and diff -json print it: encoding/json

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/profiler"
 
 	"github.com/arenaprof/arenaprof/internal/holdings"
@@ -273,7 +275,8 @@ func TestHTMLBadInput(t *testing.T) {
 		{[]string{"-min-frame", "2", path}, 2, "bad -min-frame"},
 		{[]string{"-by", "nope", path}, 2, "unknown"},
 		{[]string{filepath.Join(t.TempDir(), "missing.pb.gz")}, 1, "cannot read"},
-		{[]string{arenas, arenas}, 1, "live-arenas profiles"},
+		{[]string{arenas, path}, 1, "a live-arenas profile compares only with another live-arenas profile"},
+		{[]string{"-fail-above", "1.2", arenas, arenas}, 2, "-fail-above tests the intervals of sampled profiles"},
 		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir.html"), path}, 1, "cannot write the page"},
 	} {
 		code, _, stderr := runHTMLArgs(tc.args...)
@@ -395,4 +398,145 @@ func TestHTMLHoldings(t *testing.T) {
 	if page := htmlPage(t, path); !strings.Contains(page, "<td>2 !") || !strings.Contains(page, "! marks groups with arenas held 10m or more") {
 		t.Error("the old arenas of leakySite are not marked")
 	}
+}
+
+// holdingsDiffFixture writes two live-arenas profiles: leakySite grows
+// from one old arena to three, busySite shrinks, an arena labeled
+// endpoint=/x appears, pool 7's idle arenas stay, and anotherSite goes.
+func holdingsDiffFixture(t *testing.T) (base, next string) {
+	leaky, busy, other := leakySite(), busySite(), anotherSite()
+	lab := hooks.NewLabels("endpoint", "/x")
+	base = holdingsFile(t, "base.pb.gz", []holdings.Holding{
+		{Stack: leaky, Age: 20 * time.Minute, Arenas: 1, Reserved: 1 << 20, Used: 100},
+		{Stack: busy, Age: time.Second, Arenas: 2, Reserved: 3 << 20, Used: 3 << 20},
+		{Stack: other, Age: time.Second, Arenas: 1, Reserved: 96 << 10},
+		{Stack: busy, Arenas: 4, Reserved: 4 << 20, Pool: 7},
+	})
+	next = holdingsFile(t, "next.pb.gz", []holdings.Holding{
+		{Stack: leaky, Age: 30 * time.Minute, Arenas: 3, Reserved: 3 << 20, Used: 300},
+		{Stack: busy, Age: time.Second, Arenas: 1, Reserved: 1 << 20, Used: 1 << 19},
+		{Stack: busy, Labels: lab, Age: time.Minute, Arenas: 1, Reserved: 64 << 10},
+		{Stack: busy, Arenas: 4, Reserved: 4 << 20, Pool: 7},
+	})
+	return base, next
+}
+
+//go:noinline
+func anotherSite() []uintptr { return callerStack() }
+
+// exactRatio is the data-ratio-lo and data-ratio-hi of a row of two
+// live-arenas profiles: NEW's reserved bytes over BASE's as encoding/json
+// writes a number, "" when BASE holds none.
+func exactRatio(t *testing.T, baseReserved, newReserved string) string {
+	t.Helper()
+	b, err1 := strconv.ParseInt(baseReserved, 10, 64)
+	n, err2 := strconv.ParseInt(newReserved, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("reserved bytes %q, %q", baseReserved, newReserved)
+	}
+	if b == 0 {
+		return ""
+	}
+	j, _ := json.Marshal(float64(n) / float64(b))
+	return string(j)
+}
+
+// TestHTMLHoldingsDiff checks the page of two live-arenas profiles
+// against diff -json for the same flags: the same rows in the same order,
+// data-ratio-lo = data-ratio-hi = the exact ratio of reserved bytes,
+// data-significant = growing, the reserved bytes and their difference;
+// the heading says the figures are exact, grown rows are marked +.
+func TestHTMLHoldingsDiff(t *testing.T) {
+	base, next := holdingsDiffFixture(t)
+	for _, flags := range [][]string{
+		{"-n", "0"},
+		{"-n", "0", "-by", "stack"},
+		{"-n", "0", "-by", "label=endpoint"},
+		{"-n", "2"},
+		{"-n", "0", "-ignore", "busySite"},
+	} {
+		page := htmlPage(t, append(flags, base, next)...)
+		code, out, stderr := runCLI(append(append([]string{"diff"}, flags...), "-json", base, next)...)
+		if code != 0 {
+			t.Fatalf("diff %v: %s", flags, stderr)
+		}
+		var want [][]string
+		for _, r := range jsonRows(t, out, "key", "base_reserved", "new_reserved", "growing") {
+			b, _ := strconv.ParseInt(r[1], 10, 64)
+			n, _ := strconv.ParseInt(r[2], 10, 64)
+			q := exactRatio(t, r[1], r[2])
+			want = append(want, []string{r[0], q, q, r[3], r[1], r[2], strconv.FormatInt(n-b, 10)})
+		}
+		got := htmlRows(page, "data-key", "data-ratio-lo", "data-ratio-hi", "data-significant", "data-base-reserved", "data-new-reserved")
+		// data-delta is on the body rows only, after the reserved bytes.
+		deltas := htmlRows(page, "data-delta")
+		if len(deltas) != len(got)-1 {
+			t.Fatalf("%v: %d rows with data-delta, %d rows", flags, len(deltas), len(got))
+		}
+		for i := range got {
+			d := want[i][6] // the total row carries no data-delta
+			if i < len(deltas) {
+				d = deltas[i][0]
+			}
+			got[i] = append(got[i], d)
+		}
+		sameRows(t, fmt.Sprint("holdings diff ", flags), got, want)
+		grown := 0 // the total among them when it grew
+		for _, r := range want {
+			if r[3] == "true" {
+				grown++
+			}
+		}
+		if n, sig := strings.Count(page, "<td>&#43;<td>"), strings.Count(page, `class="sig"`)+strings.Count(page, `class="total sig"`); n != grown || sig != grown || grown == 0 {
+			t.Errorf("%v: %d rows marked +, %d red, %d grew", flags, n, sig, grown)
+		}
+		for _, w := range []string{"exact counts and bytes, not sampled (no intervals)", "+ marks groups whose reserved bytes grew",
+			"ratio NEW/BASE of reserved bytes (exact)", `data-sort="growth" class="on"`} {
+			if !strings.Contains(html.UnescapeString(page), w) {
+				t.Errorf("%v: page without %q", flags, w)
+			}
+		}
+		if strings.Contains(page, "INTERVAL") {
+			t.Errorf("%v: the page shows intervals", flags)
+		}
+	}
+	// The rows the fixture makes: leakySite grew by 2 MiB (ratio 3), a
+	// new labeled group has no ratio, anotherSite went (ratio 0).
+	page := htmlPage(t, "-by", "label=endpoint", base, next)
+	for _, w := range []string{
+		`data-key="/x" data-ratio-lo="" data-ratio-hi="" data-significant="true" data-base-reserved="0" data-new-reserved="65536" data-delta="65536"`,
+		`<td>0B<td>64.0KiB<td>&#43;64.0KiB<td>-<td>0 → 1<td>&#43;<td>`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("-by label=endpoint: page without %q", w)
+		}
+	}
+	page = htmlPage(t, base, next)
+	for _, w := range []string{
+		`data-ratio-lo="3" data-ratio-hi="3" data-significant="true" data-base-reserved="1048576" data-new-reserved="3145728" data-delta="2097152" class="sig"><td>1.00MiB<td>3.00MiB<td>&#43;2.00MiB<td>3<td>1 → 3<td>&#43;<td>`,
+		`data-ratio-lo="0" data-ratio-hi="0" data-significant="false" data-base-reserved="98304" data-new-reserved="0" data-delta="-98304"`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page without %q", w)
+		}
+	}
+	// Hostile label values are text, and data-key is diff -json's key.
+	hostile := []string{`<script>alert(1)</script>`, `"><img src=x onerror=alert(2)>`, "\x1b]0;owned\x07\x1b[31mred", "x\u202egnp.exe"}
+	var hb, hn []holdings.Holding
+	for i, h := range hostile {
+		hb = append(hb, holdings.Holding{Stack: busySite(), Labels: hooks.NewLabels("endpoint", h), Arenas: 1, Reserved: int64(i+1) << 20})
+		hn = append(hn, holdings.Holding{Stack: busySite(), Labels: hooks.NewLabels("endpoint", h), Arenas: 2, Reserved: int64(2*i+1) << 20})
+	}
+	hbase, hnext := holdingsFile(t, "hbase.pb.gz", hb), holdingsFile(t, "hnext.pb.gz", hn)
+	page = htmlPage(t, "-by", "label=endpoint", hbase, hnext)
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("hostile: %d script elements, want the page's own", n)
+	}
+	for _, bad := range []string{"<img", "alert(1)</script>", "\x1b", "\x07", "\u202e"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("hostile: page holds %q", bad)
+		}
+	}
+	_, out, _ := runCLI("diff", "-n", "0", "-by", "label=endpoint", "-json", hbase, hnext)
+	sameRows(t, "hostile", htmlRows(page, "data-key"), jsonRows(t, out, "key"))
 }

@@ -2,9 +2,10 @@
 // pages: the table of [report.Table] with an interval bar per group on a
 // shared axis, a flame graph of [report.Flame] whose frames carry their
 // intervals, and the comparison of [report.Diff] with each ratio's
-// interval on a log axis and the verdict of a [report.Gate], and the
-// exact table of a live-arenas profile ([report.Holdings]). arenaprof
-// html writes these pages, and export's /debug/arenaprof/ui serves one.
+// interval on a log axis and the verdict of a [report.Gate], the exact
+// table of a live-arenas profile ([report.Holdings]), and the exact
+// comparison of two ([report.DiffHoldings]). arenaprof html writes these
+// pages, and export's /debug/arenaprof/ui serves one.
 //
 // A page requests nothing from the network: its style and script are
 // inline, and its Content-Security-Policy (a meta element, and
@@ -19,7 +20,14 @@
 // a live-arenas table's); data-key, data-ratio-lo,
 // data-ratio-hi (empty where -json has null) and data-significant on a
 // comparison's; the total row is in the table's tfoot. Each flame-graph
-// frame element carries data-frame, its function name.
+// frame element carries data-frame, its function name. Exact counts have
+// no interval: on the comparison of two live-arenas profiles
+// data-ratio-lo and data-ratio-hi are both the exact ratio of NEW's
+// reserved bytes to BASE's (empty when BASE holds none), a point rather
+// than an interval, data-significant is "true" on the rows whose reserved
+// bytes grew (the rows marked "+", -json's growing: an exact change needs
+// no test), and data-base-reserved, data-new-reserved and data-delta give
+// the bytes themselves.
 //
 // A row's key is in the page once, in data-key: the style sheet shows it
 // after the row's cells, which keeps a page of 10,000 stacks under 5 MB.

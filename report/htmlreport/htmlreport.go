@@ -112,14 +112,18 @@ type topRow struct {
 }
 
 // diffRow is one row of a diff table; the data attributes carry the
-// numbers of arenaprof diff -json ("" where it has null).
+// numbers of arenaprof diff -json ("" where it has null), and on a
+// comparison of live-arenas profiles the reserved bytes of each side
+// (BaseReserved, NewReserved; "" on a sampled comparison).
 type diffRow struct {
-	Key, Text, Class                      string
-	RatioLo, RatioHi                      string
-	Significant                           bool
-	Delta                                 string
-	Base, New, DeltaText, Ratio, Interval string
-	Bar                                   template.HTML
+	Key, Text, Class          string
+	RatioLo, RatioHi          string
+	Significant               bool
+	Delta                     string
+	BaseReserved, NewReserved string
+	Cells                     []string // one per column of Cols but the last, the mark's
+	Mark                      string   // "*" (significant) or "+" (grew), or ""
+	Bar                       template.HTML
 }
 
 type flameData struct {
@@ -340,20 +344,17 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 			hi = math.Max(hi, x.RatioHi)
 		}
 	}
-	lo, hi = math.Max(lo, 1e-6)/1.1, math.Min(hi, 1e6)*1.1
-	d.AxisHead = "ratio NEW/BASE, log axis " + ratioText(lo) + " … " + ratioText(hi) + ", 1 marked"
-	at := func(x float64) float64 {
-		return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(lo))/(math.Log(hi)-math.Log(lo))))
-	}
-	one := `<rect class=one x=` + pct(at(1)) + ` />`
+	ax := newLogAxis(lo, hi)
+	d.AxisHead = "ratio NEW/BASE, " + ax.head
 	row := func(x report.DiffRow, cls string) diffRow {
 		dr := diffRow{
 			Key: x.Key, Text: keyText(x.Key), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
-			Base: tabfmt.Bytes(float64(x.Base.Bytes)), New: tabfmt.Bytes(float64(x.New.Bytes)),
-			DeltaText: tabfmt.SignedBytes(float64(x.Delta)), Ratio: "-", Interval: "-",
+			Cells: []string{tabfmt.Bytes(float64(x.Base.Bytes)), tabfmt.Bytes(float64(x.New.Bytes)),
+				tabfmt.SignedBytes(float64(x.Delta)), "-", "-"},
 		}
 		if x.Significant {
 			cls = strings.TrimSpace(cls + " sig")
+			dr.Mark = "*"
 		}
 		dr.Class = rowClass(cls, dr.Text)
 		if x.HasRatio {
@@ -361,29 +362,130 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 			if !math.IsInf(x.RatioHi, 1) {
 				dr.RatioHi = jsonNumber(x.RatioHi)
 			}
-			dr.Ratio = ratioText(x.Ratio)
-			dr.Interval = "[" + ratioText(x.RatioLo) + ", " + ratioText(x.RatioHi) + "]"
-			dr.Bar = bar(at(x.RatioLo), at(x.Ratio), at(x.RatioHi), one)
+			dr.Cells[3] = ratioText(x.Ratio)
+			dr.Cells[4] = "[" + ratioText(x.RatioLo) + ", " + ratioText(x.RatioHi) + "]"
+			dr.Bar = bar(ax.at(x.RatioLo), ax.at(x.Ratio), ax.at(x.RatioHi), ax.one)
 		} else {
-			dr.Bar = template.HTML(`<svg>` + one + `</svg>`)
+			dr.Bar = ax.none()
 		}
 		return dr
 	}
-	shown := r.Rows
-	if opts.N > 0 && len(shown) > opts.N {
-		shown = shown[:opts.N]
-	}
-	rows := make([]diffRow, len(shown))
-	for i, x := range shown {
-		rows[i] = row(x, "")
-	}
-	d.DiffChunks = chunks(rows)
-	total := row(r.Total, "total")
-	d.DiffTotal = &total
-	if n := r.Groups - len(shown); n > 0 {
-		d.Hidden = hiddenNote(n)
-	}
+	setDiffRows(d, r.Rows, r.Total, r.Groups, opts.N, row)
 	return execute(w, d)
+}
+
+// HoldingsDiff writes the page of two live-arenas profiles compared by
+// [report.DiffHoldings]: rows (largest growth of reserved bytes first)
+// and their total, grouped by by, as arenaprof diff prints them. The
+// figures are exact counts: each row shows the reserved bytes of BASE and
+// NEW, the difference, the ratio NEW/BASE as a tick on a log axis (no
+// interval) and the arenas of each side; the rows whose reserved bytes
+// grew are marked "+". opts.N, when above 0, shows the first N rows;
+// opts.Gate must be nil (a gate tests intervals). Every row element
+// carries data-key; data-ratio-lo and data-ratio-hi, both the exact ratio
+// of NEW's reserved bytes to BASE's (empty when BASE holds none: no
+// ratio); data-significant, "true" on the rows marked grown (diff -json's
+// growing); and data-base-reserved, data-new-reserved and data-delta,
+// diff -json's base_reserved, new_reserved and their difference.
+func HoldingsDiff(w io.Writer, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, opts Options) error {
+	if opts.Gate != nil {
+		return errors.New("htmlreport: a gate tests intervals; live-arenas profiles hold exact counts")
+	}
+	d := newPage(opts, "arenaprof diff")
+	if d.Heading == nil {
+		d.Heading = []string{"live arenas by " + text(string(by)) + ": exact counts and bytes, not sampled (no intervals)",
+			"+ marks groups whose reserved bytes grew"}
+	}
+	d.KeyHead, d.Exact = keyHead(by), true
+	d.Cols = []string{"BASE", "NEW", "DIFF", "RATIO", "ARENAS BASE → NEW", ""}
+	ratio := func(x report.HoldingsDiffRow) (float64, bool) {
+		if x.BaseReserved <= 0 {
+			return 0, false
+		}
+		return float64(x.NewReserved) / float64(x.BaseReserved), true
+	}
+	lo, hi := 1.0, 1.0
+	for _, x := range append(rows[:len(rows):len(rows)], total) {
+		if q, ok := ratio(x); ok && q > 0 {
+			lo, hi = math.Min(lo, q), math.Max(hi, q)
+		}
+	}
+	ax := newLogAxis(lo, hi)
+	d.AxisHead = "ratio NEW/BASE of reserved bytes (exact), " + ax.head
+	row := func(x report.HoldingsDiffRow, cls string) diffRow {
+		delta := x.NewReserved - x.BaseReserved
+		dr := diffRow{
+			Key: x.Key, Text: keyText(x.Key), Significant: x.Growing, Delta: strconv.FormatInt(delta, 10),
+			BaseReserved: strconv.FormatInt(x.BaseReserved, 10), NewReserved: strconv.FormatInt(x.NewReserved, 10),
+			Cells: []string{tabfmt.Bytes(float64(x.BaseReserved)), tabfmt.Bytes(float64(x.NewReserved)),
+				tabfmt.SignedBytes(float64(delta)), "-",
+				strconv.FormatInt(x.BaseArenas, 10) + " → " + strconv.FormatInt(x.NewArenas, 10)},
+			Bar: ax.none(),
+		}
+		if x.Growing {
+			cls = strings.TrimSpace(cls + " sig")
+			dr.Mark = "+"
+		}
+		dr.Class = rowClass(cls, dr.Text)
+		if q, ok := ratio(x); ok {
+			dr.RatioLo = jsonNumber(q)
+			dr.RatioHi = dr.RatioLo
+			dr.Cells[3] = ratioText(q)
+			dr.Bar = bar(ax.at(q), ax.at(q), ax.at(q), ax.one)
+		}
+		return dr
+	}
+	setDiffRows(d, rows, total, len(rows), opts.N, row)
+	return execute(w, d)
+}
+
+// logAxis places ratios on a log axis, 0..1000.
+type logAxis struct {
+	lo, hi float64
+	head   string // the axis's range for its column's head
+	one    string // the mark of ratio 1
+}
+
+// newLogAxis returns a log axis that covers [lo, hi] (lo <= 1 <= hi), with
+// a margin, within [1e-6, 1e6].
+func newLogAxis(lo, hi float64) logAxis {
+	ax := logAxis{lo: math.Max(lo, 1e-6) / 1.1, hi: math.Min(hi, 1e6) * 1.1}
+	ax.head = "log axis " + ratioText(ax.lo) + " … " + ratioText(ax.hi) + ", 1 marked"
+	ax.one = `<rect class=one x=` + pct(ax.at(1)) + ` />`
+	return ax
+}
+
+// at is the position of ratio x, clamped to the axis: 0, its left end,
+// for 0 and for what is no ratio (a negative or NaN from a malformed
+// profile).
+func (ax logAxis) at(x float64) float64 {
+	if !(x > 0) {
+		return 0
+	}
+	return math.Max(0, math.Min(1000, 1000*(math.Log(x)-math.Log(ax.lo))/(math.Log(ax.hi)-math.Log(ax.lo))))
+}
+
+// none is the bar of a row without a ratio: the mark of 1 alone.
+func (ax logAxis) none() template.HTML { return template.HTML(`<svg>` + ax.one + `</svg>`) }
+
+// setDiffRows puts the first n rows (all when n <= 0) and the total in
+// the page's diff table, drawn by row, and notes the groups left out, of
+// groups in all.
+func setDiffRows[R any](d *pageData, rows []R, total R, groups, n int, row func(x R, cls string) diffRow) {
+	shown := rows
+	if n > 0 && len(shown) > n {
+		shown = shown[:n]
+	}
+	out := make([]diffRow, len(shown))
+	for i, x := range shown {
+		out[i] = row(x, "")
+	}
+	d.DiffChunks = chunks(out)
+	t := row(total, "total")
+	d.DiffTotal = &t
+	if h := groups - len(shown); h > 0 {
+		d.Hidden = hiddenNote(h)
+	}
 }
 
 // execute writes the page of d. The template escapes markup; what it

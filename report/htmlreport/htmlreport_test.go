@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,20 +97,27 @@ func TestDiffRowsAndGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		page := b.String()
-		if got := strings.Count(page, "<tr data-key="); got != tc.rows {
-			t.Errorf("N=%d: %d rows, want %d", tc.n, got, tc.rows)
-		}
-		for _, w := range tc.words {
-			if !strings.Contains(page, w) {
-				t.Errorf("N=%d: page without %q", tc.n, w)
-			}
-		}
+		checkBody(t, fmt.Sprintf("N=%d", tc.n), page, tc.rows, tc.words)
 	}
 	if err := Diff(&bytes.Buffer{}, nil, Options{}); err == nil {
 		t.Error("Diff of nil: no error")
 	}
 	if err := Top(&bytes.Buffer{}, nil, Options{}); err == nil {
 		t.Error("Top of nil: no error")
+	}
+}
+
+// checkBody checks that page has rows body rows and holds every one of
+// words.
+func checkBody(t *testing.T, what, page string, rows int, words []string) {
+	t.Helper()
+	if got := strings.Count(page, "<tr data-key="); got != rows {
+		t.Errorf("%s: %d rows, want %d", what, got, rows)
+	}
+	for _, w := range words {
+		if !strings.Contains(page, w) {
+			t.Errorf("%s: page without %q", what, w)
+		}
 	}
 }
 
@@ -185,4 +194,84 @@ func TestHoldings(t *testing.T) {
 	if err := Holdings(&bytes.Buffer{}, nil, Options{}); err == nil {
 		t.Error("Holdings of nil: no error")
 	}
+}
+
+// TestHoldingsDiff: a row of two live-arenas profiles carries the exact
+// ratio of reserved bytes as both bounds ("" without BASE bytes), its
+// growth as data-significant, the reserved bytes and their difference;
+// grown rows are marked + and red, the bar is the tick alone, -n hides
+// rows, and a gate is refused.
+func TestHoldingsDiff(t *testing.T) {
+	rows := []report.HoldingsDiffRow{
+		{Key: "a", BaseArenas: 1, NewArenas: 3, BaseReserved: 1 << 20, NewReserved: 3 << 20, Growing: true},
+		{Key: "new", NewArenas: 1, NewReserved: 1 << 10, Growing: true},
+		{Key: "same", BaseArenas: 2, NewArenas: 2, BaseReserved: 3, NewReserved: 3},
+		{Key: "gone", BaseArenas: 1, BaseReserved: 1 << 20},
+	}
+	total := report.HoldingsDiffRow{Key: "total", BaseArenas: 4, NewArenas: 6, BaseReserved: 2<<20 + 3, NewReserved: 3<<20 + 1<<10 + 3, Growing: true}
+	for _, tc := range []struct {
+		n     int
+		rows  int
+		words []string
+	}{
+		{0, 4, []string{
+			`<tr data-key="a" data-ratio-lo="3" data-ratio-hi="3" data-significant="true" data-base-reserved="1048576" data-new-reserved="3145728" data-delta="2097152" class="sig"><td>1.00MiB<td>3.00MiB<td>&#43;2.00MiB<td>3<td>1 → 3<td>&#43;<td><svg><rect class=one x=`,
+			`<tr data-key="new" data-ratio-lo="" data-ratio-hi="" data-significant="true" data-base-reserved="0" data-new-reserved="1024" data-delta="1024" class="sig"><td>0B<td>1.00KiB<td>&#43;1.00KiB<td>-<td>0 → 1<td>&#43;<td><svg><rect class=one x=`,
+			`<tr data-key="same" data-ratio-lo="1" data-ratio-hi="1" data-significant="false" data-base-reserved="3" data-new-reserved="3" data-delta="0"><td>`,
+			`<tr data-key="gone" data-ratio-lo="0" data-ratio-hi="0" data-significant="false" data-base-reserved="1048576" data-new-reserved="0" data-delta="-1048576"><td>`,
+			`<tr class="total sig" data-key="total" data-ratio-lo="1.5004875652967948" data-ratio-hi="1.5004875652967948" data-significant="true" data-base-reserved="2097155" data-new-reserved="3146755">`,
+			"exact counts and bytes, not sampled (no intervals)", `data-sort="growth" class="on"`, "ratio NEW/BASE of reserved bytes (exact), log axis",
+		}},
+		{2, 2, []string{"2 more groups not shown"}},
+	} {
+		var b bytes.Buffer
+		if err := HoldingsDiff(&b, "func", rows, total, Options{N: tc.n}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		checkBody(t, fmt.Sprintf("N=%d", tc.n), page, tc.rows, tc.words)
+		// An exact ratio is a tick: no interval's rect has a width.
+		if strings.Contains(page, "INTERVAL") || strings.Contains(page, " width=") {
+			t.Errorf("N=%d: the page of exact counts shows intervals", tc.n)
+		}
+	}
+	if err := HoldingsDiff(&bytes.Buffer{}, "func", rows, total, Options{Gate: &report.Gate{FailAbove: 1.2}}); err == nil {
+		t.Error("HoldingsDiff with a gate: no error")
+	}
+}
+
+// FuzzHoldingsDiff: any figures of two live-arenas profiles (an upload may
+// hold negative ones) and any key make a page whose numbers are numbers,
+// whose ratio bounds are one exact ratio, and which holds no control
+// character.
+func FuzzHoldingsDiff(f *testing.F) {
+	f.Add("main.f", int64(1), int64(3), int64(1<<20), int64(3<<20), int64(0), true)
+	f.Add("<x>\x1b\u202e", int64(0), int64(1), int64(0), int64(5), int64(-1), false)
+	f.Add("g", int64(-5), int64(2), int64(-7), int64(1<<62), int64(1<<63-1), true)
+	f.Add("h", int64(1), int64(1), int64(5), int64(-3), int64(0), false)
+	f.Fuzz(func(t *testing.T, key string, ba, na, br, nr, used int64, growing bool) {
+		row := report.HoldingsDiffRow{Key: key, BaseArenas: ba, NewArenas: na, BaseReserved: br, NewReserved: nr, BaseUsed: used, Growing: growing}
+		var b bytes.Buffer
+		if err := HoldingsDiff(&b, "func", []report.HoldingsDiffRow{row}, report.HoldingsDiffRow{Key: "total", BaseReserved: br, NewReserved: nr}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if i := strings.IndexFunc(page, unsafeRune); i >= 0 {
+			t.Fatalf("page holds %q", page[i:i+1])
+		}
+		for _, m := range regexp.MustCompile(`data-ratio-lo="([^"]*)" data-ratio-hi="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+			if _, err := strconv.ParseFloat(m[1], 64); m[1] != m[2] || (m[1] != "" && err != nil) {
+				t.Fatalf("ratio bounds %q and %q", m[1], m[2])
+			}
+		}
+		ticks := regexp.MustCompile(`<rect (?:class=one )?x=([^ ]*)% />`).FindAllStringSubmatch(page, -1)
+		if len(ticks) < 2 {
+			t.Fatalf("%d ticks", len(ticks))
+		}
+		for _, m := range ticks {
+			if x, err := strconv.ParseFloat(m[1], 64); err != nil || !(x >= 0 && x <= 100) {
+				t.Fatalf("a tick at %q%%", m[1])
+			}
+		}
+	})
 }

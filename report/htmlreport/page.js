@@ -15,6 +15,7 @@
     est: function (r) { return -num(r, "data-est"); },
     width: function (r) { return -(num(r, "data-hi") - num(r, "data-lo")); },
     delta: function (r) { return -Math.abs(num(r, "data-delta")); },
+    growth: function (r) { return -num(r, "data-delta"); },
     ratio: function (r) { var v = num(r, "data-ratio-lo"); return isNaN(v) ? Infinity : -v; },
     key: null
   };

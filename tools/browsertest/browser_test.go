@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,6 +202,28 @@ func sameRows(t testing.TB, what string, dom, want [][]string) {
 	}
 }
 
+// exactRatio is the data-ratio-lo and data-ratio-hi of a row of two
+// live-arenas profiles: NEW's reserved bytes over BASE's as encoding/json
+// writes a number, "" when BASE holds none.
+func exactRatio(t testing.TB, baseReserved, newReserved string) string {
+	t.Helper()
+	b, n := mustFloat(t, baseReserved), mustFloat(t, newReserved)
+	if b == 0 {
+		return ""
+	}
+	j, _ := json.Marshal(n / b)
+	return string(j)
+}
+
+func mustFloat(t testing.TB, s string) float64 {
+	t.Helper()
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return x
+}
+
 // shotOf scrolls the element sel into view, waits for the frame after
 // next to be painted, and takes its screenshot.
 func (b *browser) shotOf(t testing.TB, sel string) []byte {
@@ -284,9 +307,10 @@ func fileURL(path string) string {
 }
 
 // TestPages checks the top page and the diff page of real profiles in
-// Chromium: the rows equal -json, the script runs under the page's CSP
-// with no console error, sorting, the filter, zoom and search work, and
-// screenshots of the three views show something.
+// Chromium, and those of live-arenas profiles taken while real arenas are
+// held: the rows equal -json, the script runs under the page's CSP with
+// no console error, sorting, the filter, zoom and search work, and
+// screenshots of the views show something.
 func TestPages(t *testing.T) {
 	b := newBrowser(t)
 	dir := t.TempDir()
@@ -416,6 +440,60 @@ func TestPages(t *testing.T) {
 			}
 			if flags[1] == "func" {
 				b.screenshot(t, "live arenas", "html-arenas.png")
+			}
+		}
+	})
+
+	t.Run("live arenas diff", func(t *testing.T) {
+		arenasDiffProfiles(t, dir, "arenas-base.pb.gz", "arenas-new.pb.gz")
+		for _, flags := range [][]string{{"-by", "func"}, {"-by", "stack"}, {"-by", "func", "-n", "2"}, {"-by", "func", "-ignore", "orderArena"}} {
+			page := filepath.Join(dir, "arenas-diff.html")
+			args := append(flags, "arenas-base.pb.gz", "arenas-new.pb.gz")
+			arenaprofOut(t, dir, append([]string{"html", "-o", page}, args...)...)
+			jargs := args
+			if !slices.Contains(flags, "-n") {
+				jargs = append([]string{"-n", "0"}, args...)
+			}
+			var want [][]string
+			grown := 0
+			for _, r := range jsonRows(t, arenaprofOut(t, dir, append([]string{"diff", "-json"}, jargs...)...), "key", "base_reserved", "new_reserved", "growing") {
+				q := exactRatio(t, r[1], r[2])
+				want = append(want, []string{r[0], q, q, r[3], r[1], r[2]})
+			}
+			for _, r := range want[:len(want)-1] {
+				if r[3] == "true" {
+					grown++
+				}
+			}
+			b.do(t, chromedp.Navigate(fileURL(page)))
+			eval[bool](t, b, settled)
+			what := fmt.Sprint("live arenas diff ", flags)
+			sameRows(t, what, domRows(t, b, "data-key", "data-ratio-lo", "data-ratio-hi", "data-significant", "data-base-reserved", "data-new-reserved"), want)
+			got := eval[map[string]any](t, b, `({heading: document.querySelector("pre.heading").textContent, head: document.querySelector(".rows thead").textContent, sorts: Array.from(document.querySelectorAll(".sort button")).map(b => b.dataset.sort).join(","), marked: Array.from(document.querySelectorAll(".rows tbody tr.sig")).filter(r => r.cells[5].textContent === "+" && r.dataset.significant === "true").length})`)
+			if !strings.Contains(got["heading"].(string), "exact counts") || strings.Contains(got["head"].(string), "INTERVAL") ||
+				got["sorts"] != "growth,ratio,key" || int(got["marked"].(float64)) != grown || grown == 0 {
+				t.Errorf("%s: %v, %d grew", what, got, grown)
+			}
+			// Sorting by ratio puts the largest first and the rows without
+			// one last; by growth again restores diff's order.
+			b.do(t, chromedp.Click(chromedp.CSS(`.sort button[data-sort="ratio"]`)))
+			ratios := eval[[]string](t, b, `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => r.dataset.ratioLo)`)
+			for i := 1; i < len(ratios); i++ {
+				if ratios[i] != "" && (ratios[i-1] == "" || mustFloat(t, ratios[i-1]) < mustFloat(t, ratios[i])) {
+					t.Errorf("%s: sorted by ratio: %q", what, ratios)
+					break
+				}
+			}
+			b.do(t, chromedp.Click(chromedp.CSS(`.sort button[data-sort="growth"]`)))
+			keys := eval[[]string](t, b, `Array.from(document.querySelectorAll(".rows tbody tr")).map(r => r.dataset.key)`)
+			for i, k := range keys {
+				if k != want[i][0] {
+					t.Errorf("%s: sorted by growth: %q, diff -json's order %q", what, keys, want)
+					break
+				}
+			}
+			if flags[1] == "func" && len(flags) == 2 {
+				b.screenshot(t, "live arenas diff", "html-arenas-diff.png")
 			}
 		}
 	})

@@ -101,7 +101,23 @@ func arenasProfile(t testing.TB, dir, name string) {
 	for i := range 3 {
 		held = append(held, userArena(1000*(i+1)))
 	}
-	held = append(held, orderArena(20000))
+	heldProfile(t, dir, name, append(held, orderArena(20000)))
+}
+
+// arenasDiffProfiles writes two live-arenas profiles of this process to
+// dir/base and dir/next, each while it holds real arenas: in base one
+// userArena and two orderArenas; in next three userArenas (grown), one
+// orderArena (shrunk) and a billArena (new).
+func arenasDiffProfiles(t testing.TB, dir, base, next string) {
+	t.Helper()
+	heldProfile(t, dir, base, []*arena.Arena{userArena(2000), orderArena(20000), orderArena(30000)})
+	heldProfile(t, dir, next, []*arena.Arena{userArena(2000), userArena(4000), userArena(8000), orderArena(20000), billArena(5000)})
+}
+
+// heldProfile writes the live-arenas profile of this process to dir/name
+// while it holds the arenas held, then frees them.
+func heldProfile(t testing.TB, dir, name string, held []*arena.Arena) {
+	t.Helper()
 	p, err := export.BuildArenas()
 	for _, a := range held {
 		a.Free()
@@ -123,6 +139,13 @@ func userArena(n int) *arena.Arena {
 func orderArena(n int) *arena.Arena {
 	a := arena.NewArena()
 	handleOrders(a, n)
+	return a
+}
+
+//go:noinline
+func billArena(n int) *arena.Arena {
+	a := arena.NewArena()
+	bill(a, n)
 	return a
 }
 
