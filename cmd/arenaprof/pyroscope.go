@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arenaprof/arenaprof/internal/pyroread"
+	"github.com/arenaprof/arenaprof/cmd/arenaprof/internal/pyroread"
 	"github.com/arenaprof/arenaprof/report"
 )
 

@@ -87,8 +87,8 @@ const e2eConfidence = 1 - 1e-7
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
-//   - range: the Pyroscope reader's time range holds exactly the uploads
-//     stamped inside it (see testFleetRange);
+//   - (the Pyroscope reader's time range is checked by
+//     TestReadRangeEndToEnd in cmd/arenaprof/internal/pyroread);
 //   - fleet: four pod processes (pod and version labels, known true bytes
 //     per type) push to a server of its own, restarted once while they
 //     run; arenaprof top -pyroscope over every pod and the whole range
@@ -131,7 +131,6 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 		})
 	}
 	own("restart", "starts, stops and restarts a Pyroscope server of its own (about 15 s)", testServerRestart)
-	t.Run("range", func(t *testing.T) { testFleetRange(t, base) })
 	own("fleet", "starts a Pyroscope server of its own and four pod processes (about 30 s)", testFleet)
 	own("typeframes", "starts two Pyroscope servers of its own", testTypeFrames)
 	own("pause", "stops a Pyroscope server of its own for 15 s", testServerPause)

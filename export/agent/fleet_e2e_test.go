@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +17,6 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
-	"github.com/arenaprof/arenaprof/internal/pyroread"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -407,69 +404,5 @@ func TestFleetPod(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if err := os.WriteFile(os.Getenv("ARENAPROF_FLEET_REPORT"), b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// testFleetRange checks the reader's time range against the server: ten
-// uploads 10 s apart, one sample event each; a range read holds exactly
-// the uploads stamped inside it, ends included, and none from before it
-// (the server's SelectSeries reads a step before the range's start).
-func testFleetRange(t *testing.T, base string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	py, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer py.(io.Closer).Close()
-	app := fmt.Sprintf("fleet_range_%d", time.Now().UnixNano())
-	t0 := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
-	for k := range 10 {
-		p := typicalArenaProfile(0)
-		p.Sample = p.Sample[:1]
-		p.Sample[0].Value = []int64{102400 / 16, 102400, 0, 0, 1, 8}
-		p.TimeNanos = 0 // stamped with the upload's from
-		var buf bytes.Buffer
-		if err := p.Write(&buf); err != nil {
-			t.Fatal(err)
-		}
-		from := t0.Add(time.Duration(k) * 10 * time.Second)
-		u := &agent.Upload{AppName: app, Profile: "arena", From: from, Until: from.Add(10 * time.Second), Data: buf.Bytes()}
-		if err := py.Upload(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := pyroread.NewClient(pyroread.Config{URL: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, _ := pyroread.ParseSelector(fmt.Sprintf(`{service_name=%q}`, app))
-	for _, tt := range []struct {
-		from, to time.Duration // from t0
-		want     int64
-		stacks   bool
-	}{
-		{-time.Minute, 2 * time.Minute, 10, false},
-		{20 * time.Second, 50 * time.Second, 4, false},
-		{20 * time.Second, 50 * time.Second, 4, true},
-		{25 * time.Second, 26 * time.Second, 0, false},
-		{90 * time.Second, 5 * time.Minute, 1, false},
-	} {
-		q := pyroread.Query{Selector: sel, From: t0.Add(tt.from), To: t0.Add(tt.to), Stacks: tt.stacks}
-		waitUntil(ctx, t, fmt.Sprintf("[t0%+v, t0%+v] holds %d uploads", tt.from, tt.to, tt.want), func() error {
-			p, err := c.Read(ctx, q)
-			var got int64
-			if err == nil {
-				for _, s := range p.Sample {
-					got += s.Value[4] // alloc_samples
-				}
-			} else if tt.want == 0 && errors.Is(err, pyroread.ErrNoData) {
-				err = nil
-			}
-			if err == nil && got != tt.want {
-				err = fmt.Errorf("%d sample events", got)
-			}
-			return err
-		})
 	}
 }

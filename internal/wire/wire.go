@@ -1,7 +1,7 @@
 // Package wire holds the protocol buffer wire encoding that arenaprof's
 // hand-written encoders share: the pprof profile writer
 // (internal/pprofenc), the OTLP profiles writer (internal/otlp) and the
-// Pyroscope query client (internal/pyroread). It is the few primitives
+// Pyroscope query client (cmd/arenaprof/internal/pyroread). It is the few primitives
 // those messages need, written to be inlined into the encoders' loops.
 //
 // Fields: a tag is the field number shifted left by 3 with the wire type in
