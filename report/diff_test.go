@@ -75,12 +75,17 @@ func chernoffMax(n int, p, alpha float64) int {
 
 // No false alarms: pairs of profiles of the same workload through real
 // arenas with different seeds (and, in half the runs, different sampling
-// means), compared at C = 0.9 and at C = 0.95. Each of the 3 groups and
-// the total is flagged with probability at most 1 - C. Disjoint byte ranges are sampled
-// independently (the gaps are memoryless), so the number of flagged groups
-// is dominated by Binomial(3*runs, 1-C); the test fails when it reaches
-// the Chernoff bound's 1e-6/6 quantile (three confidences, groups and
-// totals), so a false failure has probability below 1e-6. The seeds are fixed, so the run is deterministic.
+// means), compared at C = 0.9, 0.95 and 0.99, per row (DiffOptions.PerRow)
+// and with Holm's adjustment (the default). Per row, each of the 3 groups
+// and the total is flagged with probability at most 1 - C; disjoint byte
+// ranges are sampled independently (the gaps are memoryless), so the
+// number of flagged groups is dominated by Binomial(3*runs, 1-C) and the
+// flagged totals by Binomial(runs, 1-C). With Holm, a pair flags any row
+// with probability at most 1 - C, so the pairs flagging a row are
+// dominated by Binomial(runs, 1-C). The test fails when a count reaches
+// its Chernoff bound's 1e-6/9 quantile (three confidences, three counts),
+// so a false failure has probability below 1e-6. The seeds are fixed, so
+// the run is deterministic.
 func TestDiffNoFalseAlarms(t *testing.T) {
 	runs := 40
 	if testing.Short() {
@@ -89,8 +94,10 @@ func TestDiffNoFalseAlarms(t *testing.T) {
 	if *diffRuns > 0 {
 		runs = *diffRuns
 	}
+	const alpha = 1e-6 / 9
 	for _, conf := range []float64{0.9, 0.95, 0.99} {
-		flagged, groups, totalFlagged := 0, 0, 0
+		var flagged, totalFlagged, anyRow [2]int // Holm, per row
+		groups := 0
 		for r := range runs {
 			meanNew := int64(1024)
 			if r%2 == 1 {
@@ -98,31 +105,44 @@ func TestDiffNoFalseAlarms(t *testing.T) {
 			}
 			base := diffProfile(t, 1024, uint64(2*r+1), 20000, 1500, 100)
 			next := diffProfile(t, meanNew, uint64(2*r+2), 20000, 1500, 100)
-			res, err := report.Diff(base, next, report.DiffOptions{Confidence: conf})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, row := range res.Rows {
-				if !row.HasRatio {
-					t.Fatalf("run %d: %s present in one profile only", r, row.Key)
+			for k, perRow := range []bool{false, true} {
+				res, err := report.Diff(base, next, report.DiffOptions{Confidence: conf, PerRow: perRow})
+				if err != nil {
+					t.Fatal(err)
 				}
-				groups++
-				if row.Significant {
-					flagged++
+				n := 0
+				for _, row := range res.Rows {
+					if !row.HasRatio {
+						t.Fatalf("run %d: %s present in one profile only", r, row.Key)
+					}
+					if k == 0 {
+						groups++
+					}
+					if row.Significant {
+						n++
+					}
 				}
-			}
-			if res.Total.Significant {
-				totalFlagged++
+				flagged[k] += n
+				if res.Total.Significant {
+					totalFlagged[k]++
+				}
+				if n > 0 || res.Total.Significant {
+					anyRow[k]++
+				}
 			}
 		}
-		limit := chernoffMax(groups, 1-conf, 1e-6/6)
-		t.Logf("false alarms at C=%v: %d of %d groups (%.2f%%), %d of %d totals; limit %d", conf, flagged, groups,
-			100*float64(flagged)/float64(groups), totalFlagged, runs, limit)
-		if flagged >= limit {
-			t.Errorf("%d of %d groups flagged at confidence %v (limit %d)", flagged, groups, conf, limit)
+		limit := chernoffMax(groups, 1-conf, alpha)
+		t.Logf("false alarms at C=%v over %d pairs: per row %d of %d groups (%.2f%%), %d totals, %d pairs flag any row; Holm %d groups, %d totals, %d pairs flag any row (%.2f%%); limit %d groups",
+			conf, runs, flagged[1], groups, 100*float64(flagged[1])/float64(groups), totalFlagged[1], anyRow[1],
+			flagged[0], totalFlagged[0], anyRow[0], 100*float64(anyRow[0])/float64(runs), limit)
+		if flagged[1] >= limit {
+			t.Errorf("per row: %d of %d groups flagged at confidence %v (limit %d)", flagged[1], groups, conf, limit)
 		}
-		if totalFlagged >= chernoffMax(runs, 1-conf, 1e-6/6) {
-			t.Errorf("%d of %d totals flagged", totalFlagged, runs)
+		if totalFlagged[1] >= chernoffMax(runs, 1-conf, alpha) {
+			t.Errorf("per row: %d of %d totals flagged", totalFlagged[1], runs)
+		}
+		if anyRow[0] >= chernoffMax(runs, 1-conf, alpha) {
+			t.Errorf("Holm: %d of %d pairs flag a row at confidence %v", anyRow[0], runs, conf)
 		}
 	}
 }

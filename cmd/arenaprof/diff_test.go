@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -318,5 +319,59 @@ func TestDiffCLIFamilyJSON(t *testing.T) {
 	code, out, _ := runDiffArgs(base, next)
 	if code != 0 || !strings.Contains(out, "* marks a significant change at 95% over all 3 rows tested (Holm-adjusted p < 5%") {
 		t.Errorf("legend:\n%s", out)
+	}
+}
+
+// compilePairs are the kept pairs of real Go compiler heap profiles (see
+// testdata/README.md): each pair is two compiles of go/types by the same
+// compiler at the default MemProfileRate, the same work twice.
+var compilePairs = [][2]string{
+	{"compile_types_0.pb.gz", "compile_types_1.pb.gz"},
+	{"compile_types_2.pb.gz", "compile_types_3.pb.gz"},
+	{"compile_types_4.pb.gz", "compile_types_5.pb.gz"},
+}
+
+// On real compiler profiles of the same work, diff flags no row with
+// Holm's adjustment at the default confidence, by function or by stack,
+// and the -fail-above 1.2 gate passes. The files are fixed, so the test
+// is deterministic and cannot fail by chance; what makes it safe to
+// assert is the measured rate (tools/heapcheck -diff, ACCURACY.md "Real
+// Go compiler profiles"): of 40 unchanged pairs of go/types compiles at
+// this rate (these three are its first three), none flagged a row with
+// Holm by function or by stack and none failed the gate, while per row
+// 27 and 14 of the 40 flagged some row (here 0 to 3 rows: the test logs
+// them). 0 of 40 puts the rate of such pairs below 8.8% (Clopper-Pearson,
+// 95%); a change to Diff that flagged these pairs would raise the
+// family-wise false alarms on real profiles.
+func TestDiffCompilerPairs(t *testing.T) {
+	for _, pair := range compilePairs {
+		base, next := filepath.Join("testdata", pair[0]), filepath.Join("testdata", pair[1])
+		for _, by := range []string{"func", "stack"} {
+			t.Run(pair[0]+"/"+by, func(t *testing.T) {
+				var flagged [2]int // Holm, per row
+				for k, args := range [][]string{nil, {"-per-row"}} {
+					code, out, errOut := runDiffArgs(append(args, "-json", "-n", "0", "-by", by, base, next)...)
+					if code != 0 {
+						t.Fatalf("exit %d: %s", code, errOut)
+					}
+					var rep diffJSON
+					if err := json.Unmarshal([]byte(out), &rep); err != nil {
+						t.Fatalf("%v:\n%s", err, out)
+					}
+					for _, r := range append(rep.Rows, rep.Total) {
+						if r.Significant {
+							flagged[k]++
+							if k == 0 {
+								t.Errorf("flagged with Holm: %+v", r)
+							}
+						}
+					}
+				}
+				t.Logf("rows flagged: Holm %d, per row %d", flagged[0], flagged[1])
+				if code, out, errOut := runDiffArgs("-by", by, "-fail-above", "1.2", base, next); code != 0 {
+					t.Errorf("-fail-above 1.2: exit %d\n%s%s", code, out, errOut)
+				}
+			})
+		}
 	}
 }

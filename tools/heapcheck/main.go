@@ -18,9 +18,17 @@
 // of samples (1, 2-9, 10 or more): a row with one sample of an object far
 // below R must reach about 5.4 R at 95%, whatever the method.
 //
+// With -diff it measures arenaprof diff (report.Diff) on the same compiler
+// instead, with no truth runs: the false alarms of unchanged pairs (two
+// sampled compiles of the package, runs 2i and 2i+1) with Holm's
+// adjustment and per row, the -fail-above gates on them, and the power on
+// pairs whose work really doubles (run 2i against the merge of two other
+// runs), in particular on rows with about 12 samples in BASE (12 -> 24).
+//
 // Usage:
 //
 //	cd tools/heapcheck && go run . [-pkg go/types] [-truth 2] [-runs 30] [-rates 512,4096,524288] [-dir DIR] [-legacy]
+//	cd tools/heapcheck && go run . -diff [-pkg go/types] [-runs 40] [-rates 4096,524288] [-v]
 //
 // Profiles are kept in DIR (default $TMPDIR/heapcheck) and reused by later
 // runs with the same flags. See ACCURACY.md, "The Go heap", for the
@@ -70,6 +78,7 @@ type config struct {
 	files   []string
 	cfg     string // importcfg path
 	legacy  bool
+	diff    bool
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -83,8 +92,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.dir, "dir", filepath.Join(os.TempDir(), "heapcheck"), "directory for the profiles (reused)")
 	fs.IntVar(&c.jobs, "j", 2, "compiler runs at once")
 	fs.Float64Var(&c.conf, "confidence", 0.95, "confidence of the intervals")
-	fs.BoolVar(&verbose, "v", false, "print the keys of rows with 10 samples or more missed most often")
+	fs.BoolVar(&verbose, "v", false, "print the keys of rows with 10 samples or more missed most often (with -diff: the rows Holm flags in unchanged pairs)")
 	fs.BoolVar(&c.legacy, "legacy", false, "have the compiler write legacy text profiles, symbolized by go tool pprof -proto (slow and gigabytes at rate 1 for large packages)")
+	fs.BoolVar(&c.diff, "diff", false, "measure arenaprof diff instead: false alarms on pairs of sampled runs and power on a run against the merge of two (no truth runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,6 +113,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := c.setup(); err != nil {
 		return err
+	}
+	if c.diff {
+		return c.diffStudies(stdout)
 	}
 	truthPaths, err := c.profiles(1, c.truth)
 	if err != nil {
