@@ -52,6 +52,16 @@ const readChunk = 64 << 10
 // costs at most about MaxMemory, whatever MaxBytes is. A panic of the
 // protobuf decoder on hostile input becomes an ordinary error.
 func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
+	p, _, err := ParseMeasured(r, o)
+	return p, err
+}
+
+// ParseMeasured is [Parse], returning also the memory the decoded profile
+// was estimated to take (the decoder's allocations as priced from a scan of
+// the data, without the buffers of the data, which are garbage once it is
+// decoded): what a caller that keeps several profiles, or merges them,
+// counts against a bound of its own.
+func ParseMeasured(r io.Reader, o ParseOptions) (*profile.Profile, int64, error) {
 	maxBytes, maxMem := o.MaxBytes, o.MaxMemory
 	if maxBytes <= 0 {
 		maxBytes = pprofmt.DefaultMaxBytes
@@ -66,7 +76,7 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("report: bad gzip data: %w", err)
+			return nil, 0, fmt.Errorf("report: bad gzip data: %w", err)
 		}
 		defer zr.Close()
 		src = zr
@@ -99,9 +109,9 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		if len(data) == cap(data) {
 			if int64(len(data)) >= limit {
 				if lr.N == 0 || int64(len(data)) > maxBytes {
-					return nil, tooLarge()
+					return nil, 0, tooLarge()
 				}
-				return nil, overMemory(need(data, false) + 1)
+				return nil, 0, overMemory(need(data, false) + 1)
 			}
 			grown := make([]byte, len(data), min(2*int64(cap(data)), limit))
 			copy(grown, data)
@@ -110,30 +120,34 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		n, err := src.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if lr.N == 0 {
-			return nil, tooLarge()
+			return nil, 0, tooLarge()
 		}
 		if int64(len(data)) > maxBytes {
-			return nil, tooLarge()
+			return nil, 0, tooLarge()
 		}
 		sc.scan(data)
 		if nd := need(data, err == io.EOF); nd > maxMem {
-			return nil, overMemory(nd)
+			return nil, 0, overMemory(nd)
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("report: reading profile: %w", err)
+			return nil, 0, fmt.Errorf("report: reading profile: %w", err)
 		}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("report: empty data, not a profile")
+		return nil, 0, errors.New("report: empty data, not a profile")
 	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		// The decoder would decompress it again, with no bound.
-		return nil, errors.New("report: gzip data inside gzip data, not a profile")
+		return nil, 0, errors.New("report: gzip data inside gzip data, not a profile")
 	}
-	return parseData(data, &sc)
+	p, err := parseData(data, &sc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p, sc.estimate(data, true), nil
 }
 
 // parseData parses uncompressed pprof data, turning a decoder panic into an

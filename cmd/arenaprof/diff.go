@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,8 +108,11 @@ type diffOptions struct {
 	minShare   float64 // materiality of a group for the gate: share of NEW's total
 	minBytes   int64   // and bytes in NEW
 	perRow     bool    // -per-row: no adjustment for the number of rows
-	base, next string
-	pyro       pyroscopeOptions // -pyroscope: base and next are label selectors
+	base, next string  // the inputs of each side as messages name them
+	// bases and nexts are the inputs of each side: merged when several
+	// (see loadInputs).
+	bases, nexts []string
+	pyro         pyroscopeOptions // -pyroscope: base and next are label selectors
 }
 
 // defaultMinShare is the default -min-share: pprof's default -nodefraction.
@@ -183,6 +187,18 @@ type diffFlags struct {
 	pf                       pyroscopeFlags
 	fail, minShare, minBytes *string
 	perRow                   *bool
+	base                     *listFlag // -base, repeated: BASE's inputs
+}
+
+// listFlag is a flag that may be repeated: each use adds one value.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, " ") }
+
+// Set adds one value.
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
 
 // addDiffFlags defines diff's flags on fs.
@@ -194,6 +210,7 @@ func addDiffFlags(fs *flag.FlagSet) diffFlags {
 		minShare: fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), ""),
 		minBytes: fs.String("min-bytes", "0", ""),
 		perRow:   fs.Bool("per-row", false, ""),
+		base:     func() *listFlag { l := new(listFlag); fs.Var(l, "base", ""); return l }(),
 	}
 }
 
@@ -224,13 +241,24 @@ func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
 	}
 	opts.minBytes = mb
 	opts.perRow = *df.perRow
-	if len(pos) != 2 && opts.pyro.on() {
-		return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+	if len(*df.base) > 0 {
+		if opts.pyro.on() {
+			return opts, topUsageErr("-base lists profile inputs: with -pyroscope give the BASE and NEW label selectors as arguments")
+		}
+		if len(pos) == 0 {
+			return opts, topUsageErr("missing NEW: with -base, the arguments are NEW's inputs, e.g. arenaprof diff -base before1.pb.gz -base before2.pb.gz after1.pb.gz after2.pb.gz")
+		}
+		opts.bases, opts.nexts = *df.base, pos
+	} else {
+		if len(pos) != 2 && opts.pyro.on() {
+			return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+		}
+		if len(pos) != 2 {
+			return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz; to merge several profiles per side give a directory or a quoted glob per side (arenaprof diff before/ 'after/*.pb.gz'), or list BASE's with -base", len(pos))
+		}
+		opts.bases, opts.nexts = pos[:1], pos[1:]
 	}
-	if len(pos) != 2 {
-		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
-	}
-	opts.base, opts.next = pos[0], pos[1]
+	opts.base, opts.next = strings.Join(opts.bases, " "), strings.Join(opts.nexts, " ")
 	return opts, nil
 }
 
@@ -253,7 +281,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	}
 	shown := diffShown(res, opts)
 	if opts.json {
-		err = writeDiffJSON(stdout, opts, res, shown)
+		err = writeDiffJSON(stdout, opts, base, next, res, shown)
 	} else {
 		err = writeDiffTable(stdout, opts, base, next, res, shown)
 	}
@@ -262,19 +290,22 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 
 // loadDiff loads BASE and NEW.
 func loadDiff(opts diffOptions) (base, next *arenaProfile, err error) {
-	if opts.base == "-" && opts.next == "-" {
+	if slices.Contains(opts.bases, "-") && slices.Contains(opts.nexts, "-") {
 		return nil, nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
 	}
-	load := loadArenaProfile
 	if opts.pyro.on() {
-		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
-			return opts.pyro.load(src, opts.commonOptions)
+		if base, err = opts.pyro.load(opts.base, opts.commonOptions); err != nil {
+			return nil, nil, err
 		}
+		if next, err = opts.pyro.load(opts.next, opts.commonOptions); err != nil {
+			return nil, nil, err
+		}
+		return base, next, nil
 	}
-	if base, err = load(opts.base, opts.limits()); err != nil {
+	if base, err = loadInputs(opts.bases, opts.limits()); err != nil {
 		return nil, nil, err
 	}
-	if next, err = load(opts.next, opts.limits()); err != nil {
+	if next, err = loadInputs(opts.nexts, opts.limits()); err != nil {
 		return nil, nil, err
 	}
 	return base, next, nil
@@ -355,6 +386,8 @@ type diffJSON struct {
 	Family     int           `json:"family"`
 	Sampler    *[2]string    `json:"heap_sampler,omitempty"`    // base, new
 	GoVersion  *[2]string    `json:"heap_go_version,omitempty"` // base, new
+	BaseInputs *inputsJSON   `json:"base_inputs,omitempty"`     // BASE merges several inputs
+	NewInputs  *inputsJSON   `json:"new_inputs,omitempty"`      // NEW merges several inputs
 	Groups     int           `json:"groups"`
 	Rows       []diffRowJSON `json:"rows"`
 	Total      diffRowJSON   `json:"total"`
@@ -377,10 +410,11 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 	return out
 }
 
-func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown []report.DiffRow) error {
+func writeDiffJSON(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		PerRow: res.PerRow, Family: res.Family, Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
+		PerRow: res.PerRow, Family: res.Family, BaseInputs: inputsOut(base.merged), NewInputs: inputsOut(next.merged),
+		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}
 	if res.HeapSampler != [2]string{} {
 		out.Sampler, out.GoVersion = &res.HeapSampler, &res.HeapGoVersion
@@ -443,6 +477,14 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 	lines := []string{
 		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, opts.base, opts.next),
 		fmt.Sprintf("windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE", diffWindow(base), diffWindow(next), conf),
+	}
+	for _, side := range []struct {
+		name string
+		ap   *arenaProfile
+	}{{"BASE", base}, {"NEW", next}} {
+		if side.ap.merged != nil {
+			lines = append(lines, side.name+" inputs: "+side.ap.merged.describe())
+		}
 	}
 	if d := opts.filter.describe(); d != "" {
 		lines = append(lines, d)

@@ -104,8 +104,8 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 		*df.g.n = "0"
 	}
 	var page strings.Builder
-	switch len(pos) {
-	case 1:
+	switch {
+	case len(pos) == 1 && !set["base"]:
 		for _, name := range []string{"fail-above", "min-share", "min-bytes"} {
 			if set[name] {
 				return topUsageErr("-%s compares two profiles: give BASE and NEW", name)
@@ -118,7 +118,7 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 		if err := htmlTop(&page, opts, ho); err != nil {
 			return err
 		}
-	case 2:
+	case len(pos) == 2 || set["base"]:
 		opts, err := df.options(pos)
 		if err != nil {
 			return err
@@ -127,7 +127,7 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	default:
-		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz", len(pos))
+		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz; to merge several profiles give a directory or a quoted glob, and for a diff list BASE's with -base", len(pos))
 	}
 	path, err := writePage(ho.out, page.String())
 	if err != nil {
@@ -165,6 +165,9 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	var heading []string
 	if d := opts.filter.describe(); d != "" {
 		heading = append(heading, d)
+	}
+	if ap.merged != nil {
+		heading = append(heading, "inputs: "+ap.merged.describe())
 	}
 	heading = append(heading, res.Heading()...)
 	return htmlreport.Top(w, res, htmlreport.Options{

@@ -71,6 +71,11 @@ func topOneLine(s string) string {
 // reads: an arenaprof profile or a Go heap or allocs profile.
 type arenaProfile struct {
 	prof *profile.Profile
+	// cost is the memory the decoded profile was estimated to take
+	// (report.ParseMeasured); 0 when not read from data.
+	cost int64
+	// merged describes the inputs merged into prof; nil for one input.
+	merged *mergedInputs
 }
 
 // isProfileURL reports whether src names an http(s) URL rather than a file.
@@ -251,28 +256,45 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 // decodeArenaFrom parses the profile s holds and checks that it is one
 // report.Table reads.
 func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
+	lim = withDefaults(lim)
+	p, cost, err := report.ParseMeasured(s.r, lim)
+	if err != nil {
+		return nil, parseErr(s, err, lim)
+	}
+	if err := checkArena(s.shown, p); err != nil {
+		return nil, err
+	}
+	return &arenaProfile{prof: p, cost: cost}, nil
+}
+
+// withDefaults fills in the default bounds of reading a profile.
+func withDefaults(lim report.ParseOptions) report.ParseOptions {
 	if lim.MaxBytes <= 0 {
 		lim.MaxBytes = pprofmt.DefaultMaxBytes
 	}
 	if lim.MaxMemory <= 0 {
 		lim.MaxMemory = pprofmt.DefaultMaxMemory
 	}
-	p, err := report.Parse(s.r, lim)
-	if err != nil {
-		return nil, parseErr(s, err, lim)
-	}
-	src := s.shown
-	ap := &arenaProfile{prof: p}
+	return lim
+}
+
+// checkArena checks that p, read from src, is a profile report.Table
+// reads (or a live-arenas profile) and that its sampling means are
+// usable; the error names src.
+func checkArena(src string, p *profile.Profile) error {
 	if pprofmt.IsHoldings(p) {
-		return ap, nil // exact counts: nothing to estimate
+		return nil // exact counts: nothing to estimate
 	}
 	if _, err := pprofmt.CheckSampledMemory(p); err != nil {
-		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	for _, s := range p.Sample {
 		if len(s.Value) != len(p.SampleType) {
-			return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
+			return topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
 		}
 	}
-	return ap, nil
+	if err := report.CheckMeans(p); err != nil {
+		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return nil
 }

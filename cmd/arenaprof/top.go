@@ -132,7 +132,8 @@ func (o commonOptions) limits() report.ParseOptions {
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
 	commonOptions
-	src  string
+	src  string           // the inputs as messages name them
+	srcs []string         // the inputs: merged when several (see loadInputs)
 	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
 
@@ -181,14 +182,10 @@ func topOptionsOf(g groupFlags, pf pyroscopeFlags, pos []string) (opts topOption
 	if opts.pyro.on() && len(pos) != 1 {
 		return opts, topUsageErr("%d arguments where one label selector was expected with -pyroscope, e.g. '{service_name=\"shop\"}'", len(pos))
 	}
-	switch len(pos) {
-	case 0:
+	if len(pos) == 0 {
 		return opts, topUsageErr("missing PROFILE; give a profile file or the http(s) URL of the arenaprof handler, e.g. arenaprof top arena.pb.gz")
-	case 1:
-		opts.src = pos[0]
-	default:
-		return opts, topUsageErr("%d arguments (%s) where one PROFILE was expected; give a single file or URL", len(pos), strings.Join(pos, " "))
 	}
+	opts.src, opts.srcs = strings.Join(pos, " "), pos
 	return opts, nil
 }
 
@@ -203,13 +200,13 @@ func top(opts topOptions, stdout io.Writer) error {
 
 // loadTop loads the profile of top's flags and applies their filters.
 func loadTop(opts topOptions) (*arenaProfile, error) {
-	load := loadArenaProfile
+	var ap *arenaProfile
+	var err error
 	if opts.pyro.on() {
-		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
-			return opts.pyro.load(src, opts.commonOptions)
-		}
+		ap, err = opts.pyro.load(opts.src, opts.commonOptions)
+	} else {
+		ap, err = loadInputs(opts.srcs, opts.limits())
 	}
-	ap, err := load(opts.src, opts.limits())
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +227,15 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 		return err
 	}
 	if opts.json {
-		return writeTopJSON(stdout, opts, res)
+		return writeTopJSON(stdout, opts, res, ap.merged)
 	}
 	if err := opts.filter.writeHeading(stdout); err != nil {
 		return err
+	}
+	if ap.merged != nil {
+		if _, err := fmt.Fprintln(stdout, "inputs: "+ap.merged.describe()); err != nil {
+			return err
+		}
 	}
 	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
 }
@@ -276,12 +278,34 @@ type topJSON struct {
 	Window     string       `json:"window,omitempty"` // none for a Go heap profile
 	Sampler    string       `json:"heap_sampler,omitempty"`
 	GoVersion  string       `json:"heap_go_version,omitempty"`
+	Inputs     *inputsJSON  `json:"inputs,omitempty"` // several inputs merged
 	Groups     int          `json:"groups"`
 	Rows       []topRowJSON `json:"rows"`
 	Total      topRowJSON   `json:"total"`
 }
 
-func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
+// inputsJSON describes the profiles merged into one side in -json output.
+type inputsJSON struct {
+	Profiles int        `json:"profiles"`
+	From     *time.Time `json:"from,omitempty"`
+	To       *time.Time `json:"to,omitempty"`
+	Skipped  []string   `json:"skipped,omitempty"`
+}
+
+// inputsOut is the -json description of m; nil for one input.
+func inputsOut(m *mergedInputs) *inputsJSON {
+	if m == nil {
+		return nil
+	}
+	out := &inputsJSON{Profiles: m.n, Skipped: m.skipped}
+	if !m.from.IsZero() {
+		from, to := m.from, m.to
+		out.From, out.To = &from, &to
+	}
+	return out
+}
+
+func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult, merged *mergedInputs) error {
 	row := func(g report.TableRow) topRowJSON {
 		r := topRowJSON{
 			Key: g.Key, Samples: g.Samples, Bytes: g.Bytes,
@@ -298,7 +322,8 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 	}
 	out := topJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
+		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Inputs: inputsOut(merged),
+		Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))
