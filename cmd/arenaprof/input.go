@@ -390,7 +390,13 @@ func (m *mergedInputs) describe() string {
 		if m.to.Format("20060102") == m.from.Format("20060102") {
 			end = m.to.Format("15:04:05")
 		}
-		s += fmt.Sprintf(", %s to %s UTC (%v)", m.from.Format("2006-01-02 15:04:05"), end, m.to.Sub(m.from).Round(time.Second))
+		d := m.to.Sub(m.from)
+		if d >= time.Minute {
+			d = d.Round(time.Second)
+		} else {
+			d = d.Round(time.Millisecond)
+		}
+		s += fmt.Sprintf(", %s to %s UTC (%v)", m.from.Format("2006-01-02 15:04:05"), end, d)
 	}
 	if len(m.skipped) > 0 {
 		s += "; skipped: " + strings.Join(m.skipped, ", ") + " profiles"
