@@ -18,6 +18,7 @@ import (
 )
 
 const diffUsage = `usage: arenaprof diff [flags] BASE NEW
+       arenaprof diff [flags] -base BASE [-base BASE...] NEW...
        arenaprof diff -pyroscope URL [-from T] [-to T] [flags] BASE_SELECTOR NEW_SELECTOR
 
 Compares two memory profiles group by group: the estimated bytes in BASE
@@ -35,7 +36,11 @@ excludes 1 may be left unmarked; -per-row marks every row whose interval
 excludes 1, as before. Rows are sorted by the size of the change, largest
 first; groups present in one profile only have no ratio. BASE and NEW are
 profile files (gzipped or not), http(s) URLs of the arenaprof handler or
-of net/http/pprof, or - (one of them) for standard input.
+of net/http/pprof, or - (one of them) for standard input; each may be a
+directory or a quoted glob, whose profiles are merged (diff before/
+after/ compares two Config.Dir directories). With -base, BASE's inputs
+are the -base flags and NEW's the arguments.
+` + inputsUsage + `
 
 The interval is the exact conditional test for two counts (given their
 sum, one is binomial), extended to groups that mix object sizes and
@@ -68,6 +73,9 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95); the marks and -fail-above hold it over all rows
+  -base INPUT
+        an input of BASE, repeated for each (a file, URL, directory or
+        glob); the arguments are then NEW's inputs
   -per-row
         test each row alone: mark every row whose interval excludes 1 and
         fail -fail-above on any material row whose ratio_lo exceeds R
@@ -88,7 +96,8 @@ flags:
   -min-bytes N
         and at least N bytes in NEW (default 0)
   -json print JSON instead of a table: {"sample", "by", "confidence",
-        "per_row", "family", "groups", "rows": [{"key", "base_bytes",
+        "per_row", "family", "base_inputs" and "new_inputs" (a side of
+        merged inputs: as top's "inputs"), "groups", "rows": [{"key", "base_bytes",
         "new_bytes", "base_samples", "new_samples", "diff_bytes", "ratio",
         "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant"}],
         "total": {...}}; the ratio fields are null when a side has no

@@ -17,6 +17,7 @@ import (
 
 const htmlUsage = `usage: arenaprof html [-o FILE] [-open] [top's flags] PROFILE
        arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
+       arenaprof html [-o FILE] [-open] [diff's flags] -base BASE... NEW...
 
 Writes one self-contained HTML page: with PROFILE, top's table (every
 group with its interval as a bar on a shared axis, sortable by estimate
@@ -27,7 +28,9 @@ diff's table (each ratio's interval on a log axis, significant rows
 marked) and, with -fail-above, the gate's verdict. The page loads nothing
 from the network and opens from file://; its table reads without
 JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
--pyroscope selectors); a live-arenas profile has no intervals to draw:
+directories and quoted globs, whose profiles are merged, -pyroscope
+selectors); several profiles per side of a diff are listed with -base
+(arenaprof help diff); a live-arenas profile has no intervals to draw:
 read it with top.
 
 Every table row element carries the numbers of top -json (data-key,

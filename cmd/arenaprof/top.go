@@ -26,10 +26,11 @@ const readLimitsUsage = `  -max-bytes N
         refuse a profile that would take more than N bytes of memory to
         read and decode, judged from its records before decoding them
         (default 512MiB: a Go heap profile of about 300,000 samples, an
-        arenaprof profile of about 145,000 buckets)
+        arenaprof profile of about 145,000 buckets); merged inputs count
+        together, each decoded profile twice (it and the merge it joins)
 `
 
-const topUsage = `usage: arenaprof top [flags] PROFILE
+const topUsage = `usage: arenaprof top [flags] PROFILE...
        arenaprof top -pyroscope URL [-from T] [-to T] [flags] SELECTOR
 
 Prints the estimated bytes of each group of a profile with a confidence
@@ -38,6 +39,7 @@ or allocs profile of the Go runtime (runtime/pprof, or net/http/pprof's
 /debug/pprof/heap and /debug/pprof/allocs). PROFILE is a file (gzipped or
 not), an http(s) URL (add ?seconds=N for the delta of an N-second
 window), or - for standard input.
+` + inputsUsage + `
 
 A live-arenas profile (/debug/arenaprof/arenas) holds exact counts, not
 samples: top prints its reserved bytes, used bytes and arenas by leaf
@@ -84,11 +86,30 @@ flags:
 ` + filterUsage + heapUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "heap_sampler" and
         "heap_go_version" (with Go heap samples: the rule, and the release
-        that chose it), "groups", "rows": [{"key", "samples", "tail", "bytes",
+        that chose it), "inputs" (merged inputs only: {"profiles", "from",
+        "to", "skipped"}), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
         bound it; keys are always whole
 `
+
+// inputsUsage documents several inputs per side, for top, diff and html.
+const inputsUsage = `
+Several inputs are merged into one profile, as go tool pprof merges the
+profiles it is given: their values add up and their window markings
+join. An input is a file, a URL, -, a directory or a glob: a directory
+gives the arena and heap profiles that arenaprof's Config.Dir wrote there,
+in time order (its cpu, wall, peak and arenas profiles, temporary and
+hidden files are skipped; a directory of other files gives its .pb.gz and
+.pb files); a glob (quote it, e.g. 'dir/*-arena.pb.gz') gives the files
+it matches. The heading says how many profiles were merged, the span of
+their times, and what a directory held that was not read. Merged inputs
+are all arenaprof profiles (arena, heap or combined uploads) or all Go
+runtime heap profiles; profiles under different sampling means merge,
+Go heap samples of different MemProfileRates or of Go releases whose heap
+samplers differ do not, nor do live-arenas and peak profiles (states of
+one moment). -max-memory bounds the inputs of a side together. A file
+given twice is refused. See docs/inputs.md.`
 
 // commonOptions are the parsed flags top and diff share.
 type commonOptions struct {
