@@ -387,3 +387,89 @@ func TestMergeMemoryLimit(t *testing.T) {
 		t.Errorf("at the suggested -max-memory %s: exit %d: %s", suggested, code, errOut)
 	}
 }
+
+// A profile whose sampling mean is 0, negative, too large or missing is
+// refused when read, alone or among others, by a message that names the
+// file and the field.
+func TestMeanRefusedNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.pb.gz")
+	if err := os.WriteFile(good, profileBytes(t, buildFixture(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(p *profile.Profile)
+		want string
+	}{
+		{"sampling_mean 0", func(p *profile.Profile) { p.Sample[0].NumLabel["sampling_mean"] = []int64{0} }, "the label sampling_mean=0"},
+		{"sampling_mean missing, period 0", func(p *profile.Profile) {
+			delete(p.Sample[1].NumLabel, "sampling_mean")
+			p.Period = 0
+		}, "no sampling_mean label and the profile's period (the sampling mean of such samples) is 0"},
+		{"means comment negative", func(p *profile.Profile) { p.Comments = append(p.Comments, "arenaprof means=-1024") }, `"-1024" is not a sampling mean`},
+		{"memprofilerate missing", func(p *profile.Profile) { p.Sample[0].Label["memory"] = []string{"heap"} }, "has no memprofilerate label"},
+	}
+	for _, tt := range tests {
+		bad := rewrite(t, good, dir, "bad.pb.gz", tt.edit)
+		for _, args := range [][]string{{bad}, {good, bad}, {dir}} {
+			code, _, errOut := runTopArgs(args...)
+			if code != 1 || !strings.Contains(errOut, bad+": ") || !strings.Contains(errOut, tt.want) {
+				t.Errorf("%s, top %v: exit %d: %s", tt.name, args, code, errOut)
+			}
+		}
+	}
+}
+
+// FuzzMergedMeans merges two profiles whose period and sampling_mean
+// labels are fuzzed: the merge is refused exactly when a part's mean is
+// unusable, naming that part, and otherwise reads.
+func FuzzMergedMeans(f *testing.F) {
+	f.Add(int64(102400), int64(4096), true, int64(102400), int64(0), false)
+	f.Add(int64(0), int64(0), true, int64(1), int64(-1), true)
+	f.Add(int64(1<<40), int64(1<<41), false, int64(-5), int64(7), true)
+	f.Fuzz(func(t *testing.T, period1, mean1 int64, labeled1 bool, period2, mean2 int64, labeled2 bool) {
+		dir := t.TempDir()
+		write := func(name string, period, mean int64, labeled bool) (string, bool) {
+			p := buildFixture(t)
+			p.Period = period
+			for _, s := range p.Sample {
+				if labeled {
+					s.NumLabel["sampling_mean"] = []int64{mean}
+				} else {
+					delete(s.NumLabel, "sampling_mean")
+				}
+			}
+			m := period
+			if labeled {
+				m = mean
+			}
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, profileBytes(t, p), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return path, m < 1 || m > 1<<40
+		}
+		a, badA := write("a.pb.gz", period1, mean1, labeled1)
+		b, badB := write("b.pb.gz", period2, mean2, labeled2)
+		ap, err := loadInputs([]string{a, b}, report.ParseOptions{})
+		if (err != nil) != (badA || badB) {
+			t.Fatalf("error %v; bad means: %v, %v", err, badA, badB)
+		}
+		if err != nil {
+			first := a
+			if !badA {
+				first = b
+			}
+			if !strings.Contains(err.Error(), first+": ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q does not name %s on one line", err, first)
+			}
+			return
+		}
+		for _, s := range ap.prof.Sample {
+			if m := s.NumLabel["sampling_mean"]; len(m) == 0 || m[0] < 1 {
+				t.Fatalf("merged sample without a usable mean: %v", s.NumLabel)
+			}
+		}
+	})
+}
