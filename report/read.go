@@ -81,16 +81,27 @@ func ParseMeasured(r io.Reader, o ParseOptions) (*profile.Profile, int64, error)
 		defer zr.Close()
 		src = zr
 	}
-	tooLarge := func() error {
-		if lr.N == 0 {
-			return fmt.Errorf("report: %w of %d bytes (compressed)", ErrTooLarge, maxBytes)
-		}
-		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
-	}
 	var sc memScan
 	var data []byte
+	// measure reads the rest of the data, keeping none of it, for what
+	// the whole needs (measureRest), and lets go of data.
+	measure := func() (size, need int64, exact bool) {
+		d := data
+		data = nil
+		more := max(measureFactor*maxBytes, measureMin)
+		lr.N = min(lr.N, math.MaxInt64-more) + more
+		return measureRest(src, d, sc, more, maxMem/4)
+	}
+	tooLarge := func() error {
+		e := &pprofmt.SizeLimitError{Limit: maxBytes, Compressed: lr.N == 0, NotProfile: sc.notProfile(data)}
+		e.Size, _, e.Exact = measure()
+		return fmt.Errorf("report: %w", e)
+	}
 	overMemory := func(need int64) error {
-		return fmt.Errorf("report: %w", &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data)})
+		e := &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data)}
+		size, all, exact := measure()
+		e.Need, e.Size, e.Exact = max(all, need), size, exact
+		return fmt.Errorf("report: %w", e)
 	}
 	// need is the memory the data read so far commits to: four times the
 	// data (see MaxMemory) and its decoded cost.

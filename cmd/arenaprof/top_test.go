@@ -369,7 +369,7 @@ func TestTopBadInput(t *testing.T) {
 		{"unknown label", []string{"-by", "label=nosuch", good}, 1, `no sample carries the label "nosuch"`},
 		{"numeric label", []string{"-by", "label=bytes", good}, 1, "numeric label"},
 		{"file above max-bytes", []string{"-max-bytes", "100", good}, 1, "larger than -max-bytes 100 bytes"},
-		{"decompression bomb", []string{"-max-bytes", "1048576", bomb}, 1, "raise -max-bytes"},
+		{"decompression bomb", []string{"-max-bytes", "1048576", bomb}, 1, "not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-bytes 1MiB"},
 		{"bad max-bytes", []string{"-max-bytes", "0", good}, 2, "bad -max-bytes"},
 		{"word max-bytes", []string{"-max-bytes", "lots", good}, 2, "bad -max-bytes"},
 		{"word max-memory", []string{"-max-memory", "1 gallon", good}, 2, "bad -max-memory"},
