@@ -44,7 +44,9 @@ type ParseOptions struct {
 const readChunk = 64 << 10
 
 // Parse reads a pprof profile (gzip-compressed or not) from r within the
-// bounds of o. It reads in chunks and scans the records of the
+// bounds of o. After refusing a profile that may be genuine, it reads on,
+// keeping none of the data, to measure what the whole needs (see
+// [pprofmt.MemoryLimitError] and [pprofmt.SizeLimitError]). It reads in chunks and scans the records of the
 // decompressed data as they arrive, counting what each will cost decoded,
 // and refuses the profile (an error wrapping [ErrTooLarge]) as soon as the
 // data or that cost passes a bound: so a small hostile file (a gzip of
@@ -93,14 +95,18 @@ func ParseMeasured(r io.Reader, o ParseOptions) (*profile.Profile, int64, error)
 		return measureRest(src, d, sc, more, maxMem/4)
 	}
 	tooLarge := func() error {
-		e := &pprofmt.SizeLimitError{Limit: maxBytes, Compressed: lr.N == 0, NotProfile: sc.notProfile(data)}
-		e.Size, _, e.Exact = measure()
+		e := &pprofmt.SizeLimitError{Limit: maxBytes, Compressed: lr.N == 0, NotProfile: sc.notProfile(data), Size: int64(len(data))}
+		if !e.NotProfile { // no bound reads data that is no profile
+			e.Size, _, e.Exact = measure()
+		}
 		return fmt.Errorf("report: %w", e)
 	}
 	overMemory := func(need int64) error {
-		e := &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data)}
-		size, all, exact := measure()
-		e.Need, e.Size, e.Exact = max(all, need), size, exact
+		e := &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data), Size: int64(len(data))}
+		if !e.NotProfile {
+			size, all, exact := measure()
+			e.Need, e.Size, e.Exact = max(all, need), size, exact
+		}
 		return fmt.Errorf("report: %w", e)
 	}
 	// need is the memory the data read so far commits to: four times the
