@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -233,6 +234,7 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		acc   *profile.Profile
 		first mergePart
 		used  int64                 // twice the decoded cost of the profiles merged so far
+		costs []int64               // the decoded cost of each profile merged
 		rates = map[int64]string{}  // MemProfileRate: the first file with it
 		rules = map[string]string{} // Go heap sampler rule: the first file with it
 		info  = &mergedInputs{n: len(files), skipped: skipped}
@@ -248,8 +250,8 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		s.close()
 		if err != nil {
 			var mle *pprofmt.MemoryLimitError
-			if i > 0 && errors.As(err, &mle) && !mle.NotProfile {
-				return nil, mergedLimitErr(s.shown, i, len(files), used, mle.Need, lim.MaxMemory)
+			if len(files) > 1 && errors.As(err, &mle) && !mle.NotProfile {
+				return nil, mergedLimitErr(files, s.shown, costs, mle, lim)
 			}
 			return nil, parseErr(s, err, lim)
 		}
@@ -276,24 +278,51 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 			return nil, topInputErr("cannot merge %s with the profiles before it: %s", part.src, strings.TrimPrefix(err.Error(), "report: "))
 		}
 		used += 2 * cost
-		if used > lim.MaxMemory && i+1 < len(files) {
-			return nil, mergedLimitErr(files[i+1], i+1, len(files), used, 0, lim.MaxMemory)
-		}
+		costs = append(costs, cost)
 	}
 	return &arenaProfile{prof: acc, cost: used / 2, merged: info}, nil
 }
 
-// mergedLimitErr is the message for inputs that pass -max-memory together:
-// i of n were read, taking used, and src was refused, needing at least
-// need more. It suggests a bound above what all n would take at the pace
-// of the first i+1.
-func mergedLimitErr(src string, i, n int, used, need, limit int64) error {
-	total := used + need
-	if i+1 < n {
-		total = int64(float64(total) / float64(i+1) * float64(n))
+// mergedLimitErr is the message for inputs that pass -max-memory
+// together: the profiles of files were merged up to the one shown as src,
+// whose costs are costs, and it was refused with mle. It measures what the
+// others need, reading each through to its end without keeping it (a
+// refusal at a bound of 1 byte: see report.Parse), and suggests a bound
+// that reads them all: at each input, what those before it keep plus what
+// it needs to be read.
+func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.MemoryLimitError, lim report.ParseOptions) error {
+	var kept, need int64
+	for _, c := range costs {
+		kept += 2 * c
 	}
-	return topInputErr("cannot read %s: the %d inputs together would take more than -max-memory %s of memory (the %d read before it take about %s, merged); raise -max-memory (e.g. -max-memory %s, from the pace of those read), or give fewer inputs",
-		src, n, formatByteSize(limit), i, formatByteSize(used), formatByteSize(suggestMemory(limit, total)))
+	used := kept
+	exact := mle.Exact
+	measured := func(e *pprofmt.MemoryLimitError) {
+		need = max(need, kept+e.Need)
+		kept += 2 * max(e.Need-4*e.Size, 0) // what the decoded profile keeps
+	}
+	measured(mle)
+	for _, f := range files[len(costs)+1:] {
+		s, err := openProfileSource(f)
+		if err != nil {
+			exact = false
+			continue
+		}
+		_, _, err = report.ParseMeasured(s.r, report.ParseOptions{MaxBytes: lim.MaxBytes, MaxMemory: 1})
+		s.close()
+		var e *pprofmt.MemoryLimitError
+		if !errors.As(err, &e) || !e.Exact {
+			exact = false
+			continue
+		}
+		measured(e)
+	}
+	takes := "take " + tabfmt.Bytes(float64(need))
+	if !exact {
+		takes = "take more than " + tabfmt.Bytes(float64(need))
+	}
+	return topInputErr("cannot read %s: the %d inputs together %s of memory, more than -max-memory %s (the %d read before it keep %s, merged); raise -max-memory (e.g. -max-memory %s) or give fewer inputs",
+		src, len(files), takes, formatByteSize(lim.MaxMemory), len(costs), tabfmt.Bytes(float64(used)), formatByteSize(suggestMemory(lim.MaxMemory, need)))
 }
 
 // checkMergeRates refuses p, read from src, when its Go heap samples were

@@ -357,7 +357,8 @@ func TestMergeRefused(t *testing.T) {
 
 // -max-memory bounds the merged set: files each read alone within the
 // bound are refused together, naming -max-memory and suggesting a bound
-// that then reads them.
+// that then reads them (measured over every input, from the first refused
+// on), also when the first input is the one refused.
 func TestMergeMemoryLimit(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
@@ -375,16 +376,27 @@ func TestMergeMemoryLimit(t *testing.T) {
 		t.Fatalf("one file at -max-memory %s: exit %d: %s", limit, code, errOut)
 	}
 	code, _, errOut = runTopArgs(append([]string{"-max-memory", limit}, files...)...)
-	if code != 1 || !strings.Contains(errOut, "the 6 inputs together would take more than -max-memory "+limit) {
+	if code != 1 || !strings.Contains(errOut, "the 6 inputs together take ") || !strings.Contains(errOut, "of memory, more than -max-memory "+limit) {
 		t.Fatalf("six files at -max-memory %s: exit %d: %s", limit, code, errOut)
 	}
 	_, suggested, ok := strings.Cut(errOut, "(e.g. -max-memory ")
-	suggested, _, _ = strings.Cut(suggested, ",")
+	suggested, _, _ = strings.Cut(suggested, ")")
 	if !ok {
 		t.Fatalf("no suggestion: %s", errOut)
 	}
 	if code, _, errOut := runTopArgs(append([]string{"-max-memory", suggested}, files...)...); code != 0 {
 		t.Errorf("at the suggested -max-memory %s: exit %d: %s", suggested, code, errOut)
+	}
+	// The same from a directory, refused at its first file.
+	n, _ := parseByteSize(limit)
+	code, _, errOut = runTopArgs("-max-memory", formatByteSize(n/4), dir)
+	if code != 1 || !strings.Contains(errOut, "the 6 inputs together take ") || !strings.Contains(errOut, "(the 0 read before it keep ") {
+		t.Fatalf("directory at -max-memory %s: exit %d: %s", formatByteSize(n/4), code, errOut)
+	}
+	_, suggested, _ = strings.Cut(errOut, "(e.g. -max-memory ")
+	suggested, _, _ = strings.Cut(suggested, ")")
+	if code, _, errOut := runTopArgs("-max-memory", suggested, dir); code != 0 {
+		t.Errorf("directory at the suggested -max-memory %s: exit %d: %s", suggested, code, errOut)
 	}
 }
 
