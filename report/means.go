@@ -17,9 +17,9 @@ import (
 // MemProfileRate, under the period type space/bytes), and the means listed
 // by the comments "arenaprof means=" and "arenaprof inuse_means=". A
 // profile of exact counts (a live-arenas profile) and one of no sampled
-// memory have no means to check: it returns nil for them. [Table] and
-// [Diff] refuse such profiles too; CheckMeans lets a reader refuse them as
-// soon as they are read, before any merge.
+// memory have no means to check: it returns nil for them. [Table], [Diff],
+// [Flame] and [Advise] call it on every profile they read; a reader calls
+// it to refuse such a profile as soon as it is read, before any merge.
 func CheckMeans(p *profile.Profile) error {
 	if p == nil || pprofmt.IsHoldings(p) {
 		return nil
