@@ -485,3 +485,57 @@ func FuzzMergedMeans(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDirFileKind: any file name is read as one of Config.Dir's or not,
+// without a panic; a name read as one starts with its time, ends with
+// .pb.gz and gives a profile name of one component.
+func FuzzDirFileKind(f *testing.F) {
+	for _, n := range []string{"20261125T190000.000Z-shop-env=test,region=eu-1-arena.pb.gz", "20261125T190000.000Z-shop-heap-2.pb.gz", "20261125T190000.000Z-x.pb.gz", ".arenaprof-1.tmp", "20261125T190000.000Z--.pb.gz", "a.pb.gz"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		kind, ok := dirFileKind(name)
+		if !ok {
+			return
+		}
+		if !strings.HasSuffix(name, ".pb.gz") || strings.Contains(kind, "-") {
+			t.Fatalf("%q read as a file of Config.Dir, profile %q", name, kind)
+		}
+		if _, err := time.Parse(dirTimeLayout, name[:len(dirTimeLayout)]); err != nil {
+			t.Fatalf("%q read as a file of Config.Dir without its time: %v", name, err)
+		}
+	})
+}
+
+// FuzzInputArgs: top's inputs, any mix of files, directories, globs and
+// names of nothing (NUL-separated, each taken inside a directory of the
+// test's), never panic and fail on one line with status 1 or 2, or read.
+func FuzzInputArgs(f *testing.F) {
+	dir := f.TempDir()
+	good := filepath.Join(dir, "20261125T190000.000Z-shop-arena.pb.gz")
+	if err := os.WriteFile(good, profileBytes(f, buildFixture(f)), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	name := filepath.Base(good)
+	f.Add(name)
+	f.Add(".")
+	f.Add("*.pb.gz\x00" + name)
+	f.Add("[\x00-")
+	f.Add(".\x00" + name)
+	f.Add("-\x00-")
+	f.Fuzz(func(t *testing.T, args string) {
+		list := strings.Split(args, "\x00")
+		for i, a := range list {
+			if a == "" || strings.HasPrefix(a, "-") && a != "-" || strings.Contains(a, "..") {
+				return // flags are other fuzz targets' part; stay inside dir
+			}
+			if a != "-" {
+				list[i] = filepath.Join(dir, a)
+			}
+		}
+		stdin = strings.NewReader("")
+		defer func() { stdin = os.Stdin }()
+		code, out, errOut := runTopArgs(append([]string{"-by", "type"}, list...)...)
+		checkTopRun(t, code, out, errOut)
+	})
+}
