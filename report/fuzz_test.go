@@ -64,15 +64,17 @@ func FuzzEstimate(f *testing.F) {
 		est := whole.estimate(data, true)
 		var pieces memScan
 		st := int(step%64) + 1
+		var pieceEst int64
 		for n := st; ; n += st {
 			n = min(n, len(data))
 			pieces.scan(data[:n])
+			pieceEst = pieces.estimate(data[:n], n == len(data))
 			if n == len(data) {
 				break
 			}
 		}
-		if pieces != whole {
-			t.Fatalf("scan in pieces of %d: %+v, whole: %+v", st, pieces, whole)
+		if pieces != whole || pieceEst != est {
+			t.Fatalf("scan in pieces of %d: %+v (estimate %d), whole: %+v (estimate %d)", st, pieces, pieceEst, whole, est)
 		}
 		var p *profile.Profile
 		var err error

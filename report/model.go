@@ -85,6 +85,9 @@ func modelOf(p *profile.Profile, by GroupBy, opts TableOptions) (model, error) {
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
+	if err := CheckMeans(p); err != nil {
+		return nil, err
+	}
 	if pprofmt.IsGoHeap(p) {
 		if by.kind() == groupByType {
 			return nil, errors.New("report: a Go heap profile records no types; group it by func, stack or size")

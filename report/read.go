@@ -44,7 +44,9 @@ type ParseOptions struct {
 const readChunk = 64 << 10
 
 // Parse reads a pprof profile (gzip-compressed or not) from r within the
-// bounds of o. It reads in chunks and scans the records of the
+// bounds of o. After refusing a profile that may be genuine, it reads on,
+// keeping none of the data, to measure what the whole needs (see
+// [pprofmt.MemoryLimitError] and [pprofmt.SizeLimitError]). It reads in chunks and scans the records of the
 // decompressed data as they arrive, counting what each will cost decoded,
 // and refuses the profile (an error wrapping [ErrTooLarge]) as soon as the
 // data or that cost passes a bound: so a small hostile file (a gzip of
@@ -52,6 +54,16 @@ const readChunk = 64 << 10
 // costs at most about MaxMemory, whatever MaxBytes is. A panic of the
 // protobuf decoder on hostile input becomes an ordinary error.
 func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
+	p, _, err := ParseMeasured(r, o)
+	return p, err
+}
+
+// ParseMeasured is [Parse], returning also the memory the decoded profile
+// was estimated to take (the decoder's allocations as priced from a scan of
+// the data, without the buffers of the data, which are garbage once it is
+// decoded): what a caller that keeps several profiles, or merges them,
+// counts against a bound of its own.
+func ParseMeasured(r io.Reader, o ParseOptions) (*profile.Profile, int64, error) {
 	maxBytes, maxMem := o.MaxBytes, o.MaxMemory
 	if maxBytes <= 0 {
 		maxBytes = pprofmt.DefaultMaxBytes
@@ -66,21 +78,36 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("report: bad gzip data: %w", err)
+			return nil, 0, fmt.Errorf("report: bad gzip data: %w", err)
 		}
 		defer zr.Close()
 		src = zr
 	}
-	tooLarge := func() error {
-		if lr.N == 0 {
-			return fmt.Errorf("report: %w of %d bytes (compressed)", ErrTooLarge, maxBytes)
-		}
-		return fmt.Errorf("report: %w of %d bytes (decompressed)", ErrTooLarge, maxBytes)
-	}
 	var sc memScan
 	var data []byte
+	// measure reads the rest of the data, keeping none of it, for what
+	// the whole needs (measureRest), and lets go of data.
+	measure := func() (size, need int64, exact bool) {
+		d := data
+		data = nil
+		more := max(measureFactor*maxBytes, measureMin)
+		lr.N = min(lr.N, math.MaxInt64-more) + more
+		return measureRest(src, d, sc, more, maxMem/4)
+	}
+	tooLarge := func() error {
+		e := &pprofmt.SizeLimitError{Limit: maxBytes, Compressed: lr.N == 0, NotProfile: sc.notProfile(data), Size: int64(len(data))}
+		if !e.NotProfile { // no bound reads data that is no profile
+			e.Size, _, e.Exact = measure()
+		}
+		return fmt.Errorf("report: %w", e)
+	}
 	overMemory := func(need int64) error {
-		return fmt.Errorf("report: %w", &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data)})
+		e := &pprofmt.MemoryLimitError{Limit: maxMem, Need: need, NotProfile: sc.notProfile(data), Size: int64(len(data))}
+		if !e.NotProfile {
+			size, all, exact := measure()
+			e.Need, e.Size, e.Exact = max(all, need), size, exact
+		}
+		return fmt.Errorf("report: %w", e)
 	}
 	// need is the memory the data read so far commits to: four times the
 	// data (see MaxMemory) and its decoded cost.
@@ -99,9 +126,9 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		if len(data) == cap(data) {
 			if int64(len(data)) >= limit {
 				if lr.N == 0 || int64(len(data)) > maxBytes {
-					return nil, tooLarge()
+					return nil, 0, tooLarge()
 				}
-				return nil, overMemory(need(data, false) + 1)
+				return nil, 0, overMemory(need(data, false) + 1)
 			}
 			grown := make([]byte, len(data), min(2*int64(cap(data)), limit))
 			copy(grown, data)
@@ -110,30 +137,34 @@ func Parse(r io.Reader, o ParseOptions) (*profile.Profile, error) {
 		n, err := src.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if lr.N == 0 {
-			return nil, tooLarge()
+			return nil, 0, tooLarge()
 		}
 		if int64(len(data)) > maxBytes {
-			return nil, tooLarge()
+			return nil, 0, tooLarge()
 		}
 		sc.scan(data)
 		if nd := need(data, err == io.EOF); nd > maxMem {
-			return nil, overMemory(nd)
+			return nil, 0, overMemory(nd)
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("report: reading profile: %w", err)
+			return nil, 0, fmt.Errorf("report: reading profile: %w", err)
 		}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("report: empty data, not a profile")
+		return nil, 0, errors.New("report: empty data, not a profile")
 	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		// The decoder would decompress it again, with no bound.
-		return nil, errors.New("report: gzip data inside gzip data, not a profile")
+		return nil, 0, errors.New("report: gzip data inside gzip data, not a profile")
 	}
-	return parseData(data, &sc)
+	p, err := parseData(data, &sc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p, sc.estimate(data, true), nil
 }
 
 // parseData parses uncompressed pprof data, turning a decoder panic into an

@@ -185,7 +185,7 @@ func TestTableErrors(t *testing.T) {
 		{"nil", nil, TableOptions{}, "nil profile"},
 		{"heap profile", heap, TableOptions{}, "lacks the sample types inuse_objects/count"},
 		{"negative", neg, TableOptions{}, "negative values"},
-		{"bad mean", badMean, TableOptions{}, "sampling_mean 0"},
+		{"bad mean", badMean, TableOptions{}, "the label sampling_mean=0"},
 		{"mean contradicts values", relabelled, TableOptions{}, "contradicts its sampling mean"},
 		{"mean contradicts values, in use", relabelled, TableOptions{InUse: true}, "contradicts its sampling mean"},
 		{"tail outside", badTail, TableOptions{}, "tail 0 is outside"},

@@ -18,6 +18,7 @@ import (
 )
 
 const diffUsage = `usage: arenaprof diff [flags] BASE NEW
+       arenaprof diff [flags] -base BASE [-base BASE...] NEW...
        arenaprof diff -pyroscope URL [-from T] [-to T] [flags] BASE_SELECTOR NEW_SELECTOR
 
 Compares two memory profiles group by group: the estimated bytes in BASE
@@ -35,7 +36,11 @@ excludes 1 may be left unmarked; -per-row marks every row whose interval
 excludes 1, as before. Rows are sorted by the size of the change, largest
 first; groups present in one profile only have no ratio. BASE and NEW are
 profile files (gzipped or not), http(s) URLs of the arenaprof handler or
-of net/http/pprof, or - (one of them) for standard input.
+of net/http/pprof, or - (one of them) for standard input; each may be a
+directory or a quoted glob, whose profiles are merged (diff before/
+after/ compares two Config.Dir directories). With -base, BASE's inputs
+are the -base flags and NEW's the arguments.
+` + inputsUsage + `
 
 The interval is the exact conditional test for two counts (given their
 sum, one is binomial), extended to groups that mix object sizes and
@@ -68,6 +73,9 @@ flags:
   -confidence C
         confidence of the ratio intervals, strictly between 0 and 1
         (default 0.95); the marks and -fail-above hold it over all rows
+  -base INPUT
+        an input of BASE, repeated for each (a file, URL, directory or
+        glob); the arguments are then NEW's inputs
   -per-row
         test each row alone: mark every row whose interval excludes 1 and
         fail -fail-above on any material row whose ratio_lo exceeds R
@@ -89,7 +97,8 @@ flags:
   -min-bytes N
         and at least N bytes in NEW (default 0)
   -json print JSON instead of a table: {"sample", "by", "confidence",
-        "per_row", "family", "groups", "rows": [{"key", "base_bytes",
+        "per_row", "family", "base_inputs" and "new_inputs" (a side of
+        merged inputs: as top's "inputs"), "groups", "rows": [{"key", "base_bytes",
         "new_bytes", "base_samples", "new_samples", "diff_bytes", "ratio",
         "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant",
         "conservative"}], "total": {...}}; the ratio fields are null when
@@ -112,8 +121,11 @@ type diffOptions struct {
 	minShare   float64 // materiality of a group for the gate: share of NEW's total
 	minBytes   int64   // and bytes in NEW
 	perRow     bool    // -per-row: no adjustment for the number of rows
-	base, next string
-	pyro       pyroscopeOptions // -pyroscope: base and next are label selectors
+	base, next string  // the inputs of each side as messages name them
+	// bases and nexts are the inputs of each side: merged when several
+	// (see loadInputs).
+	bases, nexts []string
+	pyro         pyroscopeOptions // -pyroscope: base and next are label selectors
 }
 
 // defaultMinShare is the default -min-share: pprof's default -nodefraction.
@@ -182,6 +194,18 @@ type diffFlags struct {
 	pf                       pyroscopeFlags
 	fail, minShare, minBytes *string
 	perRow                   *bool
+	base                     *listFlag // -base, repeated: BASE's inputs
+}
+
+// listFlag is a flag that may be repeated: each use adds one value.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, " ") }
+
+// Set adds one value.
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
 
 // addDiffFlags defines diff's flags on fs.
@@ -193,6 +217,7 @@ func addDiffFlags(fs *flag.FlagSet) diffFlags {
 		minShare: fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), ""),
 		minBytes: fs.String("min-bytes", "0", ""),
 		perRow:   fs.Bool("per-row", false, ""),
+		base:     func() *listFlag { l := new(listFlag); fs.Var(l, "base", ""); return l }(),
 	}
 }
 
@@ -223,13 +248,24 @@ func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
 	}
 	opts.minBytes = mb
 	opts.perRow = *df.perRow
-	if len(pos) != 2 && opts.pyro.on() {
-		return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+	if len(*df.base) > 0 {
+		if opts.pyro.on() {
+			return opts, topUsageErr("-base lists profile inputs: with -pyroscope give the BASE and NEW label selectors as arguments")
+		}
+		if len(pos) == 0 {
+			return opts, topUsageErr("missing NEW: with -base, the arguments are NEW's inputs, e.g. arenaprof diff -base before1.pb.gz -base before2.pb.gz after1.pb.gz after2.pb.gz")
+		}
+		opts.bases, opts.nexts = *df.base, pos
+	} else {
+		if len(pos) != 2 && opts.pyro.on() {
+			return opts, topUsageErr("%d arguments where BASE and NEW label selectors were expected with -pyroscope, e.g. '{service_name=\"shop\",version=\"v1\"}' '{service_name=\"shop\",version=\"v2\"}'", len(pos))
+		}
+		if len(pos) != 2 {
+			return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz; to merge several profiles per side give a directory or a quoted glob per side (arenaprof diff before/ 'after/*.pb.gz'), or list BASE's with -base", len(pos))
+		}
+		opts.bases, opts.nexts = pos[:1], pos[1:]
 	}
-	if len(pos) != 2 {
-		return opts, topUsageErr("%d arguments where BASE and NEW were expected; give two profile files or URLs, e.g. arenaprof diff before.pb.gz after.pb.gz", len(pos))
-	}
-	opts.base, opts.next = pos[0], pos[1]
+	opts.base, opts.next = strings.Join(opts.bases, " "), strings.Join(opts.nexts, " ")
 	return opts, nil
 }
 
@@ -249,7 +285,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	}
 	shown := diffShown(res, opts)
 	if opts.json {
-		err = writeDiffJSON(stdout, opts, res, shown)
+		err = writeDiffJSON(stdout, opts, base, next, res, shown)
 	} else {
 		err = writeDiffTable(stdout, opts, base, next, res, shown)
 	}
@@ -258,19 +294,22 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 
 // loadDiff loads BASE and NEW.
 func loadDiff(opts diffOptions) (base, next *arenaProfile, err error) {
-	if opts.base == "-" && opts.next == "-" {
+	if slices.Contains(opts.bases, "-") && slices.Contains(opts.nexts, "-") {
 		return nil, nil, topUsageErr("BASE and NEW cannot both be - (standard input)")
 	}
-	load := loadArenaProfile
 	if opts.pyro.on() {
-		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
-			return opts.pyro.load(src, opts.commonOptions)
+		if base, err = opts.pyro.load(opts.base, opts.commonOptions); err != nil {
+			return nil, nil, err
 		}
+		if next, err = opts.pyro.load(opts.next, opts.commonOptions); err != nil {
+			return nil, nil, err
+		}
+		return base, next, nil
 	}
-	if base, err = load(opts.base, opts.limits()); err != nil {
+	if base, err = loadInputs(opts.bases, opts.limits()); err != nil {
 		return nil, nil, err
 	}
-	if next, err = load(opts.next, opts.limits()); err != nil {
+	if next, err = loadInputs(opts.nexts, opts.limits()); err != nil {
 		return nil, nil, err
 	}
 	return base, next, nil
@@ -354,6 +393,8 @@ type diffJSON struct {
 	Family     int           `json:"family"`
 	Sampler    *[2]string    `json:"heap_sampler,omitempty"`    // base, new
 	GoVersion  *[2]string    `json:"heap_go_version,omitempty"` // base, new
+	BaseInputs *inputsJSON   `json:"base_inputs,omitempty"`     // BASE merges several inputs
+	NewInputs  *inputsJSON   `json:"new_inputs,omitempty"`      // NEW merges several inputs
 	Groups     int           `json:"groups"`
 	Rows       []diffRowJSON `json:"rows"`
 	Total      diffRowJSON   `json:"total"`
@@ -377,10 +418,11 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 	return out
 }
 
-func writeDiffJSON(w io.Writer, opts diffOptions, res *report.DiffResult, shown []report.DiffRow) error {
+func writeDiffJSON(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		PerRow: res.PerRow, Family: res.Family, Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
+		PerRow: res.PerRow, Family: res.Family, BaseInputs: inputsOut(base.merged), NewInputs: inputsOut(next.merged),
+		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}
 	if res.HeapSampler != [2]string{} {
 		out.Sampler, out.GoVersion = &res.HeapSampler, &res.HeapGoVersion
@@ -450,6 +492,14 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 	lines := []string{
 		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, opts.base, opts.next),
 		fmt.Sprintf("windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE", diffWindow(base), diffWindow(next), conf),
+	}
+	for _, side := range []struct {
+		name string
+		ap   *arenaProfile
+	}{{"BASE", base}, {"NEW", next}} {
+		if side.ap.merged != nil {
+			lines = append(lines, side.name+" inputs: "+side.ap.merged.describe())
+		}
 	}
 	if d := opts.filter.describe(); d != "" {
 		lines = append(lines, d)

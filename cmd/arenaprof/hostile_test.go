@@ -75,14 +75,14 @@ func TestBombsRefusedBounded(t *testing.T) {
 		{"decoder bomb, file", []string{"top", decoderFile}, nil, "-max-memory"},
 		{"gzip of zeros, file", []string{"top", zerosFile}, nil, "not a profile"},
 		{"gzip of zeros, -max-memory 64MiB", []string{"top", "-max-memory", "64MiB", zerosFile}, nil, "not a profile"},
-		{"decoder bomb, stdin", []string{"top", "-"}, decoder, "standard input: decoding it would take more than -max-memory"},
+		{"decoder bomb, stdin", []string{"top", "-"}, decoder, "standard input: reading it takes 7.25GiB of memory, more than -max-memory 512MiB; raise -max-memory (e.g. -max-memory 8GiB)"},
 		{"decoder bomb, URL", []string{"top", srv.URL + "/decoder"}, nil, "-max-memory 512MiB"},
 		{"gzip of zeros, URL", []string{"top", srv.URL + "/zeros"}, nil, "not a profile"},
 		{"decoder bomb, redirect", []string{"top", srv.URL + "/redirect"}, nil, "-max-memory"},
 		{"decoder bomb, diff NEW", []string{"diff", good, decoderFile}, nil, "-max-memory"},
 		{"decoder bomb, diff BASE URL", []string{"diff", srv.URL + "/decoder", good}, nil, "-max-memory"},
 		{"decoder bomb, small -max-memory", []string{"top", "-max-memory", "1MiB", decoderFile}, nil, "-max-memory 1MiB"},
-		{"gzip of zeros, -max-bytes", []string{"top", "-max-bytes", "1MiB", "-max-memory", "1GiB", srv.URL + "/zeros"}, nil, "larger than -max-bytes 1MiB"},
+		{"gzip of zeros, -max-bytes", []string{"top", "-max-bytes", "1MiB", "-max-memory", "1GiB", srv.URL + "/zeros"}, nil, "/zeros: not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-bytes 1MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.stdin != nil {

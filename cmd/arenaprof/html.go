@@ -18,6 +18,7 @@ import (
 
 const htmlUsage = `usage: arenaprof html [-o FILE] [-open] [top's flags] PROFILE
        arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
+       arenaprof html [-o FILE] [-open] [diff's flags] -base BASE... NEW...
 
 Writes one self-contained HTML page: with PROFILE, top's table (every
 group with its interval as a bar on a shared axis, sortable by estimate
@@ -28,7 +29,9 @@ diff's table (each ratio's interval on a log axis, significant rows
 marked) and, with -fail-above, the gate's verdict. The page loads nothing
 from the network and opens from file://; its table reads without
 JavaScript. PROFILE, BASE and NEW are what top and diff read (files, URLs,
--pyroscope selectors); a live-arenas profile makes top's table of its
+directories and quoted globs, whose profiles are merged, -pyroscope
+selectors); several profiles per side of a diff are listed with -base
+(arenaprof help diff). A live-arenas profile makes top's table of its
 exact counts (no intervals, no flame graph), and two make diff's
 comparison of them (exact counts and ratios, + marking the groups whose
 reserved bytes grew; no -fail-above).
@@ -105,8 +108,8 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 		*df.g.n = "0"
 	}
 	var page strings.Builder
-	switch len(pos) {
-	case 1:
+	switch {
+	case len(pos) == 1 && !set["base"]:
 		for _, name := range []string{"fail-above", "min-share", "min-bytes"} {
 			if set[name] {
 				return topUsageErr("-%s compares two profiles: give BASE and NEW", name)
@@ -119,7 +122,7 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 		if err := htmlTop(&page, opts, ho); err != nil {
 			return err
 		}
-	case 2:
+	case len(pos) == 2 || set["base"]:
 		opts, err := df.options(pos)
 		if err != nil {
 			return err
@@ -128,7 +131,7 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	default:
-		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz", len(pos))
+		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz; to merge several profiles give a directory or a quoted glob, and for a diff list BASE's with -base", len(pos))
 	}
 	path, err := writePage(ho.out, page.String())
 	if err != nil {
@@ -169,6 +172,9 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	var heading []string
 	if d := opts.filter.describe(); d != "" {
 		heading = append(heading, d)
+	}
+	if ap.merged != nil {
+		heading = append(heading, "inputs: "+ap.merged.describe())
 	}
 	heading = append(heading, res.Heading()...)
 	return htmlreport.Top(w, res, htmlreport.Options{

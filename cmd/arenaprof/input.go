@@ -1,11 +1,20 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -36,4 +45,390 @@ func holdsGoHeap(p *profile.Profile) bool {
 		}
 	}
 	return false
+}
+
+// Several inputs per side: top and diff merge the profiles of a list of
+// files, a directory or a glob into one, as go tool pprof merges the
+// profiles it is given.
+
+// mergedInputs describes the profiles merged into one side.
+type mergedInputs struct {
+	n        int       // profiles merged
+	from, to time.Time // the span their times cover; zero if none has a time
+	skipped  []string  // what a directory held that was not read, e.g. "12 cpu"
+}
+
+// memoryKinds are the profiles of Config.Dir a directory input reads: the
+// arena and Go heap uploads, which hold sampled memory over disjoint
+// windows and add up. The others (cpu, wall, and peak and arenas, which
+// are states of one moment) are skipped.
+var memoryKinds = map[string]bool{"arena": true, "heap": true}
+
+// dirTimeLayout is the time that starts the names of Config.Dir's files.
+const dirTimeLayout = "20060102T150405.000Z"
+
+// dirFileKind returns the profile name of a file Config.Dir writes
+// (TIME-APP[-LABELS]-PROFILE[-N].pb.gz), and whether name is one.
+func dirFileKind(name string) (string, bool) {
+	rest, ok := strings.CutSuffix(name, ".pb.gz")
+	if !ok || len(rest) <= len(dirTimeLayout) || rest[len(dirTimeLayout)] != '-' {
+		return "", false
+	}
+	if _, err := time.Parse(dirTimeLayout, rest[:len(dirTimeLayout)]); err != nil {
+		return "", false
+	}
+	parts := strings.Split(rest[len(dirTimeLayout)+1:], "-")
+	kind := parts[len(parts)-1]
+	if len(parts) > 2 && strings.Trim(kind, "0123456789") == "" {
+		kind = parts[len(parts)-2] // -N: a second file of the same millisecond
+	}
+	return kind, len(parts) >= 2
+}
+
+// readProfileDir lists the profiles of dir to merge: the arena and heap
+// profiles Config.Dir writes, in time order, skipping its other profiles,
+// its temporary files and hidden files; a directory holding no file of
+// Config.Dir's gives each of its .pb.gz and .pb files, in name order.
+func readProfileDir(dir string) (files, skipped []string, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, topInputErr("cannot read the directory %s: %v", dir, err)
+	}
+	var agent, plain []string
+	others := map[string]int{}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			continue // temporary files of Config.Dir start with a dot
+		}
+		if kind, ok := dirFileKind(name); ok {
+			if memoryKinds[kind] {
+				agent = append(agent, filepath.Join(dir, name))
+			} else {
+				others[kind]++
+			}
+			continue
+		}
+		if strings.HasSuffix(name, ".pb.gz") || strings.HasSuffix(name, ".pb") {
+			plain = append(plain, filepath.Join(dir, name))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(others)) {
+		skipped = append(skipped, fmt.Sprintf("%d %s", others[k], k))
+	}
+	switch {
+	case len(agent) > 0:
+		return agent, skipped, nil // names start with the time: sorted by it
+	case len(skipped) > 0:
+		return nil, nil, topInputErr("%s holds no arena or heap profile of Config.Dir (it holds %s profiles: cpu and wall hold no memory, and peak and arenas profiles are states of one moment, which do not add up); give one such file to read it alone", dir, strings.Join(skipped, ", "))
+	case len(plain) > 0:
+		return plain, nil, nil
+	}
+	return nil, nil, topInputErr("%s holds no profile: no file of Config.Dir and no .pb.gz or .pb file", dir)
+}
+
+// expandInputs turns the arguments of one side into the profiles to read:
+// a directory gives its profiles (readProfileDir), a pattern that names no
+// file is expanded as a glob (filepath.Match's syntax: quote it so that
+// the shell leaves it alone), anything else (a file, an http(s) URL, or -
+// for standard input) is read as it is. single reports one argument read
+// as it is: no merge.
+func expandInputs(args []string) (files, skipped []string, single bool, err error) {
+	for _, a := range args {
+		if isProfileURL(a) || a == "-" {
+			files = append(files, a)
+			continue
+		}
+		fi, statErr := os.Stat(a)
+		switch {
+		case statErr == nil && fi.IsDir():
+			fs, sk, err := readProfileDir(a)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			files, skipped = append(files, fs...), append(skipped, sk...)
+		case statErr != nil && strings.ContainsAny(a, "*?["):
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, nil, false, topUsageErr("bad pattern %q: %v", a, err)
+			}
+			n := len(files)
+			for _, f := range m {
+				if fi, err := os.Stat(f); err == nil && !fi.IsDir() {
+					files = append(files, f)
+				}
+			}
+			if len(files) == n {
+				return nil, nil, false, topInputErr("no file matches %s", a)
+			}
+		default:
+			files = append(files, a)
+		}
+	}
+	seen := map[string]string{}
+	for _, f := range files {
+		key := f
+		if !isProfileURL(f) && f != "-" {
+			key = filepath.Clean(f)
+		}
+		if prev, ok := seen[key]; ok {
+			if prev != f {
+				f += " (as " + prev + " and " + f + ")"
+			}
+			return nil, nil, false, topUsageErr("%s is given twice: its samples would count twice", f)
+		}
+		seen[key] = f
+	}
+	single = len(args) == 1 && len(files) == 1 && files[0] == args[0]
+	return files, skipped, single, nil
+}
+
+// loadInputs reads the profiles of one side (see expandInputs) within lim,
+// merged when there are several or when they come from a directory or a
+// glob.
+func loadInputs(args []string, lim report.ParseOptions) (*arenaProfile, error) {
+	files, skipped, single, err := expandInputs(args)
+	if err != nil {
+		return nil, err
+	}
+	if single {
+		return loadArenaProfile(files[0], lim)
+	}
+	return loadMerged(files, skipped, lim)
+}
+
+// mergePart is what a merge keeps of each profile read: its source, for
+// the messages that refuse to merge it with another.
+type mergePart struct {
+	src  string
+	kind string // "arenaprof" (arena, heap or combined uploads), "Go runtime heap", "live-arenas" or "peak"
+}
+
+// partKind names the kind of p for the merge's messages.
+func partKind(p *profile.Profile) string {
+	switch {
+	case pprofmt.IsHoldings(p):
+		return "live-arenas"
+	case pprofmt.IsGoHeap(p):
+		return "Go runtime heap"
+	}
+	for _, c := range p.Comments {
+		if strings.HasPrefix(c, pprofmt.PeakCommentPrefix) {
+			return "peak"
+		}
+	}
+	return "arenaprof"
+}
+
+// loadMerged reads files within lim and merges them (report.Merge): values
+// add up and the window markings join. -max-memory bounds them together:
+// each profile is read within what the ones before it left, counted twice
+// (the merged profile and the merge that extends it). It refuses what the
+// merged profile could not be read as: live-arenas and peak profiles
+// (states of one moment, which do not add up), Go runtime heap profiles
+// with arenaprof profiles, and Go heap samples of different MemProfileRates
+// or of Go releases whose heap samplers differ.
+func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile, error) {
+	lim = withDefaults(lim)
+	var (
+		acc   *profile.Profile
+		first mergePart
+		used  int64                 // twice the decoded cost of the profiles merged so far
+		costs []int64               // the decoded cost of each profile merged
+		rates = map[int64]string{}  // MemProfileRate: the first file with it
+		rules = map[string]string{} // Go heap sampler rule: the first file with it
+		info  = &mergedInputs{n: len(files), skipped: skipped}
+	)
+	for i, src := range files {
+		s, err := openProfileSource(src)
+		if err != nil {
+			return nil, err
+		}
+		budget := lim
+		budget.MaxMemory = max(lim.MaxMemory-used, 1)
+		p, cost, err := report.ParseMeasured(s.r, budget)
+		s.close()
+		if err != nil {
+			var mle *pprofmt.MemoryLimitError
+			if len(files) > 1 && errors.As(err, &mle) && !mle.NotProfile {
+				return nil, mergedLimitErr(files, s.shown, costs, mle, lim)
+			}
+			return nil, parseErr(s, err, lim)
+		}
+		if err := checkArena(s.shown, p); err != nil {
+			return nil, err
+		}
+		part := mergePart{src: s.shown, kind: partKind(p)}
+		if (part.kind == "live-arenas" || part.kind == "peak") && len(files) > 1 {
+			return nil, topInputErr("%s is a %s profile, a state of one moment: such profiles do not add up; read it alone", part.src, part.kind)
+		}
+		if i == 0 {
+			first = part
+		} else if part.kind != first.kind {
+			return nil, topInputErr("%s (%s profile) and %s (%s profile) cannot be merged: their sample types differ; merge profiles of one kind, e.g. the arena and heap uploads of Config.Dir, or runtime/pprof heap profiles", first.src, first.kind, part.src, part.kind)
+		}
+		if err := checkMergeRates(p, part.src, rates, rules); err != nil {
+			return nil, err
+		}
+		addMeanLabels(p)
+		info.span(p)
+		if acc == nil {
+			acc = p
+		} else if acc, err = report.Merge(acc, p); err != nil {
+			return nil, topInputErr("cannot merge %s with the profiles before it: %s", part.src, strings.TrimPrefix(err.Error(), "report: "))
+		}
+		used += 2 * cost
+		costs = append(costs, cost)
+	}
+	return &arenaProfile{prof: acc, cost: used / 2, merged: info}, nil
+}
+
+// mergedLimitErr is the message for inputs that pass -max-memory
+// together: the profiles of files were merged up to the one shown as src,
+// whose costs are costs, and it was refused with mle. It measures what the
+// others need, reading each through to its end without keeping it (a
+// refusal at a bound of 1 byte: see report.Parse), and suggests a bound
+// that reads them all: at each input, what those before it keep plus what
+// it needs to be read.
+func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.MemoryLimitError, lim report.ParseOptions) error {
+	var kept, need int64
+	for _, c := range costs {
+		kept += 2 * c
+	}
+	used := kept
+	exact := mle.Exact
+	measured := func(e *pprofmt.MemoryLimitError) {
+		need = max(need, kept+e.Need)
+		kept += 2 * max(e.Need-4*e.Size, 0) // what the decoded profile keeps
+	}
+	measured(mle)
+	for _, f := range files[len(costs)+1:] {
+		s, err := openProfileSource(f)
+		if err != nil {
+			exact = false
+			continue
+		}
+		_, _, err = report.ParseMeasured(s.r, report.ParseOptions{MaxBytes: lim.MaxBytes, MaxMemory: 1})
+		s.close()
+		var e *pprofmt.MemoryLimitError
+		if !errors.As(err, &e) || !e.Exact {
+			exact = false
+			continue
+		}
+		measured(e)
+	}
+	takes := "take " + tabfmt.Bytes(float64(need))
+	if !exact {
+		takes = "take more than " + tabfmt.Bytes(float64(need))
+	}
+	return topInputErr("cannot read %s: the %d inputs together %s of memory, more than -max-memory %s (the %d read before it keep %s, merged); raise -max-memory (e.g. -max-memory %s) or give fewer inputs",
+		src, len(files), takes, formatByteSize(lim.MaxMemory), len(costs), tabfmt.Bytes(float64(used)), formatByteSize(suggestMemory(lim.MaxMemory, need)))
+}
+
+// checkMergeRates refuses p, read from src, when its Go heap samples were
+// drawn at a MemProfileRate, or under a heap sampler's rule, other than
+// those of the profiles merged before it; rates and rules map each seen so
+// far to the first file with it.
+func checkMergeRates(p *profile.Profile, src string, rates map[int64]string, rules map[string]string) error {
+	mine := map[int64]bool{}
+	if pprofmt.IsGoHeap(p) {
+		mine[p.Period] = true
+	}
+	for _, s := range p.Sample {
+		if v := s.Label[pprofmt.LabelMemory]; len(v) > 0 && v[0] == pprofmt.MemoryHeap {
+			if r := s.NumLabel[pprofmt.LabelHeapRate]; len(r) > 0 {
+				mine[r[0]] = true
+			}
+		}
+	}
+	for r := range mine {
+		for other, f := range rates {
+			if other != r {
+				return topInputErr("%s holds Go heap samples drawn at MemProfileRate %d and %s at %d: Go heap samples of different rates cannot be grouped together; merge profiles of one rate", f, other, src, r)
+			}
+		}
+		rates[r] = src
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	for _, v := range pprofmt.GoVersionsOf(p) {
+		rule, err := goheap.RuleOf(v)
+		if err != nil {
+			continue // report.Table names the comment
+		}
+		name := rule.String()
+		for other, f := range rules {
+			if other != name {
+				return topInputErr("%s and %s hold Go heap samples of Go releases whose heap samplers differ (the %s and %s rules): read them apart", f, src, other, name)
+			}
+		}
+		rules[name] = src
+	}
+	return nil
+}
+
+// addMeanLabels gives each arena sample of p without a sampling_mean label
+// one holding p's period, the mean it was drawn under: the merged profile
+// keeps one period, the largest of its parts'.
+func addMeanLabels(p *profile.Profile) {
+	if pprofmt.IsGoHeap(p) {
+		return
+	}
+	for _, s := range p.Sample {
+		if v := s.Label[pprofmt.LabelMemory]; len(v) > 0 && v[0] == pprofmt.MemoryHeap {
+			continue
+		}
+		if len(s.NumLabel[pprofmt.LabelMean]) > 0 {
+			continue
+		}
+		if s.NumLabel == nil {
+			s.NumLabel = map[string][]int64{}
+		}
+		if s.NumUnit == nil {
+			s.NumUnit = map[string][]string{}
+		}
+		s.NumLabel[pprofmt.LabelMean] = []int64{p.Period}
+		s.NumUnit[pprofmt.LabelMean] = []string{"bytes"}
+	}
+}
+
+// span extends the time span of m by p's: from its time to its end.
+func (m *mergedInputs) span(p *profile.Profile) {
+	if p.TimeNanos <= 0 {
+		return
+	}
+	from, to := time.Unix(0, p.TimeNanos).UTC(), time.Unix(0, p.TimeNanos+max(p.DurationNanos, 0)).UTC()
+	if m.from.IsZero() || from.Before(m.from) {
+		m.from = from
+	}
+	if to.After(m.to) {
+		m.to = to
+	}
+}
+
+// describe is the heading line of a side of merged profiles, e.g.
+// "12 profiles merged, 2026-11-25 19:00:00 to 20:00:00 UTC (1h0m0s)".
+func (m *mergedInputs) describe() string {
+	s := fmt.Sprintf("%d profiles merged", m.n)
+	if m.n == 1 {
+		s = "1 profile"
+	}
+	if !m.from.IsZero() {
+		end := m.to.Format("2006-01-02 15:04:05")
+		if m.to.Format("20060102") == m.from.Format("20060102") {
+			end = m.to.Format("15:04:05")
+		}
+		d := m.to.Sub(m.from)
+		if d >= time.Minute {
+			d = d.Round(time.Second)
+		} else {
+			d = d.Round(time.Millisecond)
+		}
+		s += fmt.Sprintf(", %s to %s UTC (%v)", m.from.Format("2006-01-02 15:04:05"), end, d)
+	}
+	if len(m.skipped) > 0 {
+		s += "; skipped: " + strings.Join(m.skipped, ", ") + " profiles"
+	}
+	return s
 }

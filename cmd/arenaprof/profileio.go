@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -83,6 +84,11 @@ func exitWith(stderr io.Writer, command string, err error) int {
 // reads: an arenaprof profile or a Go heap or allocs profile.
 type arenaProfile struct {
 	prof *profile.Profile
+	// cost is the memory the decoded profile was estimated to take
+	// (report.ParseMeasured); 0 when not read from data.
+	cost int64
+	// merged describes the inputs merged into prof; nil for one input.
+	merged *mergedInputs
 }
 
 // isProfileURL reports whether src names an http(s) URL rather than a file.
@@ -91,25 +97,53 @@ func isProfileURL(src string) bool {
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
 }
 
-// limitErr is the message for a profile past -max-bytes or -max-memory.
+// limitErr is the message for a profile past -max-bytes or -max-memory:
+// it names the flag that was hit and, from what report.Parse measured of
+// the whole data after refusing it, what the profile needs and a value
+// above it to pass; data that is no profile is said to be none.
 func limitErr(src string, err error, lim report.ParseOptions) error {
-	if errors.Is(err, pprofmt.ErrMemoryLimit) {
-		var mle *pprofmt.MemoryLimitError
-		if errors.As(err, &mle) && mle.NotProfile {
-			return topInputErr("cannot read %s: not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-memory %s, before reading it all)", src, formatByteSize(lim.MaxMemory))
+	var mle *pprofmt.MemoryLimitError
+	var sle *pprofmt.SizeLimitError
+	isMem := errors.As(err, &mle)
+	isSize := !isMem && errors.As(err, &sle)
+	switch {
+	case isMem && mle.NotProfile:
+		return topInputErr("cannot read %s: not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-memory %s, before reading it all)", src, formatByteSize(lim.MaxMemory))
+	case isSize && sle.NotProfile:
+		return topInputErr("cannot read %s: not a profile: its data is no protobuf message and starts like no legacy profile (refused at -max-bytes %s, before reading it all)", src, formatByteSize(lim.MaxBytes))
+	case isMem:
+		takes := "takes " + tabfmt.Bytes(float64(mle.Need))
+		if !mle.Exact {
+			takes = "takes more than " + tabfmt.Bytes(float64(mle.Need))
 		}
-		need := lim.MaxMemory
-		if mle != nil {
-			need = mle.Need
+		msg := fmt.Sprintf("cannot read %s: reading it %s of memory, more than -max-memory %s; raise -max-memory (e.g. -max-memory %s)", src, takes, formatByteSize(lim.MaxMemory), formatByteSize(suggestMemory(lim.MaxMemory, mle.Need)))
+		if mle.Size > lim.MaxBytes {
+			more := ""
+			if !mle.Exact {
+				more = "more than "
+			}
+			msg += fmt.Sprintf(" and -max-bytes (e.g. -max-bytes %s; its data is %s%s decompressed)", formatByteSize(suggestMemory(lim.MaxBytes, mle.Size)), more, tabfmt.Bytes(float64(mle.Size)))
 		}
-		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory %s) if the profile is genuine", src, formatByteSize(lim.MaxMemory), formatByteSize(suggestMemory(lim.MaxMemory, need)))
+		return topInputErr("%s if the profile is genuine", msg)
+	case isSize:
+		size := tabfmt.Bytes(float64(sle.Size))
+		if !sle.Exact {
+			size = "more than " + size
+		}
+		how := ": its data is " + size + " decompressed"
+		if sle.Compressed {
+			how = " as read (compressed), and " + size + " decompressed"
+		}
+		return topInputErr("cannot read %s: larger than -max-bytes %s%s; raise -max-bytes (e.g. -max-bytes %s) if the profile is genuine", src, formatByteSize(lim.MaxBytes), how, formatByteSize(suggestMemory(lim.MaxBytes, sle.Size)))
+	case errors.Is(err, pprofmt.ErrMemoryLimit):
+		return topInputErr("cannot read %s: decoding it would take more than -max-memory %s of memory; raise -max-memory (e.g. -max-memory %s) if the profile is genuine", src, formatByteSize(lim.MaxMemory), formatByteSize(suggestMemory(lim.MaxMemory, lim.MaxMemory)))
 	}
-	return topInputErr("cannot read %s: larger than -max-bytes %s (compressed or not); raise -max-bytes if the profile is genuine", src, formatByteSize(lim.MaxBytes))
+	return topInputErr("cannot read %s: larger than -max-bytes %s (compressed or not); raise -max-bytes (e.g. -max-bytes %s) if the profile is genuine", src, formatByteSize(lim.MaxBytes), formatByteSize(suggestMemory(lim.MaxBytes, lim.MaxBytes)))
 }
 
-// suggestMemory is the -max-memory a refusal at limit suggests: the
-// smallest power of two at least twice limit and above need, the memory
-// the data read before the refusal already commits to.
+// suggestMemory is the -max-memory (or -max-bytes) a refusal at limit
+// suggests: the smallest power of two at least twice limit and above need,
+// what the whole profile was measured to need (or a lower bound of it).
 func suggestMemory(limit, need int64) int64 {
 	s := int64(1) << 20
 	for s/2 < limit || s <= need {
@@ -263,28 +297,45 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 // decodeArenaFrom parses the profile s holds and checks that it is one
 // report.Table reads.
 func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
+	lim = withDefaults(lim)
+	p, cost, err := report.ParseMeasured(s.r, lim)
+	if err != nil {
+		return nil, parseErr(s, err, lim)
+	}
+	if err := checkArena(s.shown, p); err != nil {
+		return nil, err
+	}
+	return &arenaProfile{prof: p, cost: cost}, nil
+}
+
+// withDefaults fills in the default bounds of reading a profile.
+func withDefaults(lim report.ParseOptions) report.ParseOptions {
 	if lim.MaxBytes <= 0 {
 		lim.MaxBytes = pprofmt.DefaultMaxBytes
 	}
 	if lim.MaxMemory <= 0 {
 		lim.MaxMemory = pprofmt.DefaultMaxMemory
 	}
-	p, err := report.Parse(s.r, lim)
-	if err != nil {
-		return nil, parseErr(s, err, lim)
-	}
-	src := s.shown
-	ap := &arenaProfile{prof: p}
+	return lim
+}
+
+// checkArena checks that p, read from src, is a profile report.Table
+// reads (or a live-arenas profile) and that its sampling means are
+// usable; the error names src.
+func checkArena(src string, p *profile.Profile) error {
 	if pprofmt.IsHoldings(p) {
-		return ap, nil // exact counts: nothing to estimate
+		return nil // exact counts: nothing to estimate
 	}
 	if _, err := pprofmt.CheckSampledMemory(p); err != nil {
-		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	for _, s := range p.Sample {
 		if len(s.Value) != len(p.SampleType) {
-			return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
+			return topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
 		}
 	}
-	return ap, nil
+	if err := report.CheckMeans(p); err != nil {
+		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	return nil
 }

@@ -26,10 +26,14 @@ const readLimitsUsage = `  -max-bytes N
         refuse a profile that would take more than N bytes of memory to
         read and decode, judged from its records before decoding them
         (default 512MiB: a Go heap profile of about 300,000 samples, an
-        arenaprof profile of about 145,000 buckets)
+        arenaprof profile of about 145,000 buckets); merged inputs count
+        together, each decoded profile twice (it and the merge it joins);
+        a refusal at either bound reads on, keeping none of the data, to
+        say what the whole profile needs and a value of the flag that
+        reads it
 `
 
-const topUsage = `usage: arenaprof top [flags] PROFILE
+const topUsage = `usage: arenaprof top [flags] PROFILE...
        arenaprof top -pyroscope URL [-from T] [-to T] [flags] SELECTOR
 
 Prints the estimated bytes of each group of a profile with a confidence
@@ -38,6 +42,7 @@ or allocs profile of the Go runtime (runtime/pprof, or net/http/pprof's
 /debug/pprof/heap and /debug/pprof/allocs). PROFILE is a file (gzipped or
 not), an http(s) URL (add ?seconds=N for the delta of an N-second
 window), or - for standard input.
+` + inputsUsage + `
 
 A live-arenas profile (/debug/arenaprof/arenas) holds exact counts, not
 samples: top prints its reserved bytes, used bytes and arenas by leaf
@@ -84,11 +89,30 @@ flags:
 ` + filterUsage + heapUsage + readLimitsUsage + pyroscopeUsage + `  -json print JSON instead of a table: {"sample", "by", "confidence",
         "window" (absent for a Go heap profile), "heap_sampler" and
         "heap_go_version" (with Go heap samples: the rule, and the release
-        that chose it), "groups", "rows": [{"key", "samples", "tail", "bytes",
+        that chose it), "inputs" (merged inputs only: {"profiles", "from",
+        "to", "skipped"}), "groups", "rows": [{"key", "samples", "tail", "bytes",
         "lo", "hi", "objects", "share"}], "total": {...}}; share is a
         fraction; for -sample inuse, tail is null and tail_min/tail_max
         bound it; keys are always whole
 `
+
+// inputsUsage documents several inputs per side, for top, diff and html.
+const inputsUsage = `
+Several inputs are merged into one profile, as go tool pprof merges the
+profiles it is given: their values add up and their window markings
+join. An input is a file, a URL, -, a directory or a glob: a directory
+gives the arena and heap profiles that arenaprof's Config.Dir wrote there,
+in time order (its cpu, wall, peak and arenas profiles, temporary and
+hidden files are skipped; a directory of other files gives its .pb.gz and
+.pb files); a glob (quote it, e.g. 'dir/*-arena.pb.gz') gives the files
+it matches. The heading says how many profiles were merged, the span of
+their times, and what a directory held that was not read. Merged inputs
+are all arenaprof profiles (arena, heap or combined uploads) or all Go
+runtime heap profiles; profiles under different sampling means merge,
+Go heap samples of different MemProfileRates or of Go releases whose heap
+samplers differ do not, nor do live-arenas and peak profiles (states of
+one moment). -max-memory bounds the inputs of a side together. A file
+given twice is refused. See docs/inputs.md.`
 
 // commonOptions are the parsed flags top and diff share.
 type commonOptions struct {
@@ -132,7 +156,8 @@ func (o commonOptions) limits() report.ParseOptions {
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
 	commonOptions
-	src  string
+	src  string           // the inputs as messages name them
+	srcs []string         // the inputs: merged when several (see loadInputs)
 	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
 
@@ -175,14 +200,10 @@ func topOptionsOf(g groupFlags, pf pyroscopeFlags, pos []string) (opts topOption
 	if opts.pyro.on() && len(pos) != 1 {
 		return opts, topUsageErr("%d arguments where one label selector was expected with -pyroscope, e.g. '{service_name=\"shop\"}'", len(pos))
 	}
-	switch len(pos) {
-	case 0:
+	if len(pos) == 0 {
 		return opts, topUsageErr("missing PROFILE; give a profile file or the http(s) URL of the arenaprof handler, e.g. arenaprof top arena.pb.gz")
-	case 1:
-		opts.src = pos[0]
-	default:
-		return opts, topUsageErr("%d arguments (%s) where one PROFILE was expected; give a single file or URL", len(pos), strings.Join(pos, " "))
 	}
+	opts.src, opts.srcs = strings.Join(pos, " "), pos
 	return opts, nil
 }
 
@@ -197,13 +218,13 @@ func top(opts topOptions, stdout io.Writer) error {
 
 // loadTop loads the profile of top's flags and applies their filters.
 func loadTop(opts topOptions) (*arenaProfile, error) {
-	load := loadArenaProfile
+	var ap *arenaProfile
+	var err error
 	if opts.pyro.on() {
-		load = func(src string, _ report.ParseOptions) (*arenaProfile, error) {
-			return opts.pyro.load(src, opts.commonOptions)
-		}
+		ap, err = opts.pyro.load(opts.src, opts.commonOptions)
+	} else {
+		ap, err = loadInputs(opts.srcs, opts.limits())
 	}
-	ap, err := load(opts.src, opts.limits())
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +245,15 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 		return err
 	}
 	if opts.json {
-		return writeTopJSON(stdout, opts, res)
+		return writeTopJSON(stdout, opts, res, ap.merged)
 	}
 	if err := opts.filter.writeHeading(stdout); err != nil {
 		return err
+	}
+	if ap.merged != nil {
+		if _, err := fmt.Fprintln(stdout, "inputs: "+ap.merged.describe()); err != nil {
+			return err
+		}
 	}
 	return report.FormatTable(stdout, res, report.FormatOptions{Width: opts.width})
 }
@@ -270,12 +296,34 @@ type topJSON struct {
 	Window     string       `json:"window,omitempty"` // none for a Go heap profile
 	Sampler    string       `json:"heap_sampler,omitempty"`
 	GoVersion  string       `json:"heap_go_version,omitempty"`
+	Inputs     *inputsJSON  `json:"inputs,omitempty"` // several inputs merged
 	Groups     int          `json:"groups"`
 	Rows       []topRowJSON `json:"rows"`
 	Total      topRowJSON   `json:"total"`
 }
 
-func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
+// inputsJSON describes the profiles merged into one side in -json output.
+type inputsJSON struct {
+	Profiles int        `json:"profiles"`
+	From     *time.Time `json:"from,omitempty"`
+	To       *time.Time `json:"to,omitempty"`
+	Skipped  []string   `json:"skipped,omitempty"`
+}
+
+// inputsOut is the -json description of m; nil for one input.
+func inputsOut(m *mergedInputs) *inputsJSON {
+	if m == nil {
+		return nil
+	}
+	out := &inputsJSON{Profiles: m.n, Skipped: m.skipped}
+	if !m.from.IsZero() {
+		from, to := m.from, m.to
+		out.From, out.To = &from, &to
+	}
+	return out
+}
+
+func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult, merged *mergedInputs) error {
 	row := func(g report.TableRow) topRowJSON {
 		r := topRowJSON{
 			Key: g.Key, Samples: g.Samples, Bytes: g.Bytes,
@@ -292,7 +340,8 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult) error {
 	}
 	out := topJSON{
 		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
-		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
+		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Inputs: inputsOut(merged),
+		Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
 	for _, g := range res.Rows {
 		out.Rows = append(out.Rows, row(g))

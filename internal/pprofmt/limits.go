@@ -46,9 +46,16 @@ func (memoryLimitError) Is(target error) bool { return target == ErrTooLarge }
 // ErrMemoryLimit and ErrTooLarge (errors.Is).
 type MemoryLimitError struct {
 	Limit int64 // the memory bound, in bytes
-	// Need is the memory the data read so far commits to: a lower bound
-	// of what reading the whole profile would take.
+	// Need is the memory reading the whole profile would take, as the
+	// bound counts it, when Exact; otherwise a lower bound of it (what the
+	// data read commits to).
 	Need int64
+	// Exact says that Need was measured over the whole data: the reader
+	// went on scanning the data past the refusal, keeping none of it.
+	Exact bool
+	// Size is the whole data's size, decompressed, when Exact; otherwise
+	// a lower bound of it. Above the size bound, that has to be raised too.
+	Size int64
 	// NotProfile says that the data read is no profile at all: it is not
 	// a protobuf message and starts like no legacy profile the decoder
 	// falls back to (no text header, no binary CPU header).
@@ -68,3 +75,38 @@ func (e *MemoryLimitError) Error() string {
 func (e *MemoryLimitError) Is(target error) bool {
 	return target == ErrMemoryLimit || target == ErrTooLarge
 }
+
+// SizeLimitError is the error, wrapped, of report.Parse's refusal at its
+// size bound: it matches ErrTooLarge (errors.Is).
+type SizeLimitError struct {
+	Limit int64 // the size bound, in bytes
+	// Compressed says that the data as read (compressed) passed the
+	// bound; otherwise its decompressed form did.
+	Compressed bool
+	// Size is the whole data's decompressed size when Exact; otherwise a
+	// lower bound of it (the reader stopped measuring).
+	Size  int64
+	Exact bool
+	// NotProfile says that the data read is no profile at all (see
+	// MemoryLimitError.NotProfile).
+	NotProfile bool
+}
+
+func (e *SizeLimitError) Error() string {
+	what := "decompressed"
+	if e.Compressed {
+		what = "compressed"
+	}
+	msg := fmt.Sprintf("%v of %d bytes (%s; the data is %d bytes decompressed", ErrTooLarge, e.Limit, what, e.Size)
+	if !e.Exact {
+		msg = fmt.Sprintf("%v of %d bytes (%s; the data is more than %d bytes decompressed", ErrTooLarge, e.Limit, what, e.Size)
+	}
+	msg += ")"
+	if e.NotProfile {
+		msg += "; the data is not a profile (neither a protobuf message nor a legacy profile)"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *SizeLimitError) Is(target error) bool { return target == ErrTooLarge }
