@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	rpprof "runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,12 @@ func uploadedProfiles(t *testing.T, cfg arenaprof.Config) []string {
 	for _, f := range files {
 		base := strings.TrimSuffix(filepath.Base(f), ".pb.gz")
 		name := base[strings.LastIndexByte(base, '-')+1:]
+		if _, err := strconv.Atoi(name); err == nil {
+			// NAME-2.pb.gz: the directory destination's second file of a
+			// name within one timestamp (a loaded machine's short intervals).
+			base = base[:strings.LastIndexByte(base, '-')]
+			name = base[strings.LastIndexByte(base, '-')+1:]
+		}
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
