@@ -80,8 +80,8 @@ const legacyCostPerByte = 80
 // a copy of the data. Comment lines (#...), which runtime/pprof writes for
 // every frame of every sample and which make up most of a real profile,
 // cost their bytes only. TestEstimateCovers measures the costs; a real
-// legacy heap profile of 100 MB is estimated within 2 times what reading it
-// takes (TestLegacyEstimateReal).
+// legacy heap profile of 100 MB is estimated within 2 times the bytes reading it
+// allocates (TestLegacyEstimateReal).
 const (
 	legacyTextPerByte = 1
 	legacyTextPerLine = 1024
