@@ -91,7 +91,7 @@ func (c fleetVarCase) simulate(rng *rand.Rand, factor float64) (fleetVarSide, er
 // sums). Each case draws runs diffs at confidence 0.95 and counts those
 // whose fleet interval holds the true ratio; it fails when that count k
 // has P(Binomial(runs, 0.95) <= k) < 1e-7, which an interval of nominal
-// coverage does with probability below 1e-7: over the cases (at most 10)
+// coverage does with probability below 1e-7: over the cases (at most 12)
 // a false failure has probability below 1e-6. The means it logs are the
 // table of ACCURACY.md ("Fleet diff"):
 //
@@ -104,6 +104,8 @@ func TestFleetVarSim(t *testing.T) {
 	wide, wideObjs := logSizes(16, 32, 30000, 2<<20)
 	near, nearObjs := logSizes(16, 512, 16384, 64<<10)
 	few, fewObjs := logSizes(16, 32, 30000, 128<<10)
+	tiny, tinyObjs := logSizes(16, 32, 30000, 12<<10)  // about 3 events a side: the allowance decides
+	above, aboveObjs := logSizes(12, 64, 1<<20, 1<<20) // up to 16 times the mean: the large ones sampled with near certainty
 	cases := []fleetVarCase{
 		{"32 B..30 KB at mean 64 KiB, ~500 events, ratio 1", 64 << 10, wide, wideObjs, 1, 1},
 		{"32 B..30 KB at mean 64 KiB, ~500 events, ratio 2", 64 << 10, wide, wideObjs, 1, 2},
@@ -113,6 +115,10 @@ func TestFleetVarSim(t *testing.T) {
 		{"512 B..16 KiB at mean 4 KiB, ~250 events, ratio 1", 4096, near, nearObjs, 1, 1},
 		{"512 B..16 KiB at mean 4 KiB, ~250 events, ratio 2", 4096, near, nearObjs, 1, 2},
 		{"512 B..16 KiB at mean 4 KiB, 4 uploads, ratio 1", 4096, near, divObjs(nearObjs, 4), 4, 1},
+		{"32 B..30 KB at mean 64 KiB, ~3 events, ratio 1", 64 << 10, tiny, tinyObjs, 1, 1},
+		{"32 B..30 KB at mean 64 KiB, ~3 events, ratio 2", 64 << 10, tiny, tinyObjs, 1, 2},
+		{"64 B..1 MiB at mean 64 KiB, ratio 1", 64 << 10, above, aboveObjs, 1, 1},
+		{"64 B..1 MiB at mean 64 KiB, ratio 2", 64 << 10, above, aboveObjs, 1, 2},
 	}
 	t.Logf("| case | fleet coverage | files coverage | addMixed coverage | hi/lo fleet | hi/lo files | hi/lo addMixed |")
 	for ci, c := range cases {
