@@ -10,7 +10,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,10 +169,7 @@ func width(r diffRowJSON) float64 { return *r.RatioHi / *r.RatioLo }
 // at random: its checks were chosen to hold with margin (the figures are
 // logged; see ACCURACY.md, "Fleet diff").
 func TestFleetDiffMixedSizes(t *testing.T) {
-	v1, v2 := os.Getenv("ARENAPROF_PYROSCOPE_URL"), os.Getenv("ARENAPROF_PYROSCOPE2_URL")
-	if v1 == "" || v2 == "" {
-		t.Skip("needs a Pyroscope v1 server at $ARENAPROF_PYROSCOPE_URL and a v2 server at $ARENAPROF_PYROSCOPE2_URL (.ci/run starts both)")
-	}
+	v1, v2 := bothServers(t)
 	setMeanBytes(t, 64<<10)
 	const unit = 24 << 20
 	type pod struct {

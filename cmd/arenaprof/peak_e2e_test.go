@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,7 @@ import (
 // selector that brings the peak upload, saying why, rather than adding
 // peaks up (neither server's SelectSeries aggregates by maximum).
 func TestPyroscopeServersAgreeOnPeaks(t *testing.T) {
-	v1, v2 := os.Getenv("ARENAPROF_PYROSCOPE_URL"), os.Getenv("ARENAPROF_PYROSCOPE2_URL")
-	if v1 == "" || v2 == "" {
-		t.Skip("needs a Pyroscope v1 server at $ARENAPROF_PYROSCOPE_URL and a v2 server at $ARENAPROF_PYROSCOPE2_URL (.ci/run starts both)")
-	}
+	v1, v2 := bothServers(t)
 	svc := fmt.Sprintf("peak_%d", time.Now().UnixNano())
 	now := time.Now().Truncate(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -12,6 +12,18 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 )
 
+// bothServers returns the URLs of the Pyroscope v1.19.3 and v2.2.1
+// servers .ci/run starts ($ARENAPROF_PYROSCOPE_URL,
+// $ARENAPROF_PYROSCOPE2_URL), or skips the test without both.
+func bothServers(t *testing.T) (v1, v2 string) {
+	t.Helper()
+	v1, v2 = os.Getenv("ARENAPROF_PYROSCOPE_URL"), os.Getenv("ARENAPROF_PYROSCOPE2_URL")
+	if v1 == "" || v2 == "" {
+		t.Skip("needs a Pyroscope v1 server at $ARENAPROF_PYROSCOPE_URL and a v2 server at $ARENAPROF_PYROSCOPE2_URL (.ci/run starts both)")
+	}
+	return v1, v2
+}
+
 // TestPyroscopeServersAgree pushes the same arena profiles to a Pyroscope
 // v1.19.3 server ($ARENAPROF_PYROSCOPE_URL) and a v2.2.1 server
 // ($ARENAPROF_PYROSCOPE2_URL; .ci/run starts both) and checks that top
@@ -19,10 +31,7 @@ import (
 // fleet reader's queries (SelectMergeProfile, Series, LabelValues) answer
 // alike on the two storage generations. It logs each server's read time.
 func TestPyroscopeServersAgree(t *testing.T) {
-	v1, v2 := os.Getenv("ARENAPROF_PYROSCOPE_URL"), os.Getenv("ARENAPROF_PYROSCOPE2_URL")
-	if v1 == "" || v2 == "" {
-		t.Skip("needs a Pyroscope v1 server at $ARENAPROF_PYROSCOPE_URL and a v2 server at $ARENAPROF_PYROSCOPE2_URL (.ci/run starts both)")
-	}
+	v1, v2 := bothServers(t)
 	svc := fmt.Sprintf("agree_%d", time.Now().UnixNano())
 	now := time.Now().Truncate(time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
