@@ -237,7 +237,9 @@ func TestHeapSource(t *testing.T) {
 	if err := s.(starter).Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for range 1000 {
+	// 16 MB: at the default MemProfileRate (512 KiB) no sample of them
+	// with probability about exp(-32) (4 MB missed with exp(-7.8) = 4e-4).
+	for range 4000 {
 		sink = append(sink, make([]byte, 4096))
 	}
 	runtime.GC()
@@ -266,7 +268,7 @@ func TestHeapSource(t *testing.T) {
 			t.Fatalf("labels %v %v", smp.Label, smp.NumLabel)
 		}
 	}
-	// The upload reads back with intervals: the 4 MB allocated above lie
+	// The upload reads back with intervals: the 16 MB allocated above lie
 	// in the interval of this test's row (at 1-1e-6: false failure below
 	// 1e-6).
 	res, err := report.Table(p, report.TableOptions{By: report.GroupBy("func"), Confidence: 1 - 1e-6})
@@ -275,8 +277,8 @@ func TestHeapSource(t *testing.T) {
 	}
 	for _, r := range res.Rows {
 		if strings.HasSuffix(r.Key, ".TestHeapSource") {
-			if !(r.Lo <= 1000*4096 && 1000*4096 <= r.Hi) {
-				t.Errorf("%s: 4096000 outside [%.0f, %.0f]", r.Key, r.Lo, r.Hi)
+			if !(r.Lo <= 4000*4096 && 4000*4096 <= r.Hi) {
+				t.Errorf("%s: 16384000 outside [%.0f, %.0f]", r.Key, r.Lo, r.Hi)
 			}
 			return
 		}
