@@ -5,6 +5,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 )
 
 var sinkInts []int64
@@ -53,5 +54,5 @@ func withDefaultSampling(b *testing.B) {
 	if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {})))
+	b.Cleanup(hooks.Register(hookstest.Func(func(*hooks.Event) {})))
 }

@@ -219,17 +219,8 @@ func NewArena(opts ...Option) *Arena {
 	return a
 }
 
-// ID returns the arena's identity, the Arena field of its events.
-func (a *Arena) ID() uint64 { return a.id }
-
 // Labels returns the labels carried by the arena's events.
 func (a *Arena) Labels() hooks.Labels { return a.labels }
-
-// SetLabels replaces the labels carried by the arena's later events.
-func (a *Arena) SetLabels(l hooks.Labels) {
-	a.labels = l
-	a.publishLabels()
-}
 
 // rounded[T] is T padded to a multiple of 8 bytes: unsafe.Sizeof(rounded[T]{})
 // is the number of bytes an object of type T takes from a region. atomic.Int64 is 8-aligned on every
@@ -259,23 +250,14 @@ func New[T any](a *Arena) *T {
 	return (*T)(newFast[T](a, newSlowKey))
 }
 
-// TryNew is the inlined part of [New] without the call to the slow path:
+// tryNew is the inlined part of [New] without the call to the slow path:
 // it returns a pointer to a new zero value of type T allocated in a, or nil
 // when the allocation needs the slow path (a new chunk, a sampled object,
 // a type with pointers, a change of the sampling state, or a freed arena).
-// Then call New:
-//
-//	p := arena.TryNew[T](a)
-//	if p == nil {
-//		p = arena.New[T](a)
-//	}
-//
-// New itself is inlined, so TryNew is rarely needed: it is for callers that
-// want to do something else than call New when the fast path fails.
-//
-// TryNew never samples: it returns nil whenever the object holds the next
-// sampled byte, so the pattern above is sampled exactly like New.
-func TryNew[T any](a *Arena) *T {
+// It never samples: it returns nil whenever the object holds the next
+// sampled byte. The tests and benchmarks use it to measure and check the
+// fast path alone; New is inlined whole, so callers need no such thing.
+func tryNew[T any](a *Arena) *T {
 	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && layoutKnown && pointerFree[T]() {
 		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
 		return (*T)(unsafe.Add(a.bytes.base, off))

@@ -34,9 +34,9 @@ func TestMeanOneSamplesEveryObject(t *testing.T) {
 	}{{"arena.obj8", 8}, {"arena.objStr", int64(unsafe.Sizeof(objStr{}))}, {"[]uint8", 16}, {"string", 8}}
 	for i, e := range ev {
 		w := want[i%4]
-		if e.Offset != 0 || e.MeanBytes != 1 || e.TypeName != w.name || e.Size != w.size || e.Arena != a.ID() {
+		if e.Offset != 0 || e.MeanBytes != 1 || e.TypeName != w.name || e.Size != w.size || e.Arena != a.id {
 			t.Fatalf("event %d: %s size %d offset %d mean %d arena %d, want %s size %d offset 0 mean 1 arena %d",
-				i, e.TypeName, e.Size, e.Offset, e.MeanBytes, e.Arena, w.name, w.size, a.ID())
+				i, e.TypeName, e.Size, e.Offset, e.MeanBytes, e.Arena, w.name, w.size, a.id)
 		}
 	}
 }
@@ -75,8 +75,8 @@ func TestEventFieldsAndLeafFrame(t *testing.T) {
 		{"New inlined", func() { sink32 = New[obj32](a) }, "arena.obj32", 32, self + ".func1"},
 		{"New from noinline caller", func() { sink32 = allocNoInline(a) }, "arena.obj32", 32,
 			"github.com/arenaprof/arenaprof/arena.allocNoInline"},
-		{"TryNew then New", func() {
-			p := TryNew[obj8](a)
+		{"tryNew then New", func() {
+			p := tryNew[obj8](a)
 			if p == nil {
 				p = New[obj8](a)
 			}
@@ -118,7 +118,7 @@ func TestEventFieldsAndLeafFrame(t *testing.T) {
 		if v, _ := e.Labels.Get("tenant"); v != "7" {
 			t.Errorf("%s: labels %v, want tenant=7", c.name, e.Labels)
 		}
-		if e.Arena != a.ID() || e.MeanBytes != 1 {
+		if e.Arena != a.id || e.MeanBytes != 1 {
 			t.Errorf("%s: arena %d mean %d", c.name, e.Arena, e.MeanBytes)
 		}
 	}

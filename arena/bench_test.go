@@ -9,6 +9,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 )
 
 // Benchmarks, run side by side with
@@ -73,7 +74,7 @@ func sampling(b *testing.B, fn func(b *testing.B)) {
 				}
 				defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 				n := 0
-				defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
+				defer hooks.Register(hookstest.Func(func(*hooks.Event) { n++ }))()
 			}
 			fn(b)
 		})
@@ -138,7 +139,7 @@ func BenchmarkNew(b *testing.B) {
 					if i%resetEvery == 0 {
 						a.Reset()
 					}
-					p := TryNew[obj32](a)
+					p := tryNew[obj32](a)
 					if p == nil {
 						p = New[obj32](a)
 					}
@@ -267,7 +268,7 @@ func BenchmarkPerSample(b *testing.B) {
 		}
 		defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
 		n := 0
-		defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
+		defer hooks.Register(hookstest.Func(func(*hooks.Event) { n++ }))()
 		atDepth(20, func() { arenaLoop(b) })
 	})
 	b.Run("impl=runtime/sampling=off", func(b *testing.B) {

@@ -34,18 +34,18 @@ func TestDroppedArenaReleased(t *testing.T) {
 	drop := func() uint64 {
 		a := NewArena()
 		New[obj8](a)
-		return a.ID()
+		return a.id
 	}
 	dropPooled := func() uint64 {
 		a := NewPool().Get(nil)
 		New[obj8](a)
-		return a.ID()
+		return a.id
 	}
 	freed := func() uint64 {
 		a := NewArena()
 		New[obj8](a)
 		a.Free()
-		return a.ID()
+		return a.id
 	}
 	ids := []uint64{drop(), dropPooled()}
 	fid := freed()

@@ -38,14 +38,21 @@ func Example() {
 	// 0 true 0
 }
 
+// printer is a hooks.Consumer that prints each sampled object.
+type printer struct{}
+
+func (printer) Sampled(e *hooks.Event) {
+	route, _ := e.Labels.Get("route")
+	fmt.Printf("sampled %s of %d bytes for %s\n", e.TypeName, e.Size, route)
+}
+
+func (printer) Released(uint64) {}
+
 func ExamplePool() {
 	// Sample every object (mean 1) while this consumer is registered.
 	_ = hooks.SetMeanBytes(1)
 	defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
-	defer hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
-		route, _ := e.Labels.Get("route")
-		fmt.Printf("sampled %s of %d bytes for %s\n", e.TypeName, e.Size, route)
-	}))()
+	defer hooks.Register(printer{})()
 
 	var pool arena.Pool
 	pprof.Do(context.Background(), pprof.Labels("route", "/users"), func(ctx context.Context) {
@@ -56,22 +63,6 @@ func ExamplePool() {
 	})
 	// Output:
 	// sampled arena_test.user of 48 bytes for /users
-}
-
-func ExampleTryNew() {
-	a := arena.NewArena()
-	defer a.Free()
-	var sum int64
-	for i := range 1000 {
-		p := arena.TryNew[[4]int64](a) // inlined: one compare, one bump
-		if p == nil {
-			p = arena.New[[4]int64](a) // slow path: new chunk, sample, ...
-		}
-		p[0] = int64(i)
-		sum += p[0]
-	}
-	fmt.Println(sum)
-	// Output: 499500
 }
 
 func ExampleAppend() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 )
 
 // recorded is a copy of an event, taken during the consumer's call.
@@ -31,7 +32,7 @@ func record(t testing.TB, mean int64, withFrames bool) *recorder {
 		t.Fatal(err)
 	}
 	r := &recorder{frames: withFrames}
-	unregister := hooks.Register(hooks.ConsumerFunc(r.add))
+	unregister := hooks.Register(hookstest.Func(r.add))
 	t.Cleanup(func() {
 		unregister()
 		if err := hooks.SetMeanBytes(old); err != nil {

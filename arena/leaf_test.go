@@ -48,8 +48,8 @@ func TestLeafFrameMatchesRuntimeCallers(t *testing.T) {
 	}{
 		{"New", func() { sink32 = New[obj32](a) }},
 		{"New pointers", func() { sinkStr = New[objStr](a) }},
-		{"TryNew then New", func() {
-			p := TryNew[obj8](a)
+		{"tryNew then New", func() {
+			p := tryNew[obj8](a)
 			if p == nil {
 				p = New[obj8](a)
 			}

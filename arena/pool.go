@@ -43,7 +43,7 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
-		if l := ctxlabels.FromContext(ctx); l.Len() > 0 {
+		if l := ctxlabels.FromContext(ctx); l.Key() != "" {
 			a.labels = p.withLabels(a, l)
 		}
 	}
@@ -86,7 +86,7 @@ var mergedSeed = maphash.MakeSeed()
 // direct-mapped cache, so that a label set seen before costs no
 // allocation.
 func (p *Pool) withLabels(a *Arena, over hooks.Labels) hooks.Labels {
-	if a.base.Len() == 0 {
+	if a.base.Key() == "" {
 		return over
 	}
 	slot := &p.merged[maphash.String(mergedSeed, over.Key())%mergedCacheSize]
@@ -100,10 +100,10 @@ func (p *Pool) withLabels(a *Arena, over hooks.Labels) hooks.Labels {
 
 // mergeLabels returns base with the labels of over added or replacing.
 func mergeLabels(base, over hooks.Labels) hooks.Labels {
-	if base.Len() == 0 {
+	if base.Key() == "" {
 		return over
 	}
-	kv := make([]string, 0, 2*(base.Len()+over.Len()))
+	var kv []string
 	for k, v := range base.All {
 		kv = append(kv, k, v)
 	}

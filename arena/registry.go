@@ -213,7 +213,7 @@ var noLabels = new(hooks.Labels)
 // labelsCopy returns a copy of l to publish: the record must not point
 // into the arena.
 func labelsCopy(l hooks.Labels) *hooks.Labels {
-	if l.Len() == 0 {
+	if l.Key() == "" {
 		return noLabels
 	}
 	c := l // allocated here, not on every call
@@ -384,7 +384,7 @@ func readHoldings() []holdings.Holding {
 		switch mark & holdState {
 		case holdLive:
 			var l holdings.Labels
-			if p := h.labels.Load(); p != nil && p.Len() > 0 {
+			if p := h.labels.Load(); p != nil && p.Key() != "" {
 				l = p // no copy: the record's labels are immutable once published
 			}
 			var pcs []uintptr

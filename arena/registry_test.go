@@ -232,7 +232,8 @@ func TestHoldingsConcurrent(t *testing.T) {
 					New[objStr](a)
 					MakeSlice[byte](a, 700, 700)
 				}
-				a.SetLabels(hooks.NewLabels("i", "x"))
+				a.labels = hooks.NewLabels("i", "x")
+				a.publishLabels()
 				a.Reset()
 				if g%2 == 0 {
 					p.Put(a)
@@ -275,7 +276,7 @@ func TestHoldingsRetakenSite(t *testing.T) {
 		}
 	}
 	defer p.Put(a)
-	if rec := a.hold.arena.Value(); rec == nil || a.ID() != rec.ID() {
+	if rec := a.hold.arena.Value(); rec == nil || a.id != rec.id {
 		t.Fatal("wrong record")
 	}
 	hs := holdingsOf("retaken")

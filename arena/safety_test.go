@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 )
 
 // node holds every kind of pointer the garbage collector must see.
@@ -276,9 +277,9 @@ func TestBadInputPanics(t *testing.T) {
 		{"New", func() { New[obj32](a) }},
 		{"New pointers", func() { New[node](a) }},
 		{"New zero-size", func() { New[struct{}](a) }},
-		{"TryNew", func() {
-			if TryNew[obj32](a) != nil {
-				panic("arenaprof: TryNew succeeded after Free")
+		{"tryNew", func() {
+			if tryNew[obj32](a) != nil {
+				panic("arenaprof: tryNew succeeded after Free")
 			}
 			New[obj32](a)
 		}},
@@ -336,7 +337,7 @@ func TestSamplingFollowsHooks(t *testing.T) {
 	if err := hooks.SetMeanBytes(1); err != nil {
 		t.Fatal(err)
 	}
-	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) { events.Add(1) }))
+	unregister := hooks.Register(hookstest.Func(func(e *hooks.Event) { events.Add(1) }))
 	// Within one chunk (32 objects of 32 bytes) the arena picks it up;
 	// from then on every object is sampled.
 	alloc(32)
@@ -383,7 +384,7 @@ func TestReleaseOnlyAfterEvents(t *testing.T) {
 	a.Reset()
 	New[obj8](a)
 	a.Free()
-	want := []uint64{a.ID(), a.ID()}
+	want := []uint64{a.id, a.id}
 	if !reflect.DeepEqual(c.ids, want) {
 		t.Errorf("released %v, want %v", c.ids, want)
 	}
@@ -440,7 +441,7 @@ func TestConcurrentArenas(t *testing.T) {
 func TestPoolLabels(t *testing.T) {
 	p := NewPool(WithLabels(hooks.NewLabels("service", "api")))
 	a := p.Get(nil)
-	if v, _ := a.Labels().Get("service"); v != "api" || a.Labels().Len() != 1 {
+	if v, _ := a.Labels().Get("service"); v != "api" || a.Labels().String() != `{service="api"}` {
 		t.Errorf("labels %v", a.Labels())
 	}
 	p.Put(a)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 )
 
 // TestNoStartLag: an arena that took its slow path while nobody listened
@@ -22,8 +23,8 @@ func TestNoStartLag(t *testing.T) {
 	defer a.Free()
 	New[obj8](a) // the first slow path, with nobody listening
 	var n atomic.Int64
-	id := a.ID()
-	defer hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+	id := a.id
+	defer hooks.Register(hookstest.Func(func(e *hooks.Event) {
 		if e.Arena == id {
 			n.Add(1)
 		}

@@ -52,8 +52,8 @@ func run(b *testing.B, fns allocs) {
 		if err := hooks.SetMeanBytes(samplingstate.DefaultMeanBytes); err != nil {
 			b.Fatal(err)
 		}
-		n := 0
-		defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) { n++ }))()
+		var n eventCount
+		defer hooks.Register(&n)()
 		a := arena.NewArena()
 		b.ReportAllocs()
 		for i := range b.N {
@@ -152,3 +152,9 @@ func TestSameValues(t *testing.T) {
 	a.Free()
 	n.Reset(true)
 }
+
+// eventCount is a hooks.Consumer that counts the sampled objects.
+type eventCount int
+
+func (n *eventCount) Sampled(*hooks.Event) { *n++ }
+func (n *eventCount) Released(uint64)      {}

@@ -12,6 +12,7 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/internal/testkit/benchsnap"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkArenaProfilerOverhead(b *testing.B) {
 			}
 			switch mode {
 			case "noop":
-				defer hooks.Register(hooks.ConsumerFunc(func(*hooks.Event) {}))()
+				defer hooks.Register(hookstest.Func(func(*hooks.Event) {}))()
 			case "on":
 				p, err := profiler.Start()
 				if err != nil {

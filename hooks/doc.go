@@ -21,9 +21,14 @@
 // of everything it handed out. Registering the first consumer turns
 // sampling on everywhere; unregistering the last turns it off.
 //
-//	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+//	type logger struct{}
+//
+//	func (logger) Sampled(e *hooks.Event) {
 //		log.Printf("sampled %s of %d bytes at offset %d", e.TypeName, e.Size, e.Offset)
-//	}))
+//	}
+//	func (logger) Released(arena uint64) {}
+//
+//	unregister := hooks.Register(logger{})
 //	defer unregister()
 //
 // A consumer that panics is disabled and the panic logged; the allocating

@@ -84,10 +84,8 @@ func (p *bufPool) Put(b []byte) { p.free = append(p.free, b) }
 func Example() {
 	_ = hooks.SetMeanBytes(4096)
 	defer hooks.SetMeanBytes(samplingstate.DefaultMeanBytes)
-	sampled := 0
-	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
-		sampled++
-	}))
+	var sampled counter
+	unregister := hooks.Register(&sampled)
 	defer unregister()
 
 	pool := newBufPool(1024)
@@ -101,14 +99,24 @@ func Example() {
 	// Output: true
 }
 
-// ExampleRegister counts the bytes sampled per label set and tells a
-// release apart from a sample.
+// counter counts sampled objects and ignores releases.
+type counter int
+
+func (c *counter) Sampled(*hooks.Event) { *c++ }
+func (c *counter) Released(uint64)      {}
+
+// byLabels sums the sampled bytes per label set.
+type byLabels map[string]int64
+
+// Sampled is called on the allocating goroutine: be quick, copy what you
+// keep.
+func (m byLabels) Sampled(e *hooks.Event) { m[e.Labels.String()] += e.Size }
+func (m byLabels) Released(uint64)        {}
+
+// ExampleRegister counts the bytes sampled per label set.
 func ExampleRegister() {
-	bytes := map[string]int64{}
-	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
-		// Called on the allocating goroutine: be quick, copy what you keep.
-		bytes[e.Labels.String()] += e.Size
-	}))
+	bytes := byLabels{}
+	unregister := hooks.Register(bytes)
 	defer unregister()
 
 	hooks.Emit(&hooks.Event{TypeName: "main.user", Size: 48, Offset: 3, MeanBytes: 1,

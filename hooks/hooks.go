@@ -125,26 +125,13 @@ func SetMeanBytes(n int64) error { return samplingstate.SetMean(n) }
 // one consumer is registered), 0 if sampling was turned off.
 func MeanBytes() int64 { return samplingstate.Mean() }
 
-// ConsumerFunc is a [Consumer] that only wants the sampled allocations:
-// it calls the function for each one and ignores releases.
-type ConsumerFunc func(*Event)
-
-// Sampled calls f(e).
-func (f ConsumerFunc) Sampled(e *Event) { f(e) }
-
-// Released does nothing.
-func (f ConsumerFunc) Released(uint64) {}
-
-// Register adds a consumer of sampled allocations (use [ConsumerFunc] for a
-// plain function) and returns the function that removes it. Registering the
+// Register adds a consumer of sampled allocations and returns the function
+// that removes it. Registering the
 // first consumer turns sampling on, at the mean [SetMeanBytes] configured.
 // Calling unregister more than once is harmless.
 func Register(c Consumer) (unregister func()) {
 	if c == nil {
 		panic("arenaprof: hooks.Register with a nil consumer")
-	}
-	if f, ok := c.(ConsumerFunc); ok && f == nil {
-		panic("arenaprof: hooks.Register with a nil ConsumerFunc")
 	}
 	rec := &consumer{c: c, name: fmt.Sprintf("%T", c)}
 	mu.Lock()

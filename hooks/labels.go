@@ -52,9 +52,6 @@ func fromMap(m map[string]string) Labels {
 	return Labels{kv: kv, key: b.String()}
 }
 
-// Len returns the number of labels.
-func (l Labels) Len() int { return len(l.kv) / 2 }
-
 // Get returns the value of key and whether it is set.
 func (l Labels) Get(key string) (string, bool) {
 	for i := 0; i < len(l.kv); i += 2 {

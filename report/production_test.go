@@ -13,6 +13,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -247,7 +248,7 @@ func TestPoolStreamsUncorrelated(t *testing.T) {
 	defer pool.Put(b)
 	obj := 0
 	sampled := map[uint64]map[int]bool{}
-	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+	unregister := hooks.Register(hookstest.Func(func(e *hooks.Event) {
 		if sampled[e.Arena] == nil {
 			sampled[e.Arena] = map[int]bool{}
 		}
@@ -353,7 +354,7 @@ func TestCoverageInuseAtBound(t *testing.T) {
 func TestMeanChangeUnbiased(t *testing.T) {
 	const runs = 2000
 	var est, sum, sum2 float64
-	unregister := hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+	unregister := hooks.Register(hookstest.Func(func(e *hooks.Event) {
 		w, _ := estimate.WeightedBytes(e.Size, e.MeanBytes)
 		est += w
 	}))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/sampling"
+	"github.com/arenaprof/arenaprof/internal/testkit/hookstest"
 	"github.com/arenaprof/arenaprof/internal/testkit/simalloc"
 )
 
@@ -25,7 +26,7 @@ func run(t *testing.T, listenFrom int) []sampled {
 	unregister := func() {}
 	for i := range 2100 {
 		if i == listenFrom {
-			unregister = hooks.Register(hooks.ConsumerFunc(func(e *hooks.Event) {
+			unregister = hooks.Register(hookstest.Func(func(e *hooks.Event) {
 				if e.Arena == a.ID() {
 					got = append(got, sampled{obj, e.Offset})
 				}
