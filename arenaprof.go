@@ -31,6 +31,7 @@ const (
 	arenasHandlerPath = "/debug/arenaprof/arenas"
 	peakHandlerPath   = "/debug/arenaprof/peak"
 	uiHandlerPath     = "/debug/arenaprof/ui"
+	statsHandlerPath  = "/debug/arenaprof/stats"
 )
 
 // Config says what [Start] sets up. Its zero value is valid: a profiler and
@@ -46,7 +47,7 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets these five handlers and nothing else (the
+	// Mux, if not nil, gets these six handlers and nothing else (the
 	// profiles take go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
@@ -54,6 +55,7 @@ type Config struct {
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
 	//	/debug/arenaprof/ui      the live page: the running profile in a browser
+	//	/debug/arenaprof/stats   Session.Stats as JSON: uploads, retries, failures, last error
 	//
 	// e.g. go tool pprof http://host/debug/arenaprof. Each is registered
 	// with Mux.Handle at its exact path, which every router matches the
@@ -279,7 +281,7 @@ func describe(cfg Config) string {
 func start(cfg Config, s *Session) (err error) {
 	mux := routerOf(cfg.Mux)
 	if mux != nil {
-		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, uiHandlerPath} {
+		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, uiHandlerPath, statsHandlerPath} {
 			if taken(mux, path) {
 				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -378,6 +380,7 @@ func start(cfg Config, s *Session) (err error) {
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
 			uiHandlerPath:     buildlimit.Share(limit, export.UIHandler(p)), // the live page
+			statsHandlerPath:  s.statsHandler(),
 		}); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for

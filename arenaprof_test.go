@@ -48,6 +48,7 @@ const (
 	arenasPath  = "/debug/arenaprof/arenas"
 	peakPath    = "/debug/arenaprof/peak"
 	uiPath      = "/debug/arenaprof/ui"
+	statsPath   = "/debug/arenaprof/stats"
 )
 
 // arenaProfiles are the arena profiles alone, without the runtime's.
@@ -552,7 +553,7 @@ func TestStartRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{handlerPath, arenasPath, memoryPath, peakPath, uiPath}
+	want := []string{handlerPath, arenasPath, memoryPath, peakPath, statsPath, uiPath}
 	if got := slices.Sorted(maps.Keys(r.handlers)); !slices.Equal(got, want) {
 		t.Errorf("mounted %q, want %q", got, want)
 	}

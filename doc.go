@@ -38,7 +38,7 @@
 //
 // Printed with fmt, log/slog or encoding/json, a Config shows no
 // credential. Session.Stats counts uploads, retries, failures and the last
-// error; Session.StatsHandler serves them as JSON. examples/shutdown is a complete
+// error; Config.Mux serves them as JSON at /debug/arenaprof/stats. examples/shutdown is a complete
 // service that stops on SIGTERM without losing its last interval.
 //
 // The packages underneath are there for what the one call does not cover:

@@ -20,16 +20,12 @@ func (s *Session) Stats() agent.Stats {
 	return s.agent.Stats()
 }
 
-// StatsHandler returns a handler that serves [Session.Stats] as JSON, for
-// the service to mount where it keeps its own diagnostics:
-//
-//	mux.Handle("/debug/arenaprof/stats", s.StatsHandler())
-//
-// It answers GET and HEAD; other methods get 405. To publish them with
-// expvar instead:
+// statsHandler serves [Session.Stats] as JSON at /debug/arenaprof/stats of
+// Config.Mux. It answers GET and HEAD; other methods get 405. Without a
+// Mux, publish the stats with expvar:
 //
 //	expvar.Publish("arenaprof", expvar.Func(func() any { return s.Stats() }))
-func (s *Session) StatsHandler() http.Handler {
+func (s *Session) statsHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

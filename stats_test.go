@@ -19,7 +19,7 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 )
 
-// TestStats: Stats, its handler and its expvar.Var show the same counters:
+// TestStats: Stats, its handler on Config.Mux and its expvar.Var show the same counters:
 // zero without an agent, uploads to a directory, and the failures and last
 // error of a destination that refuses connections.
 func TestStats(t *testing.T) {
@@ -48,6 +48,8 @@ func TestStats(t *testing.T) {
 			cfg.Interval = 10 * time.Millisecond
 			cfg.Profiles = arenaProfiles
 			cfg.Logger = slog.New(slog.DiscardHandler)
+			mux := http.NewServeMux()
+			cfg.Mux = mux // serves the stats at /debug/arenaprof/stats
 			s, err := arenaprof.Start(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -66,9 +68,9 @@ func TestStats(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			srv := httptest.NewServer(s.StatsHandler())
+			srv := httptest.NewServer(mux)
 			defer srv.Close()
-			resp, err := http.Get(srv.URL)
+			resp, err := http.Get(srv.URL + "/debug/arenaprof/stats")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +80,7 @@ func TestStats(t *testing.T) {
 			if err != nil || resp.Header.Get("Content-Type") != "application/json" || !tt.ready(got) {
 				t.Errorf("handler: %+v, %v, %s", got, err, resp.Header.Get("Content-Type"))
 			}
-			resp, err = http.Post(srv.URL, "text/plain", strings.NewReader("x"))
+			resp, err = http.Post(srv.URL+"/debug/arenaprof/stats", "text/plain", strings.NewReader("x"))
 			if err != nil {
 				t.Fatal(err)
 			}

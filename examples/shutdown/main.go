@@ -54,7 +54,7 @@ func main() {
 	mux.HandleFunc("/user", handle)
 	s, err := arenaprof.Start(arenaprof.Config{
 		AppName:      "shop",
-		Mux:          mux, // go tool pprof http://host/debug/arenaprof
+		Mux:          mux, // go tool pprof http://host/debug/arenaprof; upload stats at /debug/arenaprof/stats
 		PyroscopeURL: *pyroscope,
 		Dir:          *dir,
 		Interval:     *interval,
@@ -62,8 +62,6 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	mux.Handle("/debug/arenaprof/stats", s.StatsHandler())
-
 	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
