@@ -219,9 +219,6 @@ func NewArena(opts ...Option) *Arena {
 	return a
 }
 
-// Labels returns the labels carried by the arena's events.
-func (a *Arena) Labels() hooks.Labels { return a.labels }
-
 // rounded[T] is T padded to a multiple of 8 bytes: unsafe.Sizeof(rounded[T]{})
 // is the number of bytes an object of type T takes from a region. atomic.Int64 is 8-aligned on every
 // platform.

@@ -441,8 +441,8 @@ func TestConcurrentArenas(t *testing.T) {
 func TestPoolLabels(t *testing.T) {
 	p := NewPool(WithLabels(hooks.NewLabels("service", "api")))
 	a := p.Get(nil)
-	if v, _ := a.Labels().Get("service"); v != "api" || a.Labels().String() != `{service="api"}` {
-		t.Errorf("labels %v", a.Labels())
+	if v, _ := a.labels.Get("service"); v != "api" || a.labels.String() != `{service="api"}` {
+		t.Errorf("labels %v", a.labels)
 	}
 	p.Put(a)
 	p.Put(nil)
@@ -475,7 +475,7 @@ func TestPoolContextLabels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, ctx := range []context.Context{c.ctx, users, c.ctx, orders, c.ctx} {
 				a := c.pool.Get(ctx)
-				got := a.Labels().String()
+				got := a.labels.String()
 				c.pool.Put(a)
 				if ctx == c.ctx && got != c.want {
 					t.Fatalf("labels %s, want %s", got, c.want)
