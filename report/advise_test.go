@@ -350,7 +350,7 @@ func TestFormatAdvise(t *testing.T) {
 	}
 }
 
-func TestLifetime(t *testing.T) {
+func TestLifetimeString(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration
 		want string
@@ -358,8 +358,8 @@ func TestLifetime(t *testing.T) {
 		{0, "0s"}, {500, "500ns"}, {1950217, "1.95ms"}, {100 * time.Millisecond, "100ms"},
 		{12345 * time.Millisecond, "12.3s"}, {90 * time.Minute, "1.5h"}, {time.Duration(math.MaxInt64), "inf"},
 	} {
-		if got := Lifetime(tc.d); got != tc.want {
-			t.Errorf("Lifetime(%d) = %q, want %q", tc.d, got, tc.want)
+		if got := lifetimeString(tc.d); got != tc.want {
+			t.Errorf("lifetimeString(%d) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }
