@@ -100,6 +100,11 @@ type AdviseResult struct {
 	// candidates allocate in arenas instead. GCSavingLo and GCSavingHi
 	// bound it at the result's confidence. See ACCURACY.md, "Advice".
 	GCSaving, GCSavingLo, GCSavingHi float64
+	// Limits states, in one sentence, where GCSaving stops predicting the
+	// GC cycles saved (GOMEMLIMIT pacing, a changing live heap, objects
+	// that outlive their arena); Advise sets it and [FormatAdvise] prints
+	// it under the saving.
+	Limits string
 }
 
 // Advise reads two cumulative Go heap profiles of one process, earlier
@@ -172,7 +177,7 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	}
 	a := adviser{conf: conf, half: (1 + conf) / 2, window: window, rate: later.Period, rule: hm.rule, anyOrder: opts.AnyOrder}
 	res := &AdviseResult{By: by, Confidence: conf, Lifetime: life, Window: window, HeapRate: later.Period,
-		HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
+		Limits: savingLimits, HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
 	keys := slices.Collect(maps.Keys(ag.groups))
 	for k := range lg.groups {
 		if ag.groups[k] == nil {

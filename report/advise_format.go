@@ -12,13 +12,13 @@ import (
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
 
-// SavingLimits states where [AdviseResult.GCSaving] stops predicting the
-// GC cycles saved; [FormatAdvise] prints it under the saving.
-const SavingLimits = "GC cycles follow bytes allocated under GOGC pacing: the saving does not hold while GOMEMLIMIT sets the pace, when the live heap changes (arena chunks kept by a pool add to it), or for objects that outlive the request whose arena they move to"
+// savingLimits states where [AdviseResult.GCSaving] stops predicting the
+// GC cycles saved: Advise sets [AdviseResult.Limits] to it.
+const savingLimits = "GC cycles follow bytes allocated under GOGC pacing: the saving does not hold while GOMEMLIMIT sets the pace, when the live heap changes (arena chunks kept by a pool add to it), or for objects that outlive the request whose arena they move to"
 
 // FormatAdvise writes r as a human-readable table: a heading with the
 // window, the rule for candidates and the predicted GC saving with its
-// interval and limits, then one line per row (candidates first: the
+// interval and limits (r.Limits), then one line per row (candidates first: the
 // verdict, bytes allocated in the window, bytes in use at its end, the
 // mean lifetime, each with its interval, the object sizes allocated, then
 // the group's key) and the total. opts.Width cuts keys as in
@@ -41,7 +41,10 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	}
 	fmt.Fprintf(&b, "predicted GC saving: %s of GC cycles, %s interval [%s, %s], if the candidates allocate in arenas\n",
 		percent(r.GCSaving), confPct, percent(r.GCSavingLo), percent(r.GCSavingHi))
-	b.WriteString("(" + SavingLimits + ")\n\n")
+	if r.Limits != "" {
+		b.WriteString("(" + r.Limits + ")\n")
+	}
+	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}

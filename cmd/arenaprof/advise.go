@@ -320,7 +320,7 @@ func writeAdviseJSON(w io.Writer, res *report.AdviseResult) error {
 	out := adviseJSON{
 		Window: res.Window.Seconds(), GCSaving: res.GCSaving, GCSavingLo: res.GCSavingLo, GCSavingHi: res.GCSavingHi,
 		By: string(res.By), Confidence: res.Confidence, LifetimeMax: res.Lifetime.Seconds(), Rate: res.HeapRate,
-		Sampler: res.HeapSampler, Groups: res.Groups, Candidates: res.Candidates, Limits: report.SavingLimits,
+		Sampler: res.HeapSampler, Groups: res.Groups, Candidates: res.Candidates, Limits: res.Limits,
 		Rows: []adviseRowJSON{}, Total: row(res.Total),
 	}
 	for _, r := range res.Rows {
