@@ -85,7 +85,7 @@ func modelOf(p *profile.Profile, by GroupBy, opts TableOptions) (model, error) {
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
-	if err := CheckMeans(p); err != nil {
+	if err := pprofmt.CheckMeans(p); err != nil {
 		return nil, err
 	}
 	if pprofmt.IsGoHeap(p) {

@@ -334,7 +334,7 @@ func checkArena(src string, p *profile.Profile) error {
 			return topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
 		}
 	}
-	if err := report.CheckMeans(p); err != nil {
+	if err := pprofmt.CheckMeans(p); err != nil {
 		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	return nil
