@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofread"
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -85,7 +86,7 @@ func exitWith(stderr io.Writer, command string, err error) int {
 type arenaProfile struct {
 	prof *profile.Profile
 	// cost is the memory the decoded profile was estimated to take
-	// (report.ParseMeasured); 0 when not read from data.
+	// (pprofread.Read); 0 when not read from data.
 	cost int64
 	// merged describes the inputs merged into prof; nil for one input.
 	merged *mergedInputs
@@ -298,7 +299,7 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 // report.Table reads.
 func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
 	lim = withDefaults(lim)
-	p, cost, err := report.ParseMeasured(s.r, lim)
+	p, cost, err := pprofread.Read(s.r, pprofread.Options(lim))
 	if err != nil {
 		return nil, parseErr(s, err, lim)
 	}
