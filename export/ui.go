@@ -43,7 +43,7 @@ func UIHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
 type uiHandler struct{ h *handler }
 
 func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	by := report.GroupBy(r.URL.Query().Get("by"))
+	by := r.URL.Query().Get("by")
 	if by == "" {
 		by = "type"
 	}

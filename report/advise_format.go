@@ -68,7 +68,7 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 			sizesCell(g.Sizes, i == len(rows)-1),
 		})
 	}
-	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
+	return writeKeyed(w, groupBy(r.By), head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
 // lifetimeString formats a lifetime with three significant digits ("1.95ms",

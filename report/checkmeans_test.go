@@ -94,7 +94,7 @@ func TestCheckMeans(t *testing.T) {
 			if tt.name == "Go heap period type" {
 				return // the model reads the period whatever its type
 			}
-			by := GroupBy("type")
+			by := "type"
 			if pprofmt.IsGoHeap(tt.p) {
 				by = "func"
 			}

@@ -87,7 +87,7 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 		}
 		cells = append(cells, row)
 	}
-	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
+	return writeKeyed(w, groupBy(r.By), head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
 // Heading returns the lines [FormatTable] writes above the table: what is
@@ -145,7 +145,7 @@ func heapSamplerLine(rule, version string, anyOrder bool) string {
 // writeKeyed writes a table of cells under head with the key of row i,
 // key(i), as its last column: whole or, with a width, cut to fit it (at
 // least 12 columns of key), as tabfmt.CutKey cuts keys of the grouping by.
-func writeKeyed(w io.Writer, by GroupBy, head []string, cells [][]string, key func(i int) string, width int) error {
+func writeKeyed(w io.Writer, by groupBy, head []string, cells [][]string, key func(i int) string, width int) error {
 	room := 0
 	if width > 0 {
 		room = max(width-tabfmt.Width(append(cells, head)), 12)

@@ -22,7 +22,7 @@ import (
 // checkGrouping refuses to group an unsymbolized profile (a legacy text
 // heap profile, or one of raw addresses) by function or stack: its rows
 // would be raw addresses. The error names go tool pprof -proto as the fix.
-func checkGrouping(src string, p *profile.Profile, by report.GroupBy) error {
+func checkGrouping(src string, p *profile.Profile, by string) error {
 	if by != "func" && by != "stack" {
 		return nil
 	}
