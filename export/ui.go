@@ -83,7 +83,7 @@ func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	heading := append([]string{fmt.Sprintf("allocations from %s to %s (%s), window=%s, mean=%d bytes",
 		snap.Start.Format(time.RFC3339), snap.End.Format(time.RFC3339), snap.End.Sub(snap.Start).Round(time.Millisecond),
-		snap.Window.String(), snap.MeanBytes)}, res.Heading()...)
+		snap.Window.String(), snap.MeanBytes)}, res.Heading...)
 	var buf bytes.Buffer
 	err = htmlreport.Top(&buf, res, htmlreport.Options{
 		Title: "arenaprof: the running profile", Heading: heading, Flame: flame,

@@ -121,6 +121,13 @@ type TableResult struct {
 	// bound of zero events under every mean in force. It is 0 only for a
 	// window whose end is on an event.
 	UnseenHi float64
+	// Heading is what [FormatTable] writes above the table, a line each:
+	// what is shown (the sample, the grouping, the confidence, the window
+	// or the Go heap's MemProfileRate), how many groups, and the notes on
+	// in-use intervals and the Go heap sampler's rule. Table sets it from
+	// the fields above; a caller that changes them sets it again (or
+	// leaves it, and the heading says what Table returned).
+	Heading []string
 }
 
 // group accumulates one row: its totals, and its raw sums under the
@@ -273,6 +280,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 		res.Rows[i] = grp.row
 	}
 	res.Total = total.row
+	res.Heading = tableHeading(res)
 	g.res = res
 	return g, nil
 }

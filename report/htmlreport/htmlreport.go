@@ -240,7 +240,7 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	}
 	d := newPage(opts, "arenaprof top")
 	if d.Heading == nil {
-		d.Heading = textLines(t.Heading())
+		d.Heading = textLines(t.Heading)
 	}
 	d.KeyHead = keyHead(t.By)
 	d.Cols = []string{"SAMPLES", "BYTES", confText(t.Confidence) + " INTERVAL", "OBJECTS", "SHARE"}
