@@ -399,7 +399,7 @@ func writeTable(out io.Writer, s *profiler.Snapshot, rows int, memory bool) erro
 	if s.Stats.OverflowEvents > 0 {
 		fmt.Fprintf(out, "%d events past the bucket bound of %d aggregated without stacks\n", s.Stats.OverflowEvents, s.Stats.MaxBuckets)
 	}
-	for _, by := range []report.GroupBy{"func", "type"} {
+	for _, by := range []string{"func", "type"} {
 		res, err := report.Table(prof, report.TableOptions{By: by, N: max(rows, 0)})
 		if err != nil {
 			return err

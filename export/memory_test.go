@@ -67,7 +67,7 @@ func TestBuildMemory(t *testing.T) {
 		t.Fatalf("memory labels: %v", mem)
 	}
 
-	res, err := report.Table(back, report.TableOptions{By: report.GroupBy("func"), Confidence: 1 - 1e-6})
+	res, err := report.Table(back, report.TableOptions{By: "func", Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}

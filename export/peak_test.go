@@ -40,7 +40,7 @@ func servedInuse(t *testing.T, serve func(*httptest.ResponseRecorder), typ strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := report.Table(prof, report.TableOptions{By: report.GroupBy("type"), InUse: true, Confidence: 1 - 1e-7})
+	res, err := report.Table(prof, report.TableOptions{By: "type", InUse: true, Confidence: 1 - 1e-7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func UIHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
 type uiHandler struct{ h *handler }
 
 func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	by := report.GroupBy(r.URL.Query().Get("by"))
+	by := r.URL.Query().Get("by")
 	if by == "" {
 		by = "type"
 	}
@@ -83,7 +83,7 @@ func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	heading := append([]string{fmt.Sprintf("allocations from %s to %s (%s), window=%s, mean=%d bytes",
 		snap.Start.Format(time.RFC3339), snap.End.Format(time.RFC3339), snap.End.Sub(snap.Start).Round(time.Millisecond),
-		snap.Window.String(), snap.MeanBytes)}, res.Heading()...)
+		snap.Window.String(), snap.MeanBytes)}, res.Heading...)
 	var buf bytes.Buffer
 	err = htmlreport.Top(&buf, res, htmlreport.Options{
 		Title: "arenaprof: the running profile", Heading: heading, Flame: flame,

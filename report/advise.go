@@ -21,8 +21,8 @@ import (
 // AdviseOptions configure [Advise].
 type AdviseOptions struct {
 	// By is the grouping: "func" (the zero value), "stack" or
-	// "label=KEY".
-	By GroupBy
+	// "label=KEY", spelled as in [TableOptions.By].
+	By string
 	// Confidence of every interval, strictly between 0 and 1; 0 means
 	// 0.95.
 	Confidence float64
@@ -76,7 +76,7 @@ type AdviseRow struct {
 
 // AdviseResult is the outcome of [Advise].
 type AdviseResult struct {
-	By         GroupBy
+	By         string // the grouping, "" spelled "func"
 	Confidence float64
 	Lifetime   time.Duration
 	// Window is the time between the two profiles, from their own
@@ -100,6 +100,11 @@ type AdviseResult struct {
 	// candidates allocate in arenas instead. GCSavingLo and GCSavingHi
 	// bound it at the result's confidence. See ACCURACY.md, "Advice".
 	GCSaving, GCSavingLo, GCSavingHi float64
+	// Limits states, in one sentence, where GCSaving stops predicting the
+	// GC cycles saved (GOMEMLIMIT pacing, a changing live heap, objects
+	// that outlive their arena); Advise sets it and [FormatAdvise] prints
+	// it under the saving.
+	Limits string
 }
 
 // Advise reads two cumulative Go heap profiles of one process, earlier
@@ -145,7 +150,7 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	if opts.N < 0 {
 		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
 	}
-	by := opts.By
+	by := groupBy(opts.By)
 	if by == "" {
 		by = "func"
 	}
@@ -160,7 +165,7 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	if err != nil {
 		return nil, err
 	}
-	topts := TableOptions{By: by, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
+	topts := TableOptions{By: string(by), Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
 	ag, hm, err := groupHeap(delta, topts)
 	if err != nil {
 		return nil, err
@@ -171,8 +176,8 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 		return nil, err
 	}
 	a := adviser{conf: conf, half: (1 + conf) / 2, window: window, rate: later.Period, rule: hm.rule, anyOrder: opts.AnyOrder}
-	res := &AdviseResult{By: by, Confidence: conf, Lifetime: life, Window: window, HeapRate: later.Period,
-		HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
+	res := &AdviseResult{By: string(by), Confidence: conf, Lifetime: life, Window: window, HeapRate: later.Period,
+		Limits: savingLimits, HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
 	keys := slices.Collect(maps.Keys(ag.groups))
 	for k := range lg.groups {
 		if ag.groups[k] == nil {
@@ -228,12 +233,13 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 
 // groupHeap groups the samples of a Go heap profile, without intervals.
 func groupHeap(p *profile.Profile, opts TableOptions) (*grouped, *heapModel, error) {
-	if opts.By.kind() == groupByLabel {
-		if err := checkLabel(p, opts.By.label()); err != nil {
+	by := groupBy(opts.By)
+	if by.kind() == groupByLabel {
+		if err := checkLabel(p, by.label()); err != nil {
 			return nil, nil, err
 		}
 	}
-	m, err := modelOf(p, opts.By, opts)
+	m, err := modelOf(p, by, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,7 +247,7 @@ func groupHeap(p *profile.Profile, opts TableOptions) (*grouped, *heapModel, err
 	if !ok {
 		return nil, nil, errors.New("report: Advise reads Go heap profiles only")
 	}
-	g, err := groupSamples(p, m, opts.By)
+	g, err := groupSamples(p, m, by)
 	return g, hm, err
 }
 
@@ -404,7 +410,7 @@ func (a adviser) saving(cand, total counts) (share, lo, hi float64, err error) {
 // checkAdvisePair checks that earlier and later are Go heap profiles of
 // one process, later the later, at one MemProfileRate, and returns the
 // window between them.
-func checkAdvisePair(earlier, later *profile.Profile, by GroupBy) (time.Duration, error) {
+func checkAdvisePair(earlier, later *profile.Profile, by groupBy) (time.Duration, error) {
 	for i, p := range []*profile.Profile{earlier, later} {
 		name := [2]string{"EARLIER", "LATER"}[i]
 		if !pprofmt.IsGoHeap(p) {

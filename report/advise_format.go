@@ -12,13 +12,13 @@ import (
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
 
-// SavingLimits states where [AdviseResult.GCSaving] stops predicting the
-// GC cycles saved; [FormatAdvise] prints it under the saving.
-const SavingLimits = "GC cycles follow bytes allocated under GOGC pacing: the saving does not hold while GOMEMLIMIT sets the pace, when the live heap changes (arena chunks kept by a pool add to it), or for objects that outlive the request whose arena they move to"
+// savingLimits states where [AdviseResult.GCSaving] stops predicting the
+// GC cycles saved: Advise sets [AdviseResult.Limits] to it.
+const savingLimits = "GC cycles follow bytes allocated under GOGC pacing: the saving does not hold while GOMEMLIMIT sets the pace, when the live heap changes (arena chunks kept by a pool add to it), or for objects that outlive the request whose arena they move to"
 
 // FormatAdvise writes r as a human-readable table: a heading with the
 // window, the rule for candidates and the predicted GC saving with its
-// interval and limits, then one line per row (candidates first: the
+// interval and limits (r.Limits), then one line per row (candidates first: the
 // verdict, bytes allocated in the window, bytes in use at its end, the
 // mean lifetime, each with its interval, the object sizes allocated, then
 // the group's key) and the total. opts.Width cuts keys as in
@@ -29,11 +29,11 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	}
 	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
 	var b strings.Builder
-	fmt.Fprintf(&b, "Go heap by %s over a window of %s, MemProfileRate %d, %s intervals\n", r.By, Lifetime(r.Window), r.HeapRate, confPct)
+	fmt.Fprintf(&b, "Go heap by %s over a window of %s, MemProfileRate %d, %s intervals\n", r.By, lifetimeString(r.Window), r.HeapRate, confPct)
 	if r.HeapSampler != "" {
 		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
 	}
-	fmt.Fprintf(&b, "candidates: groups whose mean lifetime is at most %s at the interval's upper end (Little's law: bytes in use at the end over bytes allocated per second)\n", Lifetime(r.Lifetime))
+	fmt.Fprintf(&b, "candidates: groups whose mean lifetime is at most %s at the interval's upper end (Little's law: bytes in use at the end over bytes allocated per second)\n", lifetimeString(r.Lifetime))
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups (%d %s); the total and the saving cover all of them\n", len(r.Rows), r.Groups, r.Candidates, plural(r.Candidates, "candidate"))
 	} else {
@@ -41,7 +41,10 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	}
 	fmt.Fprintf(&b, "predicted GC saving: %s of GC cycles, %s interval [%s, %s], if the candidates allocate in arenas\n",
 		percent(r.GCSaving), confPct, percent(r.GCSavingLo), percent(r.GCSavingHi))
-	b.WriteString("(" + SavingLimits + ")\n\n")
+	if r.Limits != "" {
+		b.WriteString("(" + r.Limits + ")\n")
+	}
+	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
@@ -61,17 +64,17 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 			verdict,
 			tabfmt.Bytes(g.Alloc), "[" + tabfmt.Bytes(g.AllocLo) + ", " + tabfmt.Bytes(g.AllocHi) + "]",
 			tabfmt.Bytes(g.Live), "[" + tabfmt.Bytes(g.LiveLo) + ", " + tabfmt.Bytes(g.LiveHi) + "]",
-			Lifetime(g.Lifetime), "[" + Lifetime(g.LifetimeLo) + ", " + Lifetime(g.LifetimeHi) + "]",
+			lifetimeString(g.Lifetime), "[" + lifetimeString(g.LifetimeLo) + ", " + lifetimeString(g.LifetimeHi) + "]",
 			sizesCell(g.Sizes, i == len(rows)-1),
 		})
 	}
-	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
+	return writeKeyed(w, groupBy(r.By), head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
-// Lifetime formats a lifetime with three significant digits ("1.95ms",
+// lifetimeString formats a lifetime with three significant digits ("1.95ms",
 // "12.3s", "2.5h"); the largest duration, which [AdviseRow] gives a group
 // that allocated nothing sampled, is "inf".
-func Lifetime(d time.Duration) string {
+func lifetimeString(d time.Duration) string {
 	if d == time.Duration(math.MaxInt64) {
 		return "inf"
 	}

@@ -203,6 +203,50 @@ func TestAdviseBadInput(t *testing.T) {
 	}
 }
 
+// bigHeapProfile returns a Go heap profile (the sample types of
+// runtime/pprof) of n samples with distinct stacks of depth frames (as
+// internal/pprofread's tests build it).
+func bigHeapProfile(n, depth int) *profile.Profile {
+	p := &profile.Profile{
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+		Period:     512 * 1024,
+		SampleType: []*profile.ValueType{
+			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
+		},
+		DefaultSampleType: "alloc_space",
+	}
+	// Stacks are paths in a binary tree of functions: sample i calls
+	// function (level, bit of i) at each level, so every stack is distinct.
+	levels := depth
+	locs := make([][2]*profile.Location, levels)
+	for l := range levels {
+		for b := range 2 {
+			id := uint64(len(p.Location) + 1)
+			f := &profile.Function{ID: id, Name: fmt.Sprintf("main.level%d_%d", l, b), Filename: "main.go"}
+			loc := &profile.Location{ID: id, Address: 0x1000 + id*16, Line: []profile.Line{{Function: f, Line: int64(l + 1)}}}
+			p.Function = append(p.Function, f)
+			p.Location = append(p.Location, loc)
+			locs[l][b] = loc
+		}
+	}
+	for i := range n {
+		st := make([]*profile.Location, levels)
+		for l := range levels {
+			st[l] = locs[l][(i>>l)&1]
+		}
+		size := int64(16 + 16*(i%64))
+		// Scaled as runtime/pprof scales (scaleHeapSample).
+		scale := 1 / (1 - math.Exp(-float64(size)/float64(p.Period)))
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: st,
+			Value:    []int64{int64(3 * scale), int64(float64(3*size) * scale), int64(scale), int64(float64(size) * scale)},
+			NumLabel: map[string][]int64{"bytes": {size}},
+		})
+	}
+	return p
+}
+
 // bigAdvisePair returns two Go heap profiles of n records each (distinct
 // stacks of 16 frames under funcs leaf functions), a minute apart.
 func bigAdvisePair(n, funcs int) (earlier, later *profile.Profile) {
@@ -350,7 +394,7 @@ func TestFormatAdvise(t *testing.T) {
 	}
 }
 
-func TestLifetime(t *testing.T) {
+func TestLifetimeString(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration
 		want string
@@ -358,8 +402,8 @@ func TestLifetime(t *testing.T) {
 		{0, "0s"}, {500, "500ns"}, {1950217, "1.95ms"}, {100 * time.Millisecond, "100ms"},
 		{12345 * time.Millisecond, "12.3s"}, {90 * time.Minute, "1.5h"}, {time.Duration(math.MaxInt64), "inf"},
 	} {
-		if got := Lifetime(tc.d); got != tc.want {
-			t.Errorf("Lifetime(%d) = %q, want %q", tc.d, got, tc.want)
+		if got := lifetimeString(tc.d); got != tc.want {
+			t.Errorf("lifetimeString(%d) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }

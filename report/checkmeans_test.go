@@ -81,7 +81,7 @@ func TestCheckMeans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckMeans(tt.p)
+			err := pprofmt.CheckMeans(tt.p)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -94,7 +94,7 @@ func TestCheckMeans(t *testing.T) {
 			if tt.name == "Go heap period type" {
 				return // the model reads the period whatever its type
 			}
-			by := GroupBy("type")
+			by := "type"
 			if pprofmt.IsGoHeap(tt.p) {
 				by = "func"
 			}
@@ -131,7 +131,7 @@ func FuzzCheckMeans(f *testing.F) {
 				s.NumLabel[pprofmt.LabelHeapRate] = []int64{rate}
 			}
 		}
-		err := CheckMeans(p)
+		err := pprofmt.CheckMeans(p)
 		bad := func(m int64) bool { return m < 1 || m > 1<<40 }
 		arenaMean := period
 		if labeled {

@@ -13,8 +13,9 @@ import (
 
 // DiffOptions configure [Diff].
 type DiffOptions struct {
-	// By is the grouping; the zero value groups by type.
-	By GroupBy
+	// By is the grouping, as in [TableOptions.By]; the zero value groups
+	// by type.
+	By string
 	// InUse compares the bytes of objects still in use instead of the bytes
 	// allocated.
 	InUse bool
@@ -80,7 +81,7 @@ type diffSums struct{ baseLo, baseHi, newLo, newHi ratioSums }
 
 // DiffResult is the outcome of [Diff].
 type DiffResult struct {
-	By         GroupBy
+	By         string // the grouping, "" spelled "type"
 	InUse      bool
 	Confidence float64
 	// PerRow is DiffOptions.PerRow. Family is the number of hypotheses

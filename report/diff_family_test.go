@@ -65,7 +65,7 @@ func TestDiffFamilyWise(t *testing.T) {
 	if *familyRuns > 0 {
 		runs = *familyRuns
 	}
-	byType, byFunc := report.GroupBy("type"), report.GroupBy("func")
+	byType, byFunc := "type", "func"
 	arena := func(n16 int) func(*testing.T, *rand.Rand, uint64, bool) *profile.Profile {
 		return func(t *testing.T, _ *rand.Rand, seed uint64, changed bool) *profile.Profile {
 			n := n16
@@ -88,7 +88,7 @@ func TestDiffFamilyWise(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		by   report.GroupBy
+		by   string
 		key  string // the row that changes in the power case
 		make func(t *testing.T, rng *rand.Rand, seed uint64, changed bool) *profile.Profile
 	}{

@@ -108,7 +108,7 @@ func compilerLike(f float64) []heapClass {
 // and the true ratio of the row checked.
 type diffSimCase struct {
 	name  string
-	by    report.GroupBy
+	by    string
 	key   string  // the row checked
 	ratio float64 // its true ratio NEW/BASE
 	// minPower is the flag rate the method reaches (measured); the test
@@ -138,8 +138,8 @@ func TestDiffSim(t *testing.T) {
 	if *diffSimRuns > 0 {
 		runs = *diffSimRuns
 	}
-	byType := report.GroupBy("type")
-	byFunc := report.GroupBy("func")
+	byType := "type"
+	byFunc := "func"
 	arenaPair := func(meanB, meanN int64, b, n [3]int) func(*testing.T, *rand.Rand, uint64) (*profile.Profile, *profile.Profile) {
 		return func(t *testing.T, _ *rand.Rand, seed uint64) (*profile.Profile, *profile.Profile) {
 			return diffProfile(t, meanB, 2*seed+1, b[0], b[1], b[2]), diffProfile(t, meanN, 2*seed+2, n[0], n[1], n[2])

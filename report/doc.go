@@ -28,7 +28,7 @@
 //
 //   - [Parse] reads a profile within bounds on its size and on the memory
 //     decoding takes, so a hostile file cannot exhaust memory.
-//   - [Table] groups one profile ([GroupBy] names the groupings) and
+//   - [Table] groups one profile ([TableOptions.By] names the groupings) and
 //     bounds every group's true bytes; [Diff] compares two profiles group
 //     by group, with an interval on each ratio.
 //   - [Merge] adds profiles up (several pods, several windows).

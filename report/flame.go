@@ -64,8 +64,8 @@ func Flame(p *profile.Profile, opts FlameOptions) (*FlameNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	topts := TableOptions{By: GroupBy(groupByStack), InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
-	m, err := modelOf(p, topts.By, topts)
+	topts := TableOptions{By: string(groupByStack), InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
+	m, err := modelOf(p, groupBy(groupByStack), topts)
 	if err != nil {
 		return nil, err
 	}

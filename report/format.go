@@ -30,22 +30,23 @@ type FormatOptions struct {
 	Extra []TableColumn
 }
 
-// FormatTable writes r as a human-readable table: a heading that says
-// what is shown, then one line per row (sample events, estimated bytes,
-// interval, estimated objects, share, then the group's key) and the
-// total. Numbers are right-aligned; the key comes last, whole: function
-// names keep their import path (github.com/x/y.(*T).M). With a Width, a
-// key too long for the line is cut in the middle, marked by "…", keeping
-// the end whole: the last package element and the function of a function
-// name, the root half of a stack. Characters that would break the layout
-// become '?'. Lines have no trailing spaces.
+// FormatTable writes r as a human-readable table: its heading
+// (r.Heading, which says what is shown), then one line per row (sample
+// events, estimated bytes, interval, estimated objects, share, then the
+// group's key) and the total. Numbers are right-aligned; the key comes
+// last, whole: function names keep their import path
+// (github.com/x/y.(*T).M). With a Width, a key too long for the line is
+// cut in the middle, marked by "…", keeping the end whole: the last
+// package element and the function of a function name, the root half of
+// a stack. Characters that would break the layout become '?'. Lines have
+// no trailing spaces.
 func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 	if r == nil {
 		return errors.New("report: nil table")
 	}
 	confPct := strconv.FormatFloat(r.Confidence*100, 'g', 6, 64) + "%"
 	var b strings.Builder
-	for _, line := range r.Heading() {
+	for _, line := range r.Heading {
 		b.WriteString(line + "\n")
 	}
 	b.WriteString("\n")
@@ -87,14 +88,12 @@ func FormatTable(w io.Writer, r *TableResult, opts FormatOptions) error {
 		}
 		cells = append(cells, row)
 	}
-	return writeKeyed(w, r.By, head, cells, func(i int) string { return rows[i].Key }, opts.Width)
+	return writeKeyed(w, groupBy(r.By), head, cells, func(i int) string { return rows[i].Key }, opts.Width)
 }
 
-// Heading returns the lines [FormatTable] writes above the table: what is
-// shown (the sample, the grouping, the confidence, the window or the Go
-// heap's MemProfileRate), how many groups, and the notes on in-use
-// intervals and the Go heap sampler's rule.
-func (r *TableResult) Heading() []string {
+// tableHeading returns the lines of r's heading (see
+// [TableResult.Heading]).
+func tableHeading(r *TableResult) []string {
 	what := "allocated bytes"
 	if r.InUse {
 		what = "in-use bytes"
@@ -145,7 +144,7 @@ func heapSamplerLine(rule, version string, anyOrder bool) string {
 // writeKeyed writes a table of cells under head with the key of row i,
 // key(i), as its last column: whole or, with a width, cut to fit it (at
 // least 12 columns of key), as tabfmt.CutKey cuts keys of the grouping by.
-func writeKeyed(w io.Writer, by GroupBy, head []string, cells [][]string, key func(i int) string, width int) error {
+func writeKeyed(w io.Writer, by groupBy, head []string, cells [][]string, key func(i int) string, width int) error {
 	room := 0
 	if width > 0 {
 		room = max(width-tabfmt.Width(append(cells, head)), 12)

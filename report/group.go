@@ -13,27 +13,12 @@ import (
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
 
-// GroupBy says how [Table] and [Diff] group samples, spelled as the
-// arenaprof command's -by flag:
-//
-//   - "type": the Go type (the "type" label); "" means "type" too
-//   - "func": the leaf function, the caller of arena.New
-//   - "stack": the whole stack, leaf first; a key joins the frames' full
-//     function names with " < "
-//   - "size": the object size class (the "bytes" label) in powers of two
-//     of the size as the arena takes it (rounded up to 8): "1-8 B",
-//     "9-16 B", "17-32 B", and so on; samples without a size (past the
-//     profiler's bucket bound, which mix sizes) form the group
-//     "(mixed sizes)"
-//   - "label=KEY": the value of the string label KEY, such as an arena
-//     label from a context's pprof labels ("label=endpoint")
-//
-// Samples that lack the attribute (no such label, no stack) form the
-// group "(none)". A Go heap profile has no types; a live-arenas profile
-// ([Holdings]) has neither types nor sizes.
-type GroupBy string
+// groupBy is a grouping of Table, Diff, Advise and Holdings: a value of
+// TableOptions.By (and the By of the other options), whose documentation
+// lists the spellings. Its methods check and read it.
+type groupBy string
 
-// groupKind is the attribute a GroupBy groups by.
+// groupKind is the attribute a groupBy groups by.
 type groupKind string
 
 // The kinds of grouping.
@@ -52,9 +37,9 @@ const (
 	stackSep      = " < "           // joins the frames of a stack key, leaf first
 )
 
-// kind returns what g groups by; "" for a GroupBy that is not one of the
-// spellings above (see check).
-func (g GroupBy) kind() groupKind {
+// kind returns what g groups by; "" for a groupBy that is not one of the
+// spellings of TableOptions.By (see check).
+func (g groupBy) kind() groupKind {
 	switch k := groupKind(g); k {
 	case "":
 		return groupByType
@@ -68,14 +53,14 @@ func (g GroupBy) kind() groupKind {
 }
 
 // label returns the label key of a "label=KEY" grouping.
-func (g GroupBy) label() string {
+func (g groupBy) label() string {
 	k, _ := strings.CutPrefix(string(g), "label=")
 	return k
 }
 
-// check returns an error for a GroupBy that is not one of the spellings
-// above.
-func (g GroupBy) check() error {
+// check returns an error for a groupBy that is not one of the spellings
+// of TableOptions.By.
+func (g groupBy) check() error {
 	switch g.kind() {
 	case "":
 		return fmt.Errorf("report: unknown grouping %q; use type, func, stack, size or label=KEY", string(g))
@@ -88,9 +73,9 @@ func (g GroupBy) check() error {
 }
 
 // normal returns g with "" spelled "type".
-func (g GroupBy) normal() GroupBy {
+func (g groupBy) normal() groupBy {
 	if g == "" {
-		return GroupBy(groupByType)
+		return groupBy(groupByType)
 	}
 	return g
 }
@@ -98,7 +83,7 @@ func (g GroupBy) normal() GroupBy {
 // key returns the group key of a sample (full, as in TableRow.Key) and, for
 // functions and stacks, its shorter form for a table (function names without
 // their import path; "" means the same as the key).
-func (g GroupBy) key(s *profile.Sample) (key, display string) {
+func (g groupBy) key(s *profile.Sample) (key, display string) {
 	switch g.kind() {
 	case groupByType:
 		return firstLabel(s, pprofmt.LabelType), ""

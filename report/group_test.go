@@ -43,7 +43,7 @@ func FuzzSizeClass(f *testing.F) {
 
 func TestTableBySizeAndLabels(t *testing.T) {
 	p := tblFixture(t)
-	res, err := Table(p, TableOptions{By: GroupBy("size")})
+	res, err := Table(p, TableOptions{By: "size"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,18 +66,18 @@ func TestTableBySizeAndLabels(t *testing.T) {
 		{"bytes", "numeric label"},
 		{"sampling_mean", "numeric label"},
 	} {
-		_, err := Table(p, TableOptions{By: GroupBy("label=" + tc.label)})
+		_, err := Table(p, TableOptions{By: "label=" + tc.label})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("label %q: error %v, want %q", tc.label, err, tc.want)
 		}
 	}
-	if _, err := Table(p, TableOptions{By: GroupBy("label=" + "handler")}); err != nil {
+	if _, err := Table(p, TableOptions{By: "label=" + "handler"}); err != nil {
 		t.Errorf("a label some samples carry: %v", err)
 	}
 }
 
 func TestFormatFullKeys(t *testing.T) {
-	res, err := Table(tblFixture(t), TableOptions{By: GroupBy("stack")})
+	res, err := Table(tblFixture(t), TableOptions{By: "stack"})
 	if err != nil {
 		t.Fatal(err)
 	}

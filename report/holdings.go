@@ -37,7 +37,7 @@ type HoldingsRow struct {
 
 // HoldingsResult is the table of a live-arenas profile.
 type HoldingsResult struct {
-	By     GroupBy
+	By     string // the grouping, "" spelled "func"
 	OldAge time.Duration
 	Groups int           // groups in all; Rows may hold fewer
 	Rows   []HoldingsRow // by reserved bytes, largest first
@@ -47,8 +47,9 @@ type HoldingsResult struct {
 // HoldingsOptions configure [Holdings].
 type HoldingsOptions struct {
 	// By is the grouping: func (the zero value here), stack or label=KEY;
-	// a live-arenas profile has no type or size.
-	By GroupBy
+	// a live-arenas profile has no type or size. The spellings are those
+	// of [TableOptions.By].
+	By string
 	// N bounds the rows returned (0: all); the total covers every group.
 	N int
 	// OldAge is the age from which arenas count as old (0: ten minutes);
@@ -66,12 +67,13 @@ func Holdings(p *profile.Profile, o HoldingsOptions) (*HoldingsResult, error) {
 		return nil, errors.New("report: not a live-arenas profile (sample types arenas, reserved_space, used_space)")
 	}
 	if o.By == "" {
-		o.By = GroupBy(groupByFunc)
+		o.By = string(groupByFunc)
 	}
-	if err := o.By.check(); err != nil {
+	by := groupBy(o.By)
+	if err := by.check(); err != nil {
 		return nil, err
 	}
-	if k := o.By.kind(); k == groupByType || k == groupBySize {
+	if k := by.kind(); k == groupByType || k == groupBySize {
 		return nil, fmt.Errorf("report: a live-arenas profile has no %s; group by func, stack or label=KEY", k)
 	}
 	if o.OldAge <= 0 {
@@ -83,7 +85,7 @@ func Holdings(p *profile.Profile, o HoldingsOptions) (*HoldingsResult, error) {
 		if len(s.Value) != pprofmt.NumHoldingTypes {
 			return nil, fmt.Errorf("report: a sample has %d values for %d sample types", len(s.Value), pprofmt.NumHoldingTypes)
 		}
-		key, display := o.By.key(s)
+		key, display := by.key(s)
 		idle := firstLabel(s, pprofmt.LabelPoolIdle) == "true"
 		if idle {
 			key, display = "(idle arenas of pool "+firstLabel(s, pprofmt.LabelPool)+")", ""
@@ -137,7 +139,7 @@ type HoldingsDiffRow struct {
 // DiffHoldings compares two live-arenas profiles group by group (see
 // [Holdings]): rows by growth of reserved bytes, largest first. The
 // figures are exact: a row grows or it does not.
-func DiffHoldings(base, next *profile.Profile, by GroupBy) ([]HoldingsDiffRow, HoldingsDiffRow, error) {
+func DiffHoldings(base, next *profile.Profile, by string) ([]HoldingsDiffRow, HoldingsDiffRow, error) {
 	var total HoldingsDiffRow
 	b, err := Holdings(base, HoldingsOptions{By: by})
 	if err != nil {

@@ -39,7 +39,7 @@ func holdingsFixture() *profile.Profile {
 func TestHoldings(t *testing.T) {
 	p := holdingsFixture()
 	for _, c := range []struct {
-		by    GroupBy
+		by    string
 		old   time.Duration
 		first string
 		rows  []HoldingsRow
@@ -54,7 +54,7 @@ func TestHoldings(t *testing.T) {
 			{Key: "main.busy", Display: "main.busy", Arenas: 3, Reserved: 3 << 20, Used: 3 << 20},
 			{Key: "main.leaky", Display: "main.leaky", Arenas: 3, Reserved: 3 << 20, Used: 100, Old: 3},
 		}},
-		{GroupBy("label=" + "endpoint"), 0, "", []HoldingsRow{
+		{"label=" + "endpoint", 0, "", []HoldingsRow{
 			{Key: "(idle arenas of pool 1)", Arenas: 4, Reserved: 4 << 20, Idle: true},
 			{Key: "(none)", Arenas: 3, Reserved: 3 << 20, Used: 100, Old: 2},
 			{Key: "/x", Arenas: 3, Reserved: 3 << 20, Used: 3 << 20},
@@ -76,7 +76,7 @@ func TestHoldings(t *testing.T) {
 			t.Errorf("total %+v", res.Total)
 		}
 	}
-	for _, by := range []GroupBy{"type", "size"} {
+	for _, by := range []string{"type", "size"} {
 		if _, err := Holdings(p, HoldingsOptions{By: by}); err == nil {
 			t.Errorf("-by %s accepted", by)
 		}
@@ -101,7 +101,7 @@ func FuzzHoldings(f *testing.F) {
 		if err != nil || !pprofmt.IsHoldings(p) {
 			return
 		}
-		for _, by := range []GroupBy{"func", "stack", "label=age"} {
+		for _, by := range []string{"func", "stack", "label=age"} {
 			res, err := Holdings(p, HoldingsOptions{By: by})
 			if err != nil {
 				continue // a malformed sample

@@ -80,12 +80,12 @@ type contribution struct {
 // other than sampled memory: CPU, goroutines, contention, a live-arenas
 // profile (exact counts, read by Holdings), or a Go heap profile written
 // with MemProfileRate 0, which sampled nothing.
-func modelOf(p *profile.Profile, by GroupBy, opts TableOptions) (model, error) {
+func modelOf(p *profile.Profile, by groupBy, opts TableOptions) (model, error) {
 	inuse := opts.InUse
 	if p == nil {
 		return nil, errors.New("report: nil profile")
 	}
-	if err := CheckMeans(p); err != nil {
+	if err := pprofmt.CheckMeans(p); err != nil {
 		return nil, err
 	}
 	if pprofmt.IsGoHeap(p) {

@@ -64,7 +64,7 @@ func TestTableCoversTruth(t *testing.T) {
 		"label=endpoint": {"/records": recBytes, "/entries": entBytes},
 	}
 	for by, truth := range want {
-		r, err := report.Table(prof, report.TableOptions{By: report.GroupBy(by), Confidence: 1 - 1e-7})
+		r, err := report.Table(prof, report.TableOptions{By: by, Confidence: 1 - 1e-7})
 		if err != nil {
 			t.Fatal(err)
 		}

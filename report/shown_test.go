@@ -150,7 +150,7 @@ func shownRun(t *testing.T, seed uint64) [3]*report.TableResult {
 	return out
 }
 
-var shownGroupings = [3]report.GroupBy{"type", "func", "stack"}
+var shownGroupings = [3]string{"type", "func", "stack"}
 
 // TestCoverageRowsShown measures, through real arenas, the 95% coverage of
 // the rows a table shows (rows with at least one event), by type, function

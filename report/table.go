@@ -15,8 +15,26 @@ import (
 
 // TableOptions configure [Table].
 type TableOptions struct {
-	// By is the grouping; the zero value groups by type.
-	By GroupBy
+	// By is the grouping, spelled as the arenaprof command's -by flag:
+	//
+	//   - "type": the Go type (the "type" label); "" means "type" too
+	//   - "func": the leaf function, the caller of arena.New
+	//   - "stack": the whole stack, leaf first; a key joins the frames'
+	//     full function names with " < "
+	//   - "size": the object size class (the "bytes" label) in powers of
+	//     two of the size as the arena takes it (rounded up to 8): "1-8 B",
+	//     "9-16 B", "17-32 B", and so on; samples without a size (past the
+	//     profiler's bucket bound, which mix sizes) form the group
+	//     "(mixed sizes)"
+	//   - "label=KEY": the value of the string label KEY, such as an arena
+	//     label from a context's pprof labels ("label=endpoint")
+	//
+	// Samples that lack the attribute (no such label, no stack) form the
+	// group "(none)". A Go heap profile has no types; a live-arenas
+	// profile ([Holdings]) has neither types nor sizes. Any other value is
+	// an error of Table (and of [Diff], [Advise] and [Holdings], which
+	// take the same spellings).
+	By string
 	// InUse selects the bytes of objects still in use instead of the bytes
 	// allocated. In-use intervals are conservative: the profile does not
 	// record the tail of in-use events, so they cover every possible tail.
@@ -40,7 +58,7 @@ type TableOptions struct {
 
 // TableRow is one group of a [Table] (or its total).
 type TableRow struct {
-	// Key identifies the group (see [GroupBy]): a type name, a full
+	// Key identifies the group (see [TableOptions.By]): a type name, a full
 	// function name, a stack of full function names joined by " < " leaf
 	// first, a size class, a label value, or "(none)" for samples that
 	// lack the attribute; "total" for the total row.
@@ -72,7 +90,7 @@ type TableRow struct {
 
 // TableResult is the outcome of [Table].
 type TableResult struct {
-	By         GroupBy
+	By         string // the grouping, "" spelled "type"
 	InUse      bool
 	Confidence float64
 	// Window is the profile's window marking: "aligned", "start", "end" or
@@ -103,6 +121,13 @@ type TableResult struct {
 	// bound of zero events under every mean in force. It is 0 only for a
 	// window whose end is on an event.
 	UnseenHi float64
+	// Heading is what [FormatTable] writes above the table, a line each:
+	// what is shown (the sample, the grouping, the confidence, the window
+	// or the Go heap's MemProfileRate), how many groups, and the notes on
+	// in-use intervals and the Go heap sampler's rule. Table sets it from
+	// the fields above; a caller that changes them sets it again (or
+	// leaves it, and the heading says what Table returned).
+	Heading []string
 }
 
 // group accumulates one row: its totals, and its raw sums under the
@@ -203,7 +228,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	if opts.N < 0 {
 		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
 	}
-	by := opts.By.normal()
+	by := groupBy(opts.By).normal()
 	if err := by.check(); err != nil {
 		return nil, err
 	}
@@ -236,7 +261,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	}
 	_, goHeap := m.(*heapModel)
 	total := g.total
-	res := &TableResult{By: by, InUse: opts.InUse, Confidence: conf, Window: pprofmt.WindowOf(p).String(),
+	res := &TableResult{By: string(by), InUse: opts.InUse, Confidence: conf, Window: pprofmt.WindowOf(p).String(),
 		Groups: len(groups), HeapRate: total.sums.memProfileRate(), GoHeap: goHeap}
 	if hm := heapPart(m); hm != nil && res.HeapRate != 0 {
 		res.HeapSampler, res.HeapGoVersion, res.AnyOrder = hm.rule.String(), hm.goVersion, hm.anyOrder
@@ -255,6 +280,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 		res.Rows[i] = grp.row
 	}
 	res.Total = total.row
+	res.Heading = tableHeading(res)
 	g.res = res
 	return g, nil
 }
@@ -280,7 +306,7 @@ func share(part, total int64) float64 {
 
 // groupSamples reads every sample of p with m and adds it to its group by
 // by, and to the total.
-func groupSamples(p *profile.Profile, m model, by GroupBy) (*grouped, error) {
+func groupSamples(p *profile.Profile, m model, by groupBy) (*grouped, error) {
 	g := &grouped{groups: map[string]*group{}, total: &group{row: TableRow{Key: "total", Display: "total"}, sums: m.newSums(true)}}
 	for _, s := range p.Sample {
 		c, skip, err := m.read(s)

@@ -110,7 +110,7 @@ func TestTableGrouping(t *testing.T) {
 		{"type", true, []string{"svc.user", "svc.order", "[]uint8"}, nil, []int64{40, 31, 3}},
 	}
 	for _, tt := range tests {
-		r, err := Table(p, TableOptions{By: GroupBy(tt.by), InUse: tt.inuse})
+		r, err := Table(p, TableOptions{By: tt.by, InUse: tt.inuse})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.by, err)
 		}
@@ -193,8 +193,8 @@ func TestTableErrors(t *testing.T) {
 		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
 		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
 		{"negative N", tblFixture(t), TableOptions{N: -1}, "negative number of rows"},
-		{"unknown kind", tblFixture(t), TableOptions{By: GroupBy("color")}, "unknown grouping"},
-		{"label without key", tblFixture(t), TableOptions{By: GroupBy("label=")}, "label key"},
+		{"unknown kind", tblFixture(t), TableOptions{By: "color"}, "unknown grouping"},
+		{"label without key", tblFixture(t), TableOptions{By: "label="}, "label key"},
 	}
 	for _, tt := range tests {
 		_, err := Table(tt.p, tt.opts)
@@ -204,41 +204,41 @@ func TestTableErrors(t *testing.T) {
 	}
 }
 
-func TestGroupByCheck(t *testing.T) {
+func TestGroupingCheck(t *testing.T) {
 	tests := []struct {
 		in   string
-		want GroupBy
+		want groupBy
 		err  string
 	}{
-		{"type", GroupBy("type"), ""},
-		{"func", GroupBy("func"), ""},
-		{"stack", GroupBy("stack"), ""},
-		{"size", GroupBy("size"), ""},
-		{"label=endpoint", GroupBy("label=" + "endpoint"), ""},
-		{"label=a=b", GroupBy("label=" + "a=b"), ""},
+		{"type", groupBy("type"), ""},
+		{"func", groupBy("func"), ""},
+		{"stack", groupBy("stack"), ""},
+		{"size", groupBy("size"), ""},
+		{"label=endpoint", groupBy("label=" + "endpoint"), ""},
+		{"label=a=b", groupBy("label=" + "a=b"), ""},
 		{"label=", "", "needs a label key"},
 		{"label", "", "unknown grouping"},
 		{"TYPE", "", "unknown grouping"},
 		{"", "type", ""},
 	}
 	for _, tt := range tests {
-		g := GroupBy(tt.in)
+		g := groupBy(tt.in)
 		err := g.check()
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("GroupBy(%q).check(): error %v, want %q", tt.in, err, tt.err)
+				t.Errorf("groupBy(%q).check(): error %v, want %q", tt.in, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || g.normal() != tt.want {
-			t.Errorf("GroupBy(%q): %q, %v; want %q", tt.in, g.normal(), err, tt.want)
+			t.Errorf("groupBy(%q): %q, %v; want %q", tt.in, g.normal(), err, tt.want)
 		}
 	}
 }
 
 // TestFormatTableExtra checks extra and hidden columns and the width.
 func TestFormatTableExtra(t *testing.T) {
-	r, err := Table(tblFixture(t), TableOptions{By: GroupBy("stack")})
+	r, err := Table(tblFixture(t), TableOptions{By: "stack"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +306,7 @@ func FuzzTable(f *testing.F) {
 	f.Add("func", 1<<30, 1e-300, false)
 	p := tblFixture(f)
 	f.Fuzz(func(t *testing.T, by string, n int, conf float64, inuse bool) {
-		g := GroupBy(by)
-		r, err := Table(p, TableOptions{By: g, N: n, Confidence: conf, InUse: inuse})
+		r, err := Table(p, TableOptions{By: by, N: n, Confidence: conf, InUse: inuse})
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

@@ -131,9 +131,9 @@ func parseAdviseArgs(args []string) (adviseOptions, error) {
 	var o adviseOptions
 	switch b := strings.TrimSpace(*by); {
 	case b == "func" || b == "stack":
-		o.by = report.GroupBy(b)
+		o.by = b
 	case strings.HasPrefix(b, "label=") && len(b) > len("label="):
-		o.by = report.GroupBy(b)
+		o.by = b
 	default:
 		return o, topUsageErr("bad -by %q; use func, stack or label=KEY (a Go heap profile records no types)", *by)
 	}
@@ -319,8 +319,8 @@ func writeAdviseJSON(w io.Writer, res *report.AdviseResult) error {
 	}
 	out := adviseJSON{
 		Window: res.Window.Seconds(), GCSaving: res.GCSaving, GCSavingLo: res.GCSavingLo, GCSavingHi: res.GCSavingHi,
-		By: string(res.By), Confidence: res.Confidence, LifetimeMax: res.Lifetime.Seconds(), Rate: res.HeapRate,
-		Sampler: res.HeapSampler, Groups: res.Groups, Candidates: res.Candidates, Limits: report.SavingLimits,
+		By: res.By, Confidence: res.Confidence, LifetimeMax: res.Lifetime.Seconds(), Rate: res.HeapRate,
+		Sampler: res.HeapSampler, Groups: res.Groups, Candidates: res.Candidates, Limits: res.Limits,
 		Rows: []adviseRowJSON{}, Total: row(res.Total),
 	}
 	for _, r := range res.Rows {

@@ -357,7 +357,7 @@ func diffShown(res *report.DiffResult, opts diffOptions) []report.DiffRow {
 
 // diffGrouping is the grouping of the -by flag or, when it was not given,
 // by type, or by function when either profile holds Go heap memory.
-func (o diffOptions) diffGrouping(base, next *arenaProfile) report.GroupBy {
+func (o diffOptions) diffGrouping(base, next *arenaProfile) string {
 	by := o.groupingFor(base.prof)
 	if holdsGoHeap(next.prof) && o.byDefault {
 		by = o.groupingFor(next.prof)
@@ -420,7 +420,7 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 
 func writeDiffJSON(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
-		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
+		Sample: opts.sample, By: res.By, Confidence: res.Confidence,
 		PerRow: res.PerRow, Family: res.Family, BaseInputs: inputsOut(base.merged), NewInputs: inputsOut(next.merged),
 		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
 	}

@@ -1,19 +1,15 @@
 package main
 
-import (
-	"strings"
-
-	"github.com/arenaprof/arenaprof/report"
-)
+import "strings"
 
 // parseGroupBy checks the -by flag against the spellings of
-// [report.GroupBy], wording its errors for the command line.
-func parseGroupBy(s string) (report.GroupBy, error) {
+// report.TableOptions.By, wording its errors for the command line.
+func parseGroupBy(s string) (string, error) {
 	switch s {
 	case "": // not given
 		return "type", nil
 	case "type", "func", "stack", "size":
-		return report.GroupBy(s), nil
+		return s, nil
 	}
 	k, ok := strings.CutPrefix(s, "label=")
 	if !ok {
@@ -22,23 +18,23 @@ func parseGroupBy(s string) (report.GroupBy, error) {
 	if k == "" {
 		return "", topUsageErr("-by label= needs a label key, e.g. -by label=handler")
 	}
-	return report.GroupBy(s), nil
+	return s, nil
 }
 
 // groupKind splits g into what it groups by ("type", "func", "stack",
 // "size" or "label") and, for a label, the label's key.
-func groupKind(g report.GroupBy) (kind, label string) {
-	if k, ok := strings.CutPrefix(string(g), "label="); ok {
+func groupKind(g string) (kind, label string) {
+	if k, ok := strings.CutPrefix(g, "label="); ok {
 		return "label", k
 	}
 	if g == "" {
 		return "type", ""
 	}
-	return string(g), ""
+	return g, ""
 }
 
 // groupKindOnly is what g groups by, without a label's key.
-func groupKindOnly(g report.GroupBy) string {
+func groupKindOnly(g string) string {
 	k, _ := groupKind(g)
 	return k
 }

@@ -12,9 +12,9 @@ import (
 
 // holdingsBy is the grouping of a live-arenas profile: the -by flag, or
 // by function when it was not given.
-func holdingsBy(o commonOptions) report.GroupBy {
+func holdingsBy(o commonOptions) string {
 	if o.byDefault {
-		return report.GroupBy("func")
+		return "func"
 	}
 	return o.by
 }
@@ -28,7 +28,7 @@ func topHoldings(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 	}
 	if opts.json {
 		return writeJSON(stdout, holdingsJSON{
-			Exact: true, By: string(res.By), OldAgeSeconds: res.OldAge.Seconds(),
+			Exact: true, By: res.By, OldAgeSeconds: res.OldAge.Seconds(),
 			Groups: res.Groups, Rows: res.Rows, Total: res.Total,
 		})
 	}
@@ -72,14 +72,14 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 			By    string                   `json:"by"`
 			Rows  []report.HoldingsDiffRow `json:"rows"`
 			Total report.HoldingsDiffRow   `json:"total"`
-		}{true, string(by), rows, total})
+		}{true, by, rows, total})
 	}
 	return formatHoldingsDiff(stdout, holdingsDiffHeading(opts, by), by, rows, total, opts.width)
 }
 
 // holdingsDiffRows filters two live-arenas profiles as diff's flags say
 // and compares every group: what diff prints and what html draws.
-func holdingsDiffRows(base, next *arenaProfile, opts diffOptions) (report.GroupBy, []report.HoldingsDiffRow, report.HoldingsDiffRow, error) {
+func holdingsDiffRows(base, next *arenaProfile, opts diffOptions) (string, []report.HoldingsDiffRow, report.HoldingsDiffRow, error) {
 	var total report.HoldingsDiffRow
 	if !pprofmt.IsHoldings(base.prof) || !pprofmt.IsHoldings(next.prof) {
 		return "", nil, total, topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)

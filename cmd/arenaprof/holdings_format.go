@@ -61,7 +61,7 @@ func holdingsHeading(r *report.HoldingsResult) []string {
 // holdingsDiffHeading is the heading of the comparison of two
 // live-arenas profiles: what is compared, that the figures are exact, the
 // filters, and what "+" marks.
-func holdingsDiffHeading(opts diffOptions, by report.GroupBy) []string {
+func holdingsDiffHeading(opts diffOptions, by string) []string {
 	lines := []string{fmt.Sprintf("live arenas by %s: BASE %s -> NEW %s", by, opts.base, opts.next),
 		"exact counts and bytes, not sampled (no intervals)"}
 	if f := opts.filter.describe(); f != "" {
@@ -72,7 +72,7 @@ func holdingsDiffHeading(opts diffOptions, by report.GroupBy) []string {
 
 // formatHoldingsDiff writes the rows of [report.DiffHoldings] as a table
 // under heading; growing rows are marked with +.
-func formatHoldingsDiff(w io.Writer, heading []string, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
+func formatHoldingsDiff(w io.Writer, heading []string, by string, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, width int) error {
 	if _, err := io.WriteString(w, strings.Join(heading, "\n")+"\n\n"); err != nil {
 		return err
 	}

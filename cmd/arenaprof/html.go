@@ -176,7 +176,7 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	if ap.merged != nil {
 		heading = append(heading, "inputs: "+ap.merged.describe())
 	}
-	heading = append(heading, res.Heading()...)
+	heading = append(heading, res.Heading...)
 	return htmlreport.Top(w, res, htmlreport.Options{
 		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading), Flame: flame,
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/pprofread"
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -21,7 +22,7 @@ import (
 // checkGrouping refuses to group an unsymbolized profile (a legacy text
 // heap profile, or one of raw addresses) by function or stack: its rows
 // would be raw addresses. The error names go tool pprof -proto as the fix.
-func checkGrouping(src string, p *profile.Profile, by report.GroupBy) error {
+func checkGrouping(src string, p *profile.Profile, by string) error {
 	if by != "func" && by != "stack" {
 		return nil
 	}
@@ -246,7 +247,7 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		}
 		budget := lim
 		budget.MaxMemory = max(lim.MaxMemory-used, 1)
-		p, cost, err := report.ParseMeasured(s.r, budget)
+		p, cost, err := pprofread.Read(s.r, pprofread.Options(budget))
 		s.close()
 		if err != nil {
 			var mle *pprofmt.MemoryLimitError
@@ -308,7 +309,7 @@ func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.Memo
 			exact = false
 			continue
 		}
-		_, _, err = report.ParseMeasured(s.r, report.ParseOptions{MaxBytes: lim.MaxBytes, MaxMemory: 1})
+		_, _, err = pprofread.Read(s.r, pprofread.Options{MaxBytes: lim.MaxBytes, MaxMemory: 1})
 		s.close()
 		var e *pprofmt.MemoryLimitError
 		if !errors.As(err, &e) || !e.Exact {

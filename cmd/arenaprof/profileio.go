@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/pprofread"
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -85,7 +86,7 @@ func exitWith(stderr io.Writer, command string, err error) int {
 type arenaProfile struct {
 	prof *profile.Profile
 	// cost is the memory the decoded profile was estimated to take
-	// (report.ParseMeasured); 0 when not read from data.
+	// (pprofread.Read); 0 when not read from data.
 	cost int64
 	// merged describes the inputs merged into prof; nil for one input.
 	merged *mergedInputs
@@ -298,7 +299,7 @@ func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, erro
 // report.Table reads.
 func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, error) {
 	lim = withDefaults(lim)
-	p, cost, err := report.ParseMeasured(s.r, lim)
+	p, cost, err := pprofread.Read(s.r, pprofread.Options(lim))
 	if err != nil {
 		return nil, parseErr(s, err, lim)
 	}
@@ -334,7 +335,7 @@ func checkArena(src string, p *profile.Profile) error {
 			return topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
 		}
 	}
-	if err := report.CheckMeans(p); err != nil {
+	if err := pprofmt.CheckMeans(p); err != nil {
 		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
 	return nil

@@ -204,9 +204,9 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	q := pyroread.Query{Selector: s, From: o.from, To: o.to}
-	read := func(by report.GroupBy) (*arenaProfile, error) {
+	read := func(by string) (*arenaProfile, error) {
 		q.Labels, q.Stacks = nil, false
-		switch key, isLabel := strings.CutPrefix(string(by), "label="); {
+		switch key, isLabel := strings.CutPrefix(by, "label="); {
 		case by == "type":
 			q.Labels = []string{"type"}
 		case isLabel:
@@ -230,7 +230,7 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 	if !c.byDefault {
 		return read(c.by)
 	}
-	ap, err := read(report.GroupBy("type"))
+	ap, err := read("type")
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 // regroup reads again, for the grouping by, a side of a diff that was read
 // for another: each side's default grouping follows what it holds, and a
 // diff needs one grouping for both.
-func (o pyroscopeOptions) regroup(by report.GroupBy, opts diffOptions, base, next *arenaProfile) (*arenaProfile, *arenaProfile, error) {
+func (o pyroscopeOptions) regroup(by string, opts diffOptions, base, next *arenaProfile) (*arenaProfile, *arenaProfile, error) {
 	if !opts.byDefault {
 		return base, next, nil
 	}

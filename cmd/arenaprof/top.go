@@ -116,7 +116,7 @@ given twice is refused. See docs/inputs.md.`
 
 // commonOptions are the parsed flags top and diff share.
 type commonOptions struct {
-	by         report.GroupBy
+	by         string
 	sample     string // "alloc" or "inuse"
 	n          int
 	confidence float64
@@ -339,7 +339,7 @@ func writeTopJSON(w io.Writer, opts topOptions, res *report.TableResult, merged 
 		return r
 	}
 	out := topJSON{
-		Sample: opts.sample, By: string(res.By), Confidence: res.Confidence,
+		Sample: opts.sample, By: res.By, Confidence: res.Confidence,
 		Window: topWindow(res), Sampler: res.HeapSampler, GoVersion: res.HeapGoVersion, Inputs: inputsOut(merged),
 		Groups: res.Groups, Rows: []topRowJSON{}, Total: row(res.Total),
 	}
@@ -480,12 +480,12 @@ func parseSample(s string) (string, error) {
 // groupingFor returns the grouping of the -by flag, or when it was not
 // given the default for p: by type, or by function for a profile holding
 // Go heap memory, which records no types.
-func (o commonOptions) groupingFor(p *profile.Profile) report.GroupBy {
+func (o commonOptions) groupingFor(p *profile.Profile) string {
 	if o.byDefault {
 		if holdsGoHeap(p) {
-			return report.GroupBy("func")
+			return "func"
 		}
-		return report.GroupBy("type")
+		return "type"
 	}
 	return o.by
 }

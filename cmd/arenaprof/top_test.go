@@ -24,7 +24,6 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/profiler"
-	"github.com/arenaprof/arenaprof/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files of arenaprof top and the generated part of docs/cli.md")
@@ -595,7 +594,7 @@ func FuzzTopProfile(f *testing.F) {
 		}
 		for _, sample := range []string{"alloc", "inuse"} {
 			var out bytes.Buffer
-			opts := topOptions{commonOptions: commonOptions{by: report.GroupBy("stack"), sample: sample, n: 5, confidence: 0.95}, src: "fuzz.pb"}
+			opts := topOptions{commonOptions: commonOptions{by: "stack", sample: sample, n: 5, confidence: 0.95}, src: "fuzz.pb"}
 			if err := topReport(ap, opts, &out); err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("multi-line error: %q", err)

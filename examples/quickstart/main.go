@@ -237,7 +237,7 @@ func readProfile(path string) (*profile.Profile, error) {
 // table prints the profile grouped by by, with the true bytes beside each
 // row, and counts the intervals that cover them.
 func (o *outcome) table(w io.Writer, prof *profile.Profile, by string) error {
-	res, err := report.Table(prof, report.TableOptions{By: report.GroupBy(by), Confidence: 0.95})
+	res, err := report.Table(prof, report.TableOptions{By: by, Confidence: 0.95})
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, by := range []string{"type", "func", "label=endpoint"} {
-		g := report.GroupBy(by)
+		g := by
 		res, err := report.Table(prof, report.TableOptions{By: g, Confidence: strictConfidence})
 		if err != nil {
 			t.Fatal(err)

@@ -54,7 +54,7 @@ func TestService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := report.GroupBy("label=endpoint")
+	by := "label=endpoint"
 	res, err := report.Table(prof, report.TableOptions{By: by, Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)

@@ -271,7 +271,7 @@ func TestHeapSource(t *testing.T) {
 	// The upload reads back with intervals: the 16 MB allocated above lie
 	// in the interval of this test's row (at 1-1e-6: false failure below
 	// 1e-6).
-	res, err := report.Table(p, report.TableOptions{By: report.GroupBy("func"), Confidence: 1 - 1e-6})
+	res, err := report.Table(p, report.TableOptions{By: "func", Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}

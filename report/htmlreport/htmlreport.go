@@ -193,8 +193,8 @@ func text(s string) string {
 }
 
 // keyHead is the heading of the key column for a grouping.
-func keyHead(by report.GroupBy) string {
-	kind, label, _ := strings.Cut(string(by), "=")
+func keyHead(by string) string {
+	kind, label, _ := strings.Cut(by, "=")
 	return tabfmt.KeyHeading(kind, label)
 }
 
@@ -240,7 +240,7 @@ func Top(w io.Writer, t *report.TableResult, opts Options) error {
 	}
 	d := newPage(opts, "arenaprof top")
 	if d.Heading == nil {
-		d.Heading = textLines(t.Heading())
+		d.Heading = textLines(t.Heading)
 	}
 	d.KeyHead = keyHead(t.By)
 	d.Cols = []string{"SAMPLES", "BYTES", confText(t.Confidence) + " INTERVAL", "OBJECTS", "SHARE"}
@@ -283,7 +283,7 @@ func Holdings(w io.Writer, r *report.HoldingsResult, opts Options) error {
 	}
 	d := newPage(opts, "arenaprof top")
 	if d.Heading == nil {
-		d.Heading = []string{"live arenas by " + text(string(r.By)) + ": exact counts and bytes, not sampled (no intervals)"}
+		d.Heading = []string{"live arenas by " + text(r.By) + ": exact counts and bytes, not sampled (no intervals)"}
 	}
 	d.KeyHead, d.Exact = keyHead(r.By), true
 	d.Cols = []string{"RESERVED", "SHARE", "USED", "ARENAS", "OLD"}
@@ -387,13 +387,13 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 // ratio); data-significant, "true" on the rows marked grown (diff -json's
 // growing); and data-base-reserved, data-new-reserved and data-delta,
 // diff -json's base_reserved, new_reserved and their difference.
-func HoldingsDiff(w io.Writer, by report.GroupBy, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, opts Options) error {
+func HoldingsDiff(w io.Writer, by string, rows []report.HoldingsDiffRow, total report.HoldingsDiffRow, opts Options) error {
 	if opts.Gate != nil {
 		return errors.New("htmlreport: a gate tests intervals; live-arenas profiles hold exact counts")
 	}
 	d := newPage(opts, "arenaprof diff")
 	if d.Heading == nil {
-		d.Heading = []string{"live arenas by " + text(string(by)) + ": exact counts and bytes, not sampled (no intervals)",
+		d.Heading = []string{"live arenas by " + text(by) + ": exact counts and bytes, not sampled (no intervals)",
 			"+ marks groups whose reserved bytes grew"}
 	}
 	d.KeyHead, d.Exact = keyHead(by), true

@@ -25,7 +25,7 @@ var diffGates = []report.Gate{{FailAbove: 1.2, MinShare: 0.005}, {FailAbove: 1.5
 // Within a pair the profiles are independent runs; the doubled pairs
 // reuse runs of the neighbouring pair, so they are not independent of
 // each other.
-func diffStudy(w io.Writer, paths []string, rate int64, by report.GroupBy, conf float64) error {
+func diffStudy(w io.Writer, paths []string, rate int64, by string, conf float64) error {
 	ps := make([]*profile.Profile, len(paths))
 	for i, pb := range paths {
 		p, err := load(pb, rate)
@@ -86,7 +86,7 @@ type diffCounts struct {
 	holmKeys          map[string]string // rows Holm flags, with their figures
 }
 
-func (c *diffCounts) add(base, next *profile.Profile, by report.GroupBy, conf float64) error {
+func (c *diffCounts) add(base, next *profile.Profile, by string, conf float64) error {
 	if c.gate == nil {
 		c.gate = make([][2]int, len(diffGates))
 	}
@@ -173,7 +173,7 @@ func (c *config) diffStudies(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		for _, by := range []report.GroupBy{"func", "stack"} {
+		for _, by := range []string{"func", "stack"} {
 			if err := diffStudy(w, paths, r, by, c.conf); err != nil {
 				return err
 			}

@@ -121,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bys := []report.GroupBy{"func", "stack"}
+	bys := []string{"func", "stack"}
 	truth, err := truthOf(truthPaths, bys)
 	if err != nil {
 		return err
@@ -311,7 +311,7 @@ type truth struct {
 }
 
 // truthOf returns the truth of each grouping, loading each profile once.
-func truthOf(paths []string, bys []report.GroupBy) ([]truth, error) {
+func truthOf(paths []string, bys []string) ([]truth, error) {
 	out := make([]truth, len(bys))
 	for i := range out {
 		out[i] = truth{mean: map[string]float64{}, lo: map[string]float64{}, hi: map[string]float64{}, totalLo: math.Inf(1)}
@@ -354,7 +354,7 @@ func truthOf(paths []string, bys []report.GroupBy) ([]truth, error) {
 	return out, nil
 }
 
-func measure(tr truth, sampled []string, rate int64, by report.GroupBy, conf float64) (*stats, error) {
+func measure(tr truth, sampled []string, rate int64, by string, conf float64) (*stats, error) {
 	mean, tlo, thi, total := tr.mean, tr.lo, tr.hi, tr.total
 	s := &stats{truthTotal: [2]float64{tr.totalLo / total, tr.totalHi / total}}
 	for _, pb := range sampled {
@@ -413,7 +413,7 @@ func quantile(x []float64, q float64) float64 {
 	return x[min(len(x)-1, int(q*float64(len(x))))]
 }
 
-func (s *stats) print(w io.Writer, rate int64, by report.GroupBy) {
+func (s *stats) print(w io.Writer, rate int64, by string) {
 	n := float64(s.rows)
 	fmt.Fprintf(w, "rate %d, by %s: %d rows shown in %d runs (%d of keys no truth run has)\n", rate, by, s.rows, len(s.totals), s.absent)
 	fmt.Fprintf(w, "  coverage of rows shown: %.3f against the mean truth, %.3f against the range of the truth runs (absent keys count as missed)\n",

@@ -146,7 +146,7 @@ func Read(data []byte, truth map[string]int64, opts report.TableOptions) (map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.By = report.GroupBy("func")
+	opts.By = "func"
 	res, err := report.Table(p, opts)
 	if err != nil {
 		return nil, nil, err

@@ -100,7 +100,7 @@ func diffTotalAlarm(t *testing.T, truth map[string]int64, a, b []byte) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := report.Diff(pa, pb, report.DiffOptions{By: report.GroupBy("func"), Confidence: 0.95})
+	res, err := report.Diff(pa, pb, report.DiffOptions{By: "func", Confidence: 0.95})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestHeapInuseHoldsTruth(t *testing.T) {
 	kept = make([]*[96]byte, 0, 30000) // allocated here, not at the site
 	keep96(30000)
 	p := allocsProfile(t)
-	res, err := report.Table(p, report.TableOptions{By: report.GroupBy("func"), InUse: true, Confidence: 1 - 1e-6})
+	res, err := report.Table(p, report.TableOptions{By: "func", InUse: true, Confidence: 1 - 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func delta(t testing.TB, prev, cur *profile.Profile) *profile.Profile {
 // rows returns the by-function rows of p for the workload's sites.
 func rows(t testing.TB, p *profile.Profile, conf float64, truth map[string]float64) map[string]report.TableRow {
 	t.Helper()
-	res, err := report.Table(p, report.TableOptions{By: report.GroupBy("func"), Confidence: conf})
+	res, err := report.Table(p, report.TableOptions{By: "func", Confidence: conf})
 	if err != nil {
 		t.Fatal(err)
 	}

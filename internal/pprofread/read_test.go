@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -23,11 +23,11 @@ func gzipped(t testing.TB, data []byte) []byte {
 
 func TestParseBounds(t *testing.T) {
 	var prof bytes.Buffer
-	if err := tblFixture(t).Write(&prof); err != nil { // gzipped
+	if err := arenaFixture(t).Write(&prof); err != nil { // gzipped
 		t.Fatal(err)
 	}
 	var raw bytes.Buffer
-	if err := tblFixture(t).WriteUncompressed(&raw); err != nil {
+	if err := arenaFixture(t).WriteUncompressed(&raw); err != nil {
 		t.Fatal(err)
 	}
 	bomb := gzipped(t, make([]byte, 8<<20)) // 8 MiB of zeros in ~8 KiB
@@ -49,7 +49,7 @@ func TestParseBounds(t *testing.T) {
 		{"bad gzip", []byte{0x1f, 0x8b, 1, 2, 3}, 0, "gzip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Parse(bytes.NewReader(tc.data), ParseOptions{MaxBytes: tc.limit})
+			p, err := parse(bytes.NewReader(tc.data), Options{MaxBytes: tc.limit})
 			if tc.want == "" {
 				if err != nil || p == nil {
 					t.Fatalf("Parse: %v", err)
@@ -59,18 +59,18 @@ func TestParseBounds(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Parse: error %v, want %q", err, tc.want)
 			}
-			if strings.Contains(tc.want, "size limit") && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("error %v is not ErrTooLarge", err)
+			if strings.Contains(tc.want, "size limit") && !errors.Is(err, pprofmt.ErrTooLarge) {
+				t.Errorf("error %v is not pprofmt.ErrTooLarge", err)
 			}
 		})
 	}
 }
 
-// FuzzParse checks that Parse never panics and never returns a profile
+// FuzzParse checks that Read (report.Parse) never panics and never returns a profile
 // from data that decompresses to more than its bound.
 func FuzzParse(f *testing.F) {
 	var prof bytes.Buffer
-	if err := tblFixture(f).Write(&prof); err != nil {
+	if err := arenaFixture(f).Write(&prof); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(prof.Bytes(), int64(0))
@@ -80,7 +80,7 @@ func FuzzParse(f *testing.F) {
 		if limit > 1<<20 || limit <= 0 {
 			limit = 1 << 20
 		}
-		p, err := Parse(bytes.NewReader(data), ParseOptions{MaxBytes: limit})
+		p, err := parse(bytes.NewReader(data), Options{MaxBytes: limit})
 		if err == nil && p == nil {
 			t.Fatal("nil profile without an error")
 		}
@@ -117,27 +117,27 @@ func TestParseBombsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		data     []byte
-		opts     ParseOptions
+		opts     Options
 		want     error  // nil: any error containing msg
 		msg      string // for want == nil
 		maxAlloc uint64
 	}{
-		{"decoder bomb, gzipped", decoderBomb, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
-		{"decoder bomb, plain", emptySamples(8 << 20), ParseOptions{}, pprofmt.ErrMemoryLimit, "", 64 << 20},
-		{"decoder bomb, small memory bound", decoderBomb, ParseOptions{MaxMemory: 1 << 20}, pprofmt.ErrMemoryLimit, "", 4 << 20},
-		{"gzip of zeros", zeros, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
-		{"gzip of zeros, size bound", zeros, ParseOptions{MaxBytes: 1 << 20}, ErrTooLarge, "", 8 << 20},
-		{"gzip of zeros, high memory bound", zeros, ParseOptions{MaxBytes: 64 << 20, MaxMemory: 16 << 30}, ErrTooLarge, "", 200 << 20},
-		{"nested gzip", nested, ParseOptions{}, nil, "gzip data inside gzip data", 8 << 20},
-		{"record declared huge", bigRecord, ParseOptions{}, pprofmt.ErrMemoryLimit, "", 1 << 20},
+		{"decoder bomb, gzipped", decoderBomb, Options{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
+		{"decoder bomb, plain", emptySamples(8 << 20), Options{}, pprofmt.ErrMemoryLimit, "", 64 << 20},
+		{"decoder bomb, small memory bound", decoderBomb, Options{MaxMemory: 1 << 20}, pprofmt.ErrMemoryLimit, "", 4 << 20},
+		{"gzip of zeros", zeros, Options{}, pprofmt.ErrMemoryLimit, "", 32 << 20},
+		{"gzip of zeros, size bound", zeros, Options{MaxBytes: 1 << 20}, pprofmt.ErrTooLarge, "", 8 << 20},
+		{"gzip of zeros, high memory bound", zeros, Options{MaxBytes: 64 << 20, MaxMemory: 16 << 30}, pprofmt.ErrTooLarge, "", 200 << 20},
+		{"nested gzip", nested, Options{}, nil, "gzip data inside gzip data", 8 << 20},
+		{"record declared huge", bigRecord, Options{}, pprofmt.ErrMemoryLimit, "", 1 << 20},
 		// The decoder falls back to the legacy parsers when a protobuf
 		// message fails to decode: 2 MB of legacy heap lines in a string
 		// would decode to 120 MB of samples.
-		{"legacy text inside a protobuf string", hiddenLegacy, ParseOptions{}, nil, "not a pprof profile", 16 << 20},
+		{"legacy text inside a protobuf string", hiddenLegacy, Options{}, nil, "not a pprof profile", 16 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			got := allocDuring(func() { _, err = Parse(bytes.NewReader(tc.data), tc.opts) })
+			got := allocDuring(func() { _, err = parse(bytes.NewReader(tc.data), tc.opts) })
 			t.Logf("%d bytes in, %d allocated: %v", len(tc.data), got, err)
 			switch {
 			case err == nil:
@@ -147,8 +147,8 @@ func TestParseBombsBounded(t *testing.T) {
 			case tc.want == nil && !strings.Contains(err.Error(), tc.msg):
 				t.Fatalf("error %v, want %q", err, tc.msg)
 			}
-			if errors.Is(err, pprofmt.ErrMemoryLimit) && !errors.Is(err, ErrTooLarge) {
-				t.Errorf("%v does not wrap ErrTooLarge", err)
+			if errors.Is(err, pprofmt.ErrMemoryLimit) && !errors.Is(err, pprofmt.ErrTooLarge) {
+				t.Errorf("%v does not wrap pprofmt.ErrTooLarge", err)
 			}
 			if got > tc.maxAlloc {
 				t.Errorf("allocated %d bytes refusing it, want at most %d", got, tc.maxAlloc)
@@ -174,10 +174,10 @@ func TestParseMemoryBoundEdge(t *testing.T) {
 		if gz {
 			in = gzipped(t, data)
 		}
-		if _, err := Parse(bytes.NewReader(in), ParseOptions{MaxMemory: need}); err != nil {
+		if _, err := parse(bytes.NewReader(in), Options{MaxMemory: need}); err != nil {
 			t.Errorf("gzip %v, bound %d: %v", gz, need, err)
 		}
-		_, err := Parse(bytes.NewReader(in), ParseOptions{MaxMemory: need - 1})
+		_, err := parse(bytes.NewReader(in), Options{MaxMemory: need - 1})
 		if !errors.Is(err, pprofmt.ErrMemoryLimit) {
 			t.Errorf("gzip %v, bound %d: error %v, want pprofmt.ErrMemoryLimit", gz, need-1, err)
 		}
@@ -194,7 +194,7 @@ func TestParseDefaultBoundAdmits(t *testing.T) {
 	if err := bigHeapProfile(100000, 16).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Parse(&buf, ParseOptions{})
+	p, err := parse(&buf, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +224,9 @@ func TestParseNotProfile(t *testing.T) {
 		{"legacy CPU header", cpu, false},
 		{"binary with letters on the first line", append([]byte("\x00\x00heap profile:"), make([]byte, 1<<20)...), false},
 	} {
-		_, err := Parse(bytes.NewReader(tc.data), ParseOptions{MaxMemory: 1 << 20})
+		_, err := parse(bytes.NewReader(tc.data), Options{MaxMemory: 1 << 20})
 		var mle *pprofmt.MemoryLimitError
-		if !errors.As(err, &mle) || !errors.Is(err, pprofmt.ErrMemoryLimit) || !errors.Is(err, ErrTooLarge) {
+		if !errors.As(err, &mle) || !errors.Is(err, pprofmt.ErrMemoryLimit) || !errors.Is(err, pprofmt.ErrTooLarge) {
 			t.Fatalf("%s: error %v, want a MemoryLimitError", tc.name, err)
 		}
 		if mle.NotProfile != tc.notProfile || mle.Limit != 1<<20 || mle.Need <= mle.Limit {

@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func decodeAlloc(data []byte) uint64 {
 	return least
 }
 
-// scanEstimate returns the estimate Parse computes for uncompressed data.
+// scanEstimate returns the estimate Read computes for uncompressed data.
 func scanEstimate(data []byte) int64 {
 	var s memScan
 	s.scan(data)
@@ -83,7 +83,7 @@ func estimateCases(t testing.TB) []struct {
 	packedVals.field(2, new(pb).field(2, bytes.Repeat([]byte{1}, 200)).b)
 	comments.field(13, bytes.Repeat([]byte{0}, 2000))
 	var fixture, raw bytes.Buffer
-	if err := tblFixture(t).WriteUncompressed(&fixture); err != nil {
+	if err := arenaFixture(t).WriteUncompressed(&fixture); err != nil {
 		t.Fatal(err)
 	}
 	if err := bigHeapProfile(20000, 16).WriteUncompressed(&raw); err != nil {

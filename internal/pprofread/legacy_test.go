@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"bufio"
@@ -67,7 +67,7 @@ const legacyChildEnv = "ARENAPROF_LEGACY_CHILD"
 
 // TestLegacyEstimateReal reads a generated legacy text heap profile of
 // over 100 MB, shaped as the Go compiler's -memprofile writes it, in a
-// process of its own, and checks that the memory Parse estimates for it
+// process of its own, and checks that the memory Read estimates for it
 // covers what reading it took (the process's peak resident memory above
 // what it held before, and every byte the read allocated) and is within 2
 // times the bytes the read allocated. The peak resident memory depends on
@@ -96,7 +96,7 @@ func TestLegacyEstimateReal(t *testing.T) {
 	}
 	var s memScan
 	s.scan(data)
-	est := 4*int64(len(data)) + s.estimate(data, true) // Parse's need at the end of the data
+	est := 4*int64(len(data)) + s.estimate(data, true) // Read's need at the end of the data
 	size := len(data)
 	data = nil
 	runtime.GC()
@@ -127,7 +127,7 @@ func TestLegacyEstimateReal(t *testing.T) {
 	}
 }
 
-// legacyChild reads the profile at path with Parse, unbounded, and prints
+// legacyChild reads the profile at path with Read, unbounded, and prints
 // the peak resident memory above what the process held before.
 func legacyChild(path string) {
 	runtime.GC()
@@ -143,7 +143,7 @@ func legacyChild(path string) {
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	p, err := Parse(f, ParseOptions{MaxBytes: 1 << 40, MaxMemory: 1 << 40})
+	p, err := parse(f, Options{MaxBytes: 1 << 40, MaxMemory: 1 << 40})
 	runtime.ReadMemStats(&m1)
 	f.Close()
 	if err != nil {

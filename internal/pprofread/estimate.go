@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // several hundred more (three maps). A size bound on the data therefore does
 // not bound the memory decoding takes. memScan reads the top-level fields of
 // uncompressed pprof data (profile.proto) without decoding them, counts what
-// each record will become, and prices it with the costs below, so that Parse
+// each record will become, and prices it with the costs below, so that Read
 // can refuse a profile before decoding it.
 //
 // The costs are bytes allocated by profile.ParseData (decoding, linking and

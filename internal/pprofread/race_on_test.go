@@ -1,6 +1,6 @@
 //go:build race
 
-package report
+package pprofread
 
 // raceEnabled: the race detector changes what the runtime allocates, so
 // tests that compare allocations with the scan's estimate skip.

@@ -1,11 +1,11 @@
-package report
+package pprofread
 
 import (
 	"io"
 	"math"
 )
 
-// After a refusal, Parse reads on to measure what the whole profile
+// After a refusal, Read reads on to measure what the whole profile
 // needs, so that the error can say which bound to raise and to what. It
 // keeps none of the data: only the record being scanned (of a protobuf
 // message) or the counts of the lines read (of legacy text).
@@ -61,8 +61,8 @@ func (c *textCount) end() {
 
 // measureRest reads what remains of src after data (the decompressed data
 // read so far, which sc has scanned) and returns the whole data's
-// decompressed size and the memory Parse would count for it at its end
-// (see Parse's need), and whether they are exact: false when it stopped
+// decompressed size and the memory Read would count for it at its end
+// (see Read's need), and whether they are exact: false when it stopped
 // after maxRead more bytes, or at a record longer than maxRecord, which
 // it would have to hold.
 func measureRest(src io.Reader, data []byte, sc memScan, maxRead, maxRecord int64) (size, need int64, exact bool) {
@@ -130,7 +130,7 @@ func measureRest(src io.Reader, data []byte, sc memScan, maxRead, maxRecord int6
 		need += legacyCostPerByte * size
 	}
 	if len(tail) > 0 && t.need > 0 {
-		// A record declared longer than the data: Parse counts it whole.
+		// A record declared longer than the data: Read counts it whole.
 		end := size - int64(len(tail)) + min(t.need, math.MaxInt64/8)
 		need = max(need, 4*min(end, math.MaxInt64/8)+cost-costProfile)
 	}

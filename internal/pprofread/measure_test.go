@@ -1,4 +1,4 @@
-package report
+package pprofread
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 // checkSuggestion refuses data at o, and checks that the bound the refusal
 // measured reads it: a memory refusal's Need as MaxMemory, a size
 // refusal's Size as MaxBytes. It returns the refusal.
-func checkSuggestion(t *testing.T, data []byte, o ParseOptions) error {
+func checkSuggestion(t *testing.T, data []byte, o Options) error {
 	t.Helper()
-	_, err := Parse(bytes.NewReader(data), o)
+	_, err := parse(bytes.NewReader(data), o)
 	var mle *pprofmt.MemoryLimitError
 	var sle *pprofmt.SizeLimitError
 	switch {
@@ -22,14 +22,14 @@ func checkSuggestion(t *testing.T, data []byte, o ParseOptions) error {
 		if !mle.Exact {
 			return err
 		}
-		if _, err2 := Parse(bytes.NewReader(data), ParseOptions{MaxBytes: max(o.MaxBytes, mle.Size), MaxMemory: mle.Need}); errors.Is(err2, ErrTooLarge) {
+		if _, err2 := parse(bytes.NewReader(data), Options{MaxBytes: max(o.MaxBytes, mle.Size), MaxMemory: mle.Need}); errors.Is(err2, pprofmt.ErrTooLarge) {
 			t.Fatalf("refused (%v), then refused again at the memory it measured: %v", err, err2)
 		}
 	case errors.As(err, &sle):
 		if !sle.Exact {
 			return err
 		}
-		if _, err2 := Parse(bytes.NewReader(data), ParseOptions{MaxBytes: sle.Size, MaxMemory: 1 << 40}); errors.Is(err2, ErrTooLarge) {
+		if _, err2 := parse(bytes.NewReader(data), Options{MaxBytes: sle.Size, MaxMemory: 1 << 40}); errors.Is(err2, pprofmt.ErrTooLarge) {
 			t.Fatalf("refused (%v), then refused again at the size it measured: %v", err, err2)
 		}
 	}
@@ -47,15 +47,15 @@ func TestRefusalMeasures(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data []byte
-		o    ParseOptions
+		o    Options
 		want string
 	}{
-		{"protobuf at -max-memory", fixture.Bytes(), ParseOptions{MaxMemory: 1 << 20}, "memory"},
-		{"gzipped protobuf at -max-memory", gzipped(t, fixture.Bytes()), ParseOptions{MaxMemory: 1 << 20}, "memory"},
-		{"legacy text at -max-memory", legacy, ParseOptions{MaxMemory: 4 << 20}, "memory"},
-		{"legacy text at -max-bytes", legacy, ParseOptions{MaxBytes: 1 << 20}, "size"},
-		{"gzipped at -max-bytes, compressed", gzipped(t, legacy), ParseOptions{MaxBytes: 1 << 10}, "size"},
-		{"gzipped at -max-bytes, decompressed", gzipped(t, fixture.Bytes()), ParseOptions{MaxBytes: int64(fixture.Len() / 2)}, "size"},
+		{"protobuf at -max-memory", fixture.Bytes(), Options{MaxMemory: 1 << 20}, "memory"},
+		{"gzipped protobuf at -max-memory", gzipped(t, fixture.Bytes()), Options{MaxMemory: 1 << 20}, "memory"},
+		{"legacy text at -max-memory", legacy, Options{MaxMemory: 4 << 20}, "memory"},
+		{"legacy text at -max-bytes", legacy, Options{MaxBytes: 1 << 20}, "size"},
+		{"gzipped at -max-bytes, compressed", gzipped(t, legacy), Options{MaxBytes: 1 << 10}, "size"},
+		{"gzipped at -max-bytes, decompressed", gzipped(t, fixture.Bytes()), Options{MaxBytes: int64(fixture.Len() / 2)}, "size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkSuggestion(t, tc.data, tc.o)
@@ -77,8 +77,8 @@ func TestRefusalMeasures(t *testing.T) {
 	}
 	// Data that is no profile is said to be none at either bound.
 	text := []byte(strings.Repeat("0123456789 ", 1<<20))
-	for _, o := range []ParseOptions{{MaxBytes: 1 << 20}, {MaxMemory: 1 << 20}} {
-		_, err := Parse(bytes.NewReader(append([]byte{0, 0, 0, 0}, text...)), o)
+	for _, o := range []Options{{MaxBytes: 1 << 20}, {MaxMemory: 1 << 20}} {
+		_, err := parse(bytes.NewReader(append([]byte{0, 0, 0, 0}, text...)), o)
 		if err == nil || !strings.Contains(err.Error(), "the data is not a profile") {
 			t.Errorf("%+v: %v", o, err)
 		}
@@ -89,7 +89,7 @@ func TestRefusalMeasures(t *testing.T) {
 // measured the whole data names bounds that read it.
 func FuzzParseLimits(f *testing.F) {
 	var prof bytes.Buffer
-	if err := tblFixture(f).WriteUncompressed(&prof); err != nil {
+	if err := arenaFixture(f).WriteUncompressed(&prof); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(prof.Bytes(), int64(1000), int64(70000))
@@ -100,6 +100,6 @@ func FuzzParseLimits(f *testing.F) {
 		if maxBytes <= 0 || maxBytes > 1<<20 || maxMem <= 0 || maxMem > 1<<24 {
 			return
 		}
-		checkSuggestion(t, data, ParseOptions{MaxBytes: maxBytes, MaxMemory: maxMem})
+		checkSuggestion(t, data, Options{MaxBytes: maxBytes, MaxMemory: maxMem})
 	})
 }
