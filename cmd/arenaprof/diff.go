@@ -442,7 +442,7 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 	rows := append(shown[:len(shown):len(shown)], res.Total)
 	heading := diffHeading(opts, base, next, res)
 	if slices.ContainsFunc(rows, func(r report.DiffRow) bool { return r.HasRatio && r.Conservative }) {
-		heading = append(heading, "~ marks an interval wider than the sampling needs: it rests on samples of mixed object sizes without their variance sums (Pyroscope uploads made before arenaprof sent them, or a profile's overflow samples); see docs/fleet-diff.md")
+		heading = append(heading, tabfmt.ConservativeLegend)
 	}
 	if _, err := io.WriteString(w, strings.Join(heading, "\n")+"\n\n"); err != nil {
 		return err

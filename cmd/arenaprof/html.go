@@ -39,7 +39,8 @@ reserved bytes grew; no -fail-above).
 Every table row element carries the numbers of top -json (data-key,
 data-est, data-lo, data-hi; for a live-arenas profile all three are
 its reserved bytes) or diff -json (data-key, data-ratio-lo,
-data-ratio-hi, empty for null, data-significant; for two live-arenas
+data-ratio-hi, empty for null, data-significant, and
+data-conservative="true" on the rows diff marks ~; for two live-arenas
 profiles both ratios are new_reserved/base_reserved, significant is
 growing, and data-base-reserved and data-new-reserved are the reserved
 bytes) for the same flags, and each flame graph frame its function name

@@ -21,6 +21,11 @@ type Table struct {
 	tw *tabwriter.Writer
 }
 
+// ConservativeLegend explains the mark "~" of a diff row whose ratio
+// interval is wider than the sampling needs (report.DiffRow.Conservative):
+// the diff table and the HTML diff page print it when a row has it.
+const ConservativeLegend = "~ marks an interval wider than the sampling needs: it rests on samples of mixed object sizes without their variance sums (Pyroscope uploads made before arenaprof sent them, or a profile's overflow samples); see docs/fleet-diff.md"
+
 // New returns a table writing to w. Call Flush when the rows are written.
 func New(w io.Writer) *Table {
 	return &Table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)}

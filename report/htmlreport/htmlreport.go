@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -119,10 +120,11 @@ type diffRow struct {
 	Key, Text, Class          string
 	RatioLo, RatioHi          string
 	Significant               bool
+	Conservative              bool // data-conservative="true": diff -json's conservative
 	Delta                     string
 	BaseReserved, NewReserved string
 	Cells                     []string // one per column of Cols but the last, the mark's
-	Mark                      string   // "*" (significant) or "+" (grew), or ""
+	Mark                      string   // "*" (significant), "~" (conservative), both, or "+" (grew), or ""
 	Bar                       template.HTML
 }
 
@@ -320,7 +322,10 @@ func Holdings(w io.Writer, r *report.HoldingsResult, opts Options) error {
 // with its interval on a log axis, significant rows marked, and with
 // opts.Gate the gate's verdict. Every row element carries data-key,
 // data-ratio-lo, data-ratio-hi (empty where arenaprof diff -json has
-// null) and data-significant, equal to diff -json's values.
+// null) and data-significant, equal to diff -json's values, and
+// data-conservative="true" where diff -json's conservative is true (an
+// interval wider than the sampling needs: the row is marked "~" and the
+// heading explains the mark, as diff prints them).
 func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	if r == nil {
 		return errors.New("htmlreport: nil diff")
@@ -358,6 +363,10 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 		}
 		dr.Class = rowClass(cls, dr.Text)
 		if x.HasRatio {
+			if x.Conservative {
+				dr.Conservative = true
+				dr.Mark += "~"
+			}
 			dr.RatioLo = jsonNumber(x.RatioLo)
 			if !math.IsInf(x.RatioHi, 1) {
 				dr.RatioHi = jsonNumber(x.RatioHi)
@@ -369,6 +378,9 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 			dr.Bar = ax.none()
 		}
 		return dr
+	}
+	if slices.ContainsFunc(append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total), func(x report.DiffRow) bool { return x.HasRatio && x.Conservative }) {
+		d.Heading = append(d.Heading, text(tabfmt.ConservativeLegend))
 	}
 	setDiffRows(d, r.Rows, r.Total, r.Groups, opts.N, row)
 	return execute(w, d)

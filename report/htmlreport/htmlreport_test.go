@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -104,6 +105,33 @@ func TestDiffRowsAndGate(t *testing.T) {
 	}
 	if err := Top(&bytes.Buffer{}, nil, Options{}); err == nil {
 		t.Error("Top of nil: no error")
+	}
+}
+
+// TestDiffConservative: a row whose interval rests on samples without
+// their variance sums is marked "~" and data-conservative, and the heading
+// explains the mark as diff's table does; without such a row, neither.
+func TestDiffConservative(t *testing.T) {
+	for _, conservative := range []bool{true, false} {
+		r := &report.DiffResult{By: "func", Confidence: 0.95, Groups: 1,
+			Rows: []report.DiffRow{
+				{Key: "a", Display: "a", HasRatio: true, Ratio: 2, RatioLo: 1.2, RatioHi: 3.5, Significant: true, Conservative: conservative, New: report.TableRow{Bytes: 100}},
+			},
+			Total: report.DiffRow{Key: "total", Display: "total", HasRatio: true, Ratio: 2, RatioLo: 1.2, RatioHi: 3.5, Significant: true, Conservative: conservative, New: report.TableRow{Bytes: 100}},
+		}
+		var b bytes.Buffer
+		if err := Diff(&b, r, Options{Heading: []string{"BASE x", "NEW y"}}); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		for _, want := range []string{`data-key="a" data-ratio-lo="1.2" data-ratio-hi="3.5" data-significant="true" data-conservative="true"`, "<td>*~<td>", html.EscapeString(tabfmt.ConservativeLegend)} {
+			if strings.Contains(page, want) != conservative {
+				t.Errorf("conservative %v: %q in the page: %v", conservative, want, !conservative)
+			}
+		}
+		if !conservative && !strings.Contains(page, "<td>*<td>") {
+			t.Error("the significant row lost its mark")
+		}
 	}
 }
 
