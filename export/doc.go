@@ -44,9 +44,9 @@
 // The handlers follow net/http/pprof's conventions (see [Handler] for the
 // query parameters) and bound what clients can make a service hold: one
 // profile build at a time per handler, at most 4 seconds=N windows at once
-// ([WithMaxDeltas]), N at most 3600 ([WithMaxSeconds]), 50 rows in the
-// debug=1 tables ([WithDebugRows]). Errors are text/plain with the header
-// X-Go-Pprof: 1, so that go tool pprof prints them.
+// ([WithMaxDeltas]), N at most 3600 ([WithMaxSeconds]), 50 rows in each
+// debug=1 table unless rows=N asks for up to 10000. Errors are text/plain
+// with the header X-Go-Pprof: 1, so that go tool pprof prints them.
 //
 // # Profile format
 //

@@ -7,7 +7,6 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/export/internal/profbuild"
-	"github.com/arenaprof/arenaprof/internal/buildlimit"
 )
 
 // BuildArenas returns the live-arenas profile of the process: where arena
@@ -33,17 +32,11 @@ func BuildArenas() (*profile.Profile, error) { return new(profbuild.Builder).Bui
 //
 //	mux.Handle("/debug/arenaprof/arenas", export.ArenasHandler())
 //
-// It needs no profiler: the registry of live arenas is always kept.
-// WithFilename applies; the other options are ignored.
+// It needs no profiler: the registry of live arenas is always kept. It
+// serves the file arenas.pb.gz; the options, which bound what it does not
+// serve (seconds=N windows), are ignored.
 func ArenasHandler(opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{filename: "arenas.pb.gz"}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	cfg.limiter = buildlimit.New(0)
-	return &arenasHandler{cfg: cfg}
+	return &arenasHandler{cfg: newConfig("arenas.pb.gz", opts)}
 }
 
 type arenasHandler struct{ cfg handlerConfig }

@@ -18,11 +18,12 @@ import (
 // profiler's start up to it; its intervals (arenaprof top -sample inuse)
 // are the in-use intervals at that moment, and a comment gives the peak's
 // estimated live bytes and time. It follows [Handler]'s conventions and
-// options; a span in which no sampled object was live gets 404.
+// options, offering the file peak.pb.gz; a span in which no sampled
+// object was live gets 404.
 //
 //	mux.Handle("/debug/arenaprof/peak", export.PeakHandler(p))
 func PeakHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
-	h := Handler(p, append([]HandlerOption{WithFilename("peak.pb.gz")}, opts...)...).(*handler)
+	h := newHandler(p, "peak.pb.gz", opts)
 	return &peakHandler{h: h}
 }
 
