@@ -24,7 +24,7 @@ import (
 //
 // go tool pprof reads it: -sample_index=arenas counts arenas instead of
 // bytes, -tagfocus=age=10m-1h keeps the arenas of one age.
-func BuildArenas() (*profile.Profile, error) { return new(profbuild.Builder).BuildArenas() }
+func BuildArenas() (*profile.Profile, error) { return new(profbuild.Builder).Arenas() }
 
 // ArenasHandler returns an HTTP handler that serves the live-arenas
 // profile of the process (see [BuildArenas]), with the conventions of

@@ -65,7 +65,7 @@ func (ph *peakHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	prof, err := profbuild.BuildPeak(pk)
+	prof, err := profbuild.Peak(pk)
 	if err != nil {
 		serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 		return

@@ -29,7 +29,7 @@ func (*arenasSource) Collect(context.Context) (*profile.Profile, error) {
 // collectEncoded is Collect with the profile built in the source's
 // Builder (see reusedEncodable).
 func (s *arenasSource) collectEncoded(context.Context) (encodable, error) {
-	p, err := s.b.BuildArenas()
+	p, err := s.b.Arenas()
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +65,13 @@ func (s *peakSource) Start(context.Context) error {
 // laterStamp), since Pyroscope keeps one profile per series and
 // millisecond.
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
-	return profbuild.BuildPeak(s.take())
+	return profbuild.Peak(s.take())
 }
 
 // collectEncoded is Collect with the profile built in the source's
 // Builder (see reusedEncodable).
 func (s *peakSource) collectEncoded(context.Context) (encodable, error) {
-	p, err := s.b.BuildPeak(s.take())
+	p, err := s.b.Peak(s.take())
 	if err != nil || p == nil {
 		return nil, err
 	}

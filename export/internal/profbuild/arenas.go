@@ -22,9 +22,9 @@ type arenasSlot struct {
 	sample int
 }
 
-// BuildArenas returns the live-arenas profile of the process, as package
+// Arenas returns the live-arenas profile of the process, as package
 // export's BuildArenas documents it, in the Builder's memory.
-func (r *Builder) BuildArenas() (*profile.Profile, error) {
+func (r *Builder) Arenas() (*profile.Profile, error) {
 	hs := holdings.Read()
 	b := newBuilder(r)
 	defer b.done()

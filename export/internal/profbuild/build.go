@@ -29,7 +29,7 @@ const allocatorPackage = "github.com/arenaprof/arenaprof/arena."
 const numSampleTypes = pprofmt.NumSampleTypes
 
 // A Builder builds profiles one after another (package export's Build and
-// BuildArenas, and [BuildPeak], each build one in a new Builder), in the
+// BuildArenas, and [Peak], each build one in a new Builder), in the
 // memory of the last one: its samples, values, label maps and slices. A caller that builds a profile every
 // interval, such as the agent's arena, peak and arenas sources, then
 // allocates little once the sizes have settled. A profile a Builder
@@ -44,7 +44,7 @@ type Builder struct {
 	sampleTypes []*profile.ValueType
 	periodType  profile.ValueType
 	// The live-arenas profiles' sample types, and their samples' keys
-	// (see BuildArenas).
+	// (see Arenas).
 	holdingTypes []*profile.ValueType
 	arenas       map[string]*arenasSlot
 	arenasGen    uint64

@@ -86,8 +86,9 @@ func holdingsFixture(t *testing.T, label string) {
 // A Builder reused interval after interval, with the snapshots and deltas
 // of SnapshotReuse and DeltaReuse (as the agent's arena and peak sources
 // use them), encodes byte for byte what a new Builder (package export's
-// Build), BuildPeak and Encode give for the same records, with and without the Pyroscope additions, as the
-// number of samples and label sets grows and shrinks.
+// Build), Peak and Encode give for the same records, with and without the
+// Pyroscope additions, as the number of samples and label sets grows and
+// shrinks.
 func TestBuilderMatchesBuild(t *testing.T) {
 	meantest.Set(t, 64)
 	p, err := profiler.Start()
@@ -152,10 +153,10 @@ func TestBuilderMatchesBuild(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Errorf("Builder.Build encodes %d bytes, a new Builder %d, not the same (opts %+v)", len(got), len(want), opts)
 				}
-				want = encode(t, func() (*profile.Profile, error) { return profbuild.BuildPeak(pk) }, opts)
-				got = encode(t, func() (*profile.Profile, error) { return r.BuildPeak(pk) }, opts)
+				want = encode(t, func() (*profile.Profile, error) { return profbuild.Peak(pk) }, opts)
+				got = encode(t, func() (*profile.Profile, error) { return r.Peak(pk) }, opts)
 				if !bytes.Equal(got, want) {
-					t.Errorf("Builder.BuildPeak encodes %d bytes, BuildPeak %d, not the same (opts %+v)", len(got), len(want), opts)
+					t.Errorf("Builder.Peak encodes %d bytes, Peak %d, not the same (opts %+v)", len(got), len(want), opts)
 				}
 			}
 			prof, err := r.Build(d)
@@ -172,7 +173,7 @@ func TestBuilderMatchesBuild(t *testing.T) {
 // A Builder reused for live-arenas profiles, as arenas come and go,
 // encodes what a new Builder (package export's BuildArenas) gives, times
 // apart.
-func TestBuilderMatchesBuildArenas(t *testing.T) {
+func TestBuilderMatchesArenas(t *testing.T) {
 	var r profbuild.Builder
 	encode := func(t *testing.T, build func() (*profile.Profile, error)) []byte {
 		t.Helper()
@@ -210,10 +211,10 @@ func TestBuilderMatchesBuildArenas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.add(t)
 			for range 2 {
-				want := encode(t, new(profbuild.Builder).BuildArenas)
-				got := encode(t, r.BuildArenas)
+				want := encode(t, new(profbuild.Builder).Arenas)
+				got := encode(t, r.Arenas)
 				if !bytes.Equal(got, want) {
-					t.Errorf("Builder.BuildArenas encodes %d bytes, a new Builder %d, not the same", len(got), len(want))
+					t.Errorf("Builder.Arenas encodes %d bytes, a new Builder %d, not the same", len(got), len(want))
 				}
 			}
 		})

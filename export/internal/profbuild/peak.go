@@ -10,18 +10,19 @@ import (
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
-// BuildPeak returns the profile of a peak (see [profiler.Profiler.Peak] and [profiler.Profiler.WatchPeak]): the
-// profile of its snapshot, in package export's Build format, timed at the peak, whose
-// in-use values are those at the peak and whose alloc values are
-// cumulative from the profiler's start up to it. Its
-// intervals (arenaprof top -sample inuse) are the in-use intervals at that
-// moment. A comment gives the peak's estimated live bytes and time. It
-// returns nil if no object was live during the peak's span.
-func BuildPeak(pk profiler.Peak) (*profile.Profile, error) { return new(Builder).BuildPeak(pk) }
+// Peak returns the profile of a peak (see [profiler.Profiler.Peak] and
+// [profiler.Profiler.WatchPeak]), as package export's PeakHandler and the
+// agent's PeakSource serve it: the profile of its snapshot, in package
+// export's Build format, timed at the peak, whose in-use values are those
+// at the peak and whose alloc values are cumulative from the profiler's
+// start up to it. Its intervals (arenaprof top -sample inuse) are the
+// in-use intervals at that moment. A comment gives the peak's estimated
+// live bytes and time. It returns nil if no object was live during the
+// peak's span.
+func Peak(pk profiler.Peak) (*profile.Profile, error) { return new(Builder).Peak(pk) }
 
-// BuildPeak returns what [BuildPeak] returns for pk, in the Builder's
-// memory.
-func (r *Builder) BuildPeak(pk profiler.Peak) (*profile.Profile, error) {
+// Peak returns what [Peak] returns for pk, in the Builder's memory.
+func (r *Builder) Peak(pk profiler.Peak) (*profile.Profile, error) {
 	if pk.Snapshot == nil {
 		return nil, nil
 	}

@@ -91,7 +91,7 @@ func TestBuildSharesSymbols(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := new(Builder).BuildArenas(); err != nil {
+				if _, err := new(Builder).Arenas(); err != nil {
 					t.Error(err)
 					return
 				}
