@@ -22,19 +22,18 @@
 //	d, err := profiler.Delta(prev, p.Snapshot())
 //	prof, err := export.Build(d)
 //
-// A program that builds a profile every interval can build it in the
-// memory of its last one with a [Builder] (and take its snapshots and
-// deltas with [profiler.Profiler.SnapshotReuse] and [profiler.DeltaReuse]),
-// as the agent does.
+// The agent (package export/agent), which builds profiles every interval,
+// builds each in the memory of its last one, and takes its snapshots and
+// deltas with [profiler.Profiler.SnapshotReuse] and [profiler.DeltaReuse].
 //
 // For a whole service, the one-call setup of package
 // github.com/arenaprof/arenaprof serves the handler and runs the agent.
 //
 // Two more profiles show where arena memory is held: [BuildArenas] (served
 // by [ArenasHandler]), the arenas live now with their reserved and used
-// bytes, exact, by creating stack and age; and [BuildPeak] (served by
-// [PeakHandler]), the in-use profile at the highest estimated live arena
-// bytes. [BuildMemory] (served by [MemoryHandler]) puts the arenas' and the
+// bytes, exact, by creating stack and age; and the peak profile (served by
+// [PeakHandler], uploaded by the agent's PeakSource), the in-use profile at
+// the highest estimated live arena bytes. [BuildMemory] (served by [MemoryHandler]) puts the arenas' and the
 // Go heap's in-use memory in one profile. [UIHandler] serves the live page:
 // the running profile as an HTML page with intervals and a flame graph
 // (package report/htmlreport). [Handlers] returns all of them by path,
@@ -45,9 +44,9 @@
 // The handlers follow net/http/pprof's conventions (see [Handler] for the
 // query parameters) and bound what clients can make a service hold: one
 // profile build at a time per handler, at most 4 seconds=N windows at once
-// ([WithMaxDeltas]), N at most 3600 ([WithMaxSeconds]), 50 rows in the
-// debug=1 tables ([WithDebugRows]). Errors are text/plain with the header
-// X-Go-Pprof: 1, so that go tool pprof prints them.
+// ([WithMaxDeltas]), N at most 3600 ([WithMaxSeconds]), 50 rows in each
+// debug=1 table unless rows=N asks for up to 10000. Errors are text/plain
+// with the header X-Go-Pprof: 1, so that go tool pprof prints them.
 //
 // # Profile format
 //

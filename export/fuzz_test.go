@@ -32,11 +32,34 @@ func FuzzParseSeconds(f *testing.F) {
 	})
 }
 
+// FuzzParseRows checks that the rows parameter accepts exactly the
+// positive decimal integers up to maxDebugRows.
+func FuzzParseRows(f *testing.F) {
+	for _, s := range []string{"1", "50", "0", "-1", "10000", "10001", "", "abc", "1.5", "+5", "007", " 5", "9223372036854775808", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseRows(s)
+		v, perr := strconv.ParseInt(s, 10, 64)
+		valid := perr == nil && v > 0 && v <= maxDebugRows
+		if (err == nil) != valid {
+			t.Fatalf("parseRows(%q) = %d, %v", s, n, err)
+		}
+		if err == nil && int64(n) != v {
+			t.Fatalf("parseRows(%q) = %d", s, n)
+		}
+		if err != nil && err.Error() == "" {
+			t.Fatal("empty error message")
+		}
+	})
+}
+
 // FuzzHandlerQuery checks that any query gets a well-formed answer: 200,
 // 400 with X-Go-Pprof, or 429 with Retry-After, and never a panic or a long
 // wait (seconds is bounded to 1 here, and the client is gone at once).
 func FuzzHandlerQuery(f *testing.F) {
-	for _, q := range []string{"", "seconds=1", "debug=1", "seconds=1&debug=1", "seconds=2", "seconds=x", "debug=3", "%zz", "seconds=1&seconds=2"} {
+	for _, q := range []string{"", "seconds=1", "debug=1", "seconds=1&debug=1", "seconds=2", "seconds=x", "debug=3", "%zz", "seconds=1&seconds=2",
+		"debug=1&rows=1", "debug=1&rows=10001", "debug=1&rows=x", "rows=3", "debug=0&rows=3", "seconds=1&debug=1&rows=2"} {
 		f.Add(q)
 	}
 	p, err := profiler.Start()

@@ -21,9 +21,12 @@ import (
 // [Handler].
 const defaultMaxSeconds = 3600
 
-// defaultDebugRows is the number of allocation sites the ?debug=1 table of
-// [Handler] shows.
-const defaultDebugRows = 50
+// defaultDebugRows is the number of rows of each ?debug=1 table of
+// [Handler] without a rows parameter; maxDebugRows bounds the parameter.
+const (
+	defaultDebugRows = 50
+	maxDebugRows     = 10000
+)
 
 // defaultMaxDeltas is the default bound on the seconds=N requests
 // [Handler] serves at once.
@@ -55,8 +58,7 @@ type HandlerOption func(*handlerConfig)
 type handlerConfig struct {
 	maxSeconds int64
 	maxDeltas  int
-	rows       int
-	filename   string
+	filename   string              // offered in the Content-Disposition header
 	limiter    *buildlimit.Limiter // the handler's own; see buildlimit.Share
 }
 
@@ -84,25 +86,6 @@ func WithMaxSeconds(n int64) HandlerOption {
 	}
 }
 
-// WithDebugRows sets how many sites the ?debug=1 table lists (default 50); values below 1 keep the default.
-func WithDebugRows(n int) HandlerOption {
-	return func(c *handlerConfig) {
-		if n >= 1 {
-			c.rows = n
-		}
-	}
-}
-
-// WithFilename sets the file name offered in the Content-Disposition header
-// (default "arenaprof.pb.gz").
-func WithFilename(name string) HandlerOption {
-	return func(c *handlerConfig) {
-		if name != "" {
-			c.filename = name
-		}
-	}
-}
-
 // Handler returns an HTTP handler that serves p's profile, following
 // net/http/pprof's conventions. Mount it where you like, e.g.
 //
@@ -123,6 +106,10 @@ func WithFilename(name string) HandlerOption {
 //     function and by type (the same rows as arenaprof top) with estimated bytes and
 //     objects and 95% confidence intervals, for the whole run or for the
 //     seconds=N window.
+//   - rows=N, with debug=1: the rows of each table, a positive integer up
+//     to 10000 (default 50).
+//
+// The profile is offered as the file arenaprof.pb.gz (Content-Disposition).
 //
 // Every request that builds a profile (all but those refused for their
 // parameters) waits for its turn first, so that many clients cannot make
@@ -137,25 +124,38 @@ func WithFilename(name string) HandlerOption {
 // Errors are 4xx/5xx text/plain responses with the header X-Go-Pprof: 1, so
 // that go tool pprof prints their message.
 func Handler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{maxSeconds: defaultMaxSeconds, maxDeltas: defaultMaxDeltas, rows: defaultDebugRows, filename: "arenaprof.pb.gz"}
+	return newHandler(p, "arenaprof.pb.gz", opts)
+}
+
+// newHandler returns the handler of [Handler] with opts, offering its
+// profiles as the file filename.
+func newHandler(p *profiler.Profiler, filename string, opts []HandlerOption) *handler {
+	return &handler{p: p, cfg: newConfig(filename, opts), windows: make(map[*time.Time]struct{})}
+}
+
+// newConfig returns the configuration of a handler serving the file
+// filename, with opts and a limiter of its own.
+func newConfig(filename string, opts []HandlerOption) handlerConfig {
+	cfg := handlerConfig{maxSeconds: defaultMaxSeconds, maxDeltas: defaultMaxDeltas, filename: filename}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
 		}
 	}
 	cfg.limiter = buildlimit.New(0)
-	return &handler{p: p, cfg: cfg, windows: make(map[*time.Time]struct{})}
+	return cfg
 }
 
 // MemoryHandler returns an HTTP handler that serves the profile of all of
 // the service's memory, arenas and Go heap (see [BuildMemory]), with the
 // conventions of [Handler]: debug=1 gives tables with intervals for both
 // parts; seconds=N is refused, since the Go heap part covers the life of
-// the process. Mount it beside the arena profile's handler, e.g.
+// the process. Its profile is offered as the file memory.pb.gz. Mount it
+// beside the arena profile's handler, e.g.
 //
 //	mux.Handle("/debug/arenaprof/memory", export.MemoryHandler(p))
 func MemoryHandler(p *profiler.Profiler, opts ...HandlerOption) http.Handler {
-	h := Handler(p, append([]HandlerOption{WithFilename("memory.pb.gz")}, opts...)...).(*handler)
+	h := newHandler(p, "memory.pb.gz", opts)
 	h.memory = true
 	return h
 }
@@ -204,6 +204,19 @@ func serveError(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintln(w, msg)
 }
 
+// parseRows validates the rows parameter of the debug=1 tables: a positive
+// decimal integer not above maxDebugRows.
+func parseRows(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad rows parameter %q: want a positive integer", s)
+	}
+	if n > maxDebugRows {
+		return 0, fmt.Errorf("rows=%d is above the limit of %d", n, maxDebugRows)
+	}
+	return n, nil
+}
+
 // parseSeconds validates the seconds parameter: a positive decimal integer
 // not above max.
 func parseSeconds(s string, max int64) (int64, error) {
@@ -242,6 +255,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			serveError(w, http.StatusBadRequest, fmt.Sprintf("bad debug parameter %q: want 0 or 1", q.Get("debug")))
 			return
 		}
+	}
+	rows := defaultDebugRows
+	if q.Has("rows") {
+		if !debug {
+			serveError(w, http.StatusBadRequest, "the rows parameter applies to the debug=1 tables only")
+			return
+		}
+		n, err := parseRows(q.Get("rows"))
+		if err != nil {
+			serveError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		rows = n
 	}
 	var seconds int64
 	if q.Has("seconds") {
@@ -304,7 +330,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if debug {
 		var buf bytes.Buffer
-		if err := writeTable(&buf, snap, h.cfg.rows, h.memory); err != nil {
+		if err := writeTable(&buf, snap, rows, h.memory); err != nil {
 			serveError(w, http.StatusInternalServerError, "arenaprof: "+err.Error())
 			return
 		}

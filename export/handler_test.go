@@ -166,7 +166,7 @@ func TestHandlerDebug(t *testing.T) {
 	allocSmall(a, 20000)
 	allocBig(a, 200) // 800 KiB, above main.small's 312 KiB
 	rec := httptest.NewRecorder()
-	export.Handler(p, export.WithDebugRows(1)).ServeHTTP(rec, httptest.NewRequest("GET", "/x?debug=1", nil))
+	export.Handler(p).ServeHTTP(rec, httptest.NewRequest("GET", "/x?debug=1&rows=1", nil))
 	body := rec.Body.String()
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
 		t.Fatalf("status %d headers %v", rec.Code, rec.Header())
@@ -177,6 +177,55 @@ func TestHandlerDebug(t *testing.T) {
 		}
 	}
 	t.Logf("\n%s", body)
+}
+
+// TestHandlerDebugRows: rows=N sets the rows of each debug=1 table (50
+// without it), a positive integer up to 10000; any other value, or rows
+// without debug=1, gets 400 with a text/plain message.
+func TestHandlerDebugRows(t *testing.T) {
+	setMeanBytes(t, 64)
+	p := startProfiler(t)
+	a := newTestArena(t, 12, hooks.Labels{})
+	allocSmall(a, 20000)
+	allocBig(a, 200)
+	h := export.Handler(p)
+	for _, tc := range []struct {
+		query string
+		code  int
+		want  string // in the body
+	}{
+		{"debug=1", 200, "by func"},
+		{"debug=1&rows=1", 200, "showing 1 of 2 groups"},
+		{"debug=1&rows=2", 200, "main.big"},
+		{"debug=1&rows=10000", 200, "by type"},
+		{"debug=1&rows=007", 200, "by type"},
+		{"debug=1&rows=0", 400, `bad rows parameter "0": want a positive integer`},
+		{"debug=1&rows=-1", 400, "bad rows parameter"},
+		{"debug=1&rows=", 400, "bad rows parameter"},
+		{"debug=1&rows=x", 400, "bad rows parameter"},
+		{"debug=1&rows=1.5", 400, "bad rows parameter"},
+		{"debug=1&rows=1e3", 400, "bad rows parameter"},
+		{"debug=1&rows=10001", 400, "rows=10001 is above the limit of 10000"},
+		{"debug=1&rows=99999999999999999999", 400, "bad rows parameter"},
+		{"rows=5", 400, "debug=1 tables only"},
+		{"debug=0&rows=5", 400, "debug=1 tables only"},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/x?"+tc.query, nil))
+			body := rec.Body.String()
+			if rec.Code != tc.code || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") || !strings.Contains(body, tc.want) {
+				t.Fatalf("status %d (want %d), Content-Type %q, body lacks %q:\n%s", rec.Code, tc.code, rec.Header().Get("Content-Type"), tc.want, body)
+			}
+			if tc.code == 400 && rec.Header().Get("X-Go-Pprof") != "1" {
+				t.Errorf("400 without X-Go-Pprof: %v", rec.Header())
+			}
+			// Only rows=1 cuts the tables of two sites and two types short.
+			if cut := strings.Contains(body, "showing 1 of 2 groups"); tc.code == 200 && cut != strings.HasSuffix(tc.query, "rows=1") {
+				t.Errorf("cut short: %v:\n%s", cut, body)
+			}
+		})
+	}
 }
 
 // Importing export registers nothing on http.DefaultServeMux.

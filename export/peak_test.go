@@ -73,6 +73,9 @@ func TestPeakHoldsGoneBurst(t *testing.T) {
 
 	peak, prof := servedInuse(t, func(rec *httptest.ResponseRecorder) {
 		export.PeakHandler(p).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof/peak", nil))
+		if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="peak.pb.gz"` {
+			t.Errorf("Content-Disposition %q", cd)
+		}
 	}, "burstObj")
 	const truth = n * 1024
 	t.Logf("peak: burst in-use %d in [%.0f, %.0f], truth %d", peak.Bytes, peak.Lo, peak.Hi, truth)

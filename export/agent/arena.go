@@ -7,6 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/export/internal/profbuild"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -26,7 +27,7 @@ type profilerSource struct {
 	// the builder of the profiles the agent encodes: reused each
 	// interval (docs/agent-cost.md).
 	spare, delta *profiler.Snapshot
-	b            export.Builder
+	b            profbuild.Builder
 }
 
 func (s *profilerSource) Name() string { return "arena" }

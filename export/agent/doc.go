@@ -95,7 +95,7 @@
 //	o, err := agent.NewOTLP(agent.OTLPConfig{URL: "http://otel-collector:4318"})
 //
 // [NewOTLP] describes what it sends. A destination of your own is any
-// [Uploader], or a function turned into one by [UploaderFunc]; it marks
-// the errors worth retrying with [Retryable], and those after which the
-// destination may have stored the profile with [Unconfirmed].
+// type that implements [Uploader] (see its example); it marks the errors
+// worth retrying with [Retryable], and those after which the destination
+// may have stored the profile with [Unconfirmed].
 package agent

@@ -875,21 +875,28 @@ func newRecorder(t *testing.T, base string) *recorder {
 	return &recorder{py: py}
 }
 
-func (r *recorder) uploader() agent.Uploader {
-	return agent.UploaderFunc("pyroscope", func(ctx context.Context, u *agent.Upload) error {
-		if err := r.py.Upload(ctx, u); err != nil {
-			if agent.IsUnconfirmed(err) {
-				r.mu.Lock()
-				r.unconf = append(r.unconf, recorded{u, time.Now()})
-				r.mu.Unlock()
-			}
-			return err
+func (r *recorder) uploader() agent.Uploader { return recordingUploader{r} }
+
+// recordingUploader uploads to the recorder's Pyroscope and records what
+// it accepted, under the name "pyroscope".
+type recordingUploader struct{ r *recorder }
+
+func (recordingUploader) String() string { return "pyroscope" }
+
+func (ru recordingUploader) Upload(ctx context.Context, u *agent.Upload) error {
+	r := ru.r
+	if err := r.py.Upload(ctx, u); err != nil {
+		if agent.IsUnconfirmed(err) {
+			r.mu.Lock()
+			r.unconf = append(r.unconf, recorded{u, time.Now()})
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		r.ok = append(r.ok, recorded{u, time.Now()})
-		r.mu.Unlock()
-		return nil
-	})
+		return err
+	}
+	r.mu.Lock()
+	r.ok = append(r.ok, recorded{u, time.Now()})
+	r.mu.Unlock()
+	return nil
 }
 
 func (r *recorder) all() []recorded {

@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -119,34 +118,4 @@ func ExampleNewOTLP() {
 	// Output:
 	// POST /v1development/profiles application/x-protobuf gzip
 	// uploaded 1
-}
-
-// A destination of your own: errors marked Retryable are tried again with
-// backoff, within Config.MaxRetryTime; other errors fail the upload.
-func ExampleUploaderFunc() {
-	attempts := 0
-	flaky := agent.UploaderFunc("flaky", func(ctx context.Context, u *agent.Upload) error {
-		attempts++
-		if attempts == 1 {
-			return agent.Retryable(errors.New("503 Service Unavailable"), 10*time.Millisecond)
-		}
-		fmt.Printf("%s: %s profile of %s, %t\n", "flaky", u.Profile, u.AppName, len(u.Data) > 0)
-		return nil
-	})
-	a, err := agent.Start(agent.Config{
-		AppName:   "shop",
-		Sources:   []agent.Source{agent.HeapSource()},
-		Uploaders: []agent.Uploader{flaky},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := a.Stop(context.Background()); err != nil {
-		log.Fatal(err)
-	}
-	s := a.Stats().Destinations[0]
-	fmt.Printf("%s: uploaded %d, retried %d\n", s.Name, s.Uploaded, s.Retried)
-	// Output:
-	// flaky: heap profile of shop, true
-	// flaky: uploaded 1, retried 1
 }

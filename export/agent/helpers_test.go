@@ -126,6 +126,15 @@ func (r *recorder) uploads() []*Upload {
 func (r *recorder) String() string { return "recorder" }
 
 // syncBuffer is a goroutine-safe log sink.
+// funcUploader is an Uploader named name that calls fn.
+type funcUploader struct {
+	name string
+	fn   func(context.Context, *Upload) error
+}
+
+func (f funcUploader) Upload(ctx context.Context, u *Upload) error { return f.fn(ctx, u) }
+func (f funcUploader) String() string                              { return f.name }
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

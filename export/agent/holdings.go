@@ -7,6 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/export/internal/profbuild"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -16,7 +17,7 @@ import (
 func ArenasSource() Source { return &arenasSource{} }
 
 type arenasSource struct {
-	b export.Builder // of the profiles the agent encodes
+	b profbuild.Builder // of the profiles the agent encodes
 }
 
 func (*arenasSource) Name() string { return "arenas" }
@@ -28,7 +29,7 @@ func (*arenasSource) Collect(context.Context) (*profile.Profile, error) {
 // collectEncoded is Collect with the profile built in the source's
 // Builder (see reusedEncodable).
 func (s *arenasSource) collectEncoded(context.Context) (encodable, error) {
-	p, err := s.b.BuildArenas()
+	p, err := s.b.Arenas()
 	if err != nil {
 		return nil, err
 	}
@@ -36,15 +37,16 @@ func (s *arenasSource) collectEncoded(context.Context) (encodable, error) {
 }
 
 // PeakSource returns the peak profile source, named "peak", of a running
-// profiler: for each interval, [export.BuildPeak] of the peak within it
-// (the in-use profile at the highest estimated live arena bytes of the
-// interval), or nothing when no sampled object was live in it.
+// profiler: for each interval, the profile of the peak within it (the
+// in-use profile at the highest estimated live arena bytes of the
+// interval, as [export.PeakHandler] serves it for a seconds=N window), or
+// nothing when no sampled object was live in it.
 func PeakSource(p *profiler.Profiler) Source { return &peakSource{p: p} }
 
 type peakSource struct {
 	p    *profiler.Profiler
 	take func() profiler.Peak // of the peak watch started by Start
-	b    export.Builder       // of the profiles the agent encodes
+	b    profbuild.Builder    // of the profiles the agent encodes
 }
 
 func (s *peakSource) Name() string { return "peak" }
@@ -63,13 +65,13 @@ func (s *peakSource) Start(context.Context) error {
 // laterStamp), since Pyroscope keeps one profile per series and
 // millisecond.
 func (s *peakSource) Collect(context.Context) (*profile.Profile, error) {
-	return export.BuildPeak(s.take())
+	return profbuild.Peak(s.take())
 }
 
 // collectEncoded is Collect with the profile built in the source's
 // Builder (see reusedEncodable).
 func (s *peakSource) collectEncoded(context.Context) (encodable, error) {
-	p, err := s.b.BuildPeak(s.take())
+	p, err := s.b.Peak(s.take())
 	if err != nil || p == nil {
 		return nil, err
 	}

@@ -826,7 +826,7 @@ func TestPyroscopeDataAtCollection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := UploaderFunc("dir", func(context.Context, *Upload) error { return nil })
+	dir := funcUploader{"dir", func(context.Context, *Upload) error { return nil }}
 	cases := []struct {
 		name      string
 		ups       []Uploader

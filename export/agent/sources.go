@@ -119,15 +119,16 @@ func (s *wallSource) Close() error {
 	return nil
 }
 
-// ErrCPUProfileInUse is returned (wrapped) when the CPU source cannot start
+// errCPUProfileInUse is returned (wrapped) when the CPU source cannot start
 // because another CPU profile is running: the Go runtime allows only one
 // per process.
-var ErrCPUProfileInUse = errors.New("another CPU profile is already running in this process (the Go runtime allows one at a time); stop it or leave out the cpu source")
+var errCPUProfileInUse = errors.New("another CPU profile is already running in this process (the Go runtime allows one at a time); stop it or leave out the cpu source")
 
 // CPUSource returns the runtime CPU profile source, named "cpu": a
 // runtime/pprof CPU profile over each interval. Starting the agent fails
-// with [ErrCPUProfileInUse] when a CPU profile is already running (for
-// example `go test -cpuprofile`, or net/http/pprof serving /profile).
+// when a CPU profile is already running (for example `go test
+// -cpuprofile`, or net/http/pprof serving /profile), with an error that
+// says so: "another CPU profile is already running in this process".
 // While the source runs, it holds the process's one CPU profile:
 // net/http/pprof's /debug/pprof/profile answers 500 "cpu profiling already in use", and
 // runtime/pprof.StartCPUProfile fails. If another user takes the CPU
@@ -147,7 +148,7 @@ func (s *cpuSource) Start(context.Context) error { return s.begin() }
 func (s *cpuSource) begin() error {
 	buf := new(bytes.Buffer)
 	if err := pprof.StartCPUProfile(buf); err != nil {
-		return fmt.Errorf("cpu profile: %w: %v", ErrCPUProfileInUse, err)
+		return fmt.Errorf("cpu profile: %w: %v", errCPUProfileInUse, err)
 	}
 	s.buf, s.running = buf, true
 	return nil

@@ -194,11 +194,11 @@ func TestCPUSource(t *testing.T) {
 	}
 	// Only one CPU profile per process: a second source, and an agent that
 	// wants one, fail with a clear error and leave nothing running.
-	if err := CPUSource().(starter).Start(context.Background()); !errors.Is(err, ErrCPUProfileInUse) {
+	if err := CPUSource().(starter).Start(context.Background()); !errors.Is(err, errCPUProfileInUse) {
 		t.Fatalf("second CPU source: %v", err)
 	}
 	_, err := Start(fastConfig([]Source{WallSource(), CPUSource()}, &recorder{}))
-	if !errors.Is(err, ErrCPUProfileInUse) || !strings.Contains(err.Error(), `source "cpu"`) {
+	if !errors.Is(err, errCPUProfileInUse) || !strings.Contains(err.Error(), `source "cpu"`) {
 		t.Fatalf("agent with a busy CPU profiler: %v", err)
 	}
 	burn(20 * time.Millisecond)

@@ -183,7 +183,7 @@ func TestNothingAfterStop(t *testing.T) {
 			upEntered := make(chan struct{}, 1)
 			var upMu sync.Mutex
 			upCalls, upArmed := 0, false
-			up := UploaderFunc("stubborn", func(ctx context.Context, u *Upload) error {
+			up := funcUploader{"stubborn", func(ctx context.Context, u *Upload) error {
 				upMu.Lock()
 				upCalls++
 				armed := upArmed
@@ -196,7 +196,7 @@ func TestNothingAfterStop(t *testing.T) {
 					<-upBlock // ignores ctx
 				}
 				return nil
-			})
+			}}
 			cfg := fastConfig([]Source{src, other}, up)
 			cfg.Interval = 2 * time.Millisecond
 			a, err := Start(cfg)

@@ -213,20 +213,3 @@ func uploader[U Uploader](u U, err error) (Uploader, error) {
 	}
 	return u, nil
 }
-
-// uploaderFunc adapts a function to Uploader.
-type uploaderFunc struct {
-	name string
-	fn   func(context.Context, *Upload) error
-}
-
-func (f uploaderFunc) Upload(ctx context.Context, u *Upload) error { return f.fn(ctx, u) }
-func (f uploaderFunc) String() string                              { return f.name }
-
-// UploaderFunc turns fn into an [Uploader] named name.
-func UploaderFunc(name string, fn func(ctx context.Context, u *Upload) error) Uploader {
-	if name == "" {
-		name = "func"
-	}
-	return uploaderFunc{name: name, fn: fn}
-}

@@ -1,16 +1,20 @@
-package export_test
+package profbuild_test
 
 import (
 	"bytes"
+	"context"
+	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/export/internal/profbuild"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/testkit/meantest"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -32,13 +36,61 @@ func builderSiteB(a *arena.Arena, n int) {
 	}
 }
 
+//go:noinline
+func holdSmall(label string) *arena.Arena {
+	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
+	arena.MakeSlice[byte](a, 1000, 1000)
+	return a
+}
+
+//go:noinline
+func holdLarge(label string) *arena.Arena {
+	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
+	arena.MakeSlice[byte](a, 3000, 3000)
+	arena.MakeSlice[byte](a, 3000, 3000)
+	return a
+}
+
+//go:noinline
+func takeForRequest(p *arena.Pool, label string) *arena.Arena {
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels("test", label))
+	a := p.Get(ctx)
+	arena.MakeSlice[byte](a, 500, 500)
+	return a
+}
+
+// holdingsFixture makes arenas from known sites, as export's live-arenas
+// tests do: two held by holdSmall, one by holdLarge, one freed, one taken
+// by takeForRequest and two of the same pool idle, all freed at the
+// test's end.
+func holdingsFixture(t *testing.T, label string) {
+	t.Helper()
+	small := []*arena.Arena{holdSmall(label), holdSmall(label)}
+	large := holdLarge(label)
+	holdSmall(label).Free()
+	p := arena.NewPool(arena.WithChunkSize(4096))
+	taken := []*arena.Arena{takeForRequest(p, label), takeForRequest(p, label), takeForRequest(p, label)}
+	runtime.GC() // sync.Pool drops idle arenas at collections: none from now on
+	p.Put(taken[1])
+	p.Put(taken[2])
+	t.Cleanup(func() {
+		for _, a := range small {
+			a.Free()
+		}
+		large.Free()
+		p.Put(taken[0])
+		runtime.KeepAlive(p)
+	})
+}
+
 // A Builder reused interval after interval, with the snapshots and deltas
 // of SnapshotReuse and DeltaReuse (as the agent's arena and peak sources
-// use them), encodes byte for byte what Build, BuildPeak and Encode give
-// for the same records, with and without the Pyroscope additions, as the
-// number of samples and label sets grows and shrinks.
+// use them), encodes byte for byte what a new Builder (package export's
+// Build), Peak and Encode give for the same records, with and without the
+// Pyroscope additions, as the number of samples and label sets grows and
+// shrinks.
 func TestBuilderMatchesBuild(t *testing.T) {
-	setMeanBytes(t, 64)
+	meantest.Set(t, 64)
 	p, err := profiler.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +99,7 @@ func TestBuilderMatchesBuild(t *testing.T) {
 	take, stop := p.WatchPeak()
 	defer stop()
 	var (
-		r            export.Builder
+		r            profbuild.Builder
 		prev         = p.Snapshot()
 		spare, delta *profiler.Snapshot
 	)
@@ -96,15 +148,15 @@ func TestBuilderMatchesBuild(t *testing.T) {
 			spare, prev, delta = prev, cur, d
 			pk := take()
 			for _, opts := range []*pprofenc.Options{nil, pyroscope} {
-				want := encode(t, func() (*profile.Profile, error) { return export.Build(d) }, opts)
+				want := encode(t, func() (*profile.Profile, error) { return new(profbuild.Builder).Build(d) }, opts)
 				got := encode(t, func() (*profile.Profile, error) { return r.Build(d) }, opts)
 				if !bytes.Equal(got, want) {
-					t.Errorf("Builder.Build encodes %d bytes, Build %d, not the same (opts %+v)", len(got), len(want), opts)
+					t.Errorf("Builder.Build encodes %d bytes, a new Builder %d, not the same (opts %+v)", len(got), len(want), opts)
 				}
-				want = encode(t, func() (*profile.Profile, error) { return export.BuildPeak(pk) }, opts)
-				got = encode(t, func() (*profile.Profile, error) { return r.BuildPeak(pk) }, opts)
+				want = encode(t, func() (*profile.Profile, error) { return profbuild.Peak(pk) }, opts)
+				got = encode(t, func() (*profile.Profile, error) { return r.Peak(pk) }, opts)
 				if !bytes.Equal(got, want) {
-					t.Errorf("Builder.BuildPeak encodes %d bytes, BuildPeak %d, not the same (opts %+v)", len(got), len(want), opts)
+					t.Errorf("Builder.Peak encodes %d bytes, Peak %d, not the same (opts %+v)", len(got), len(want), opts)
 				}
 			}
 			prof, err := r.Build(d)
@@ -119,9 +171,10 @@ func TestBuilderMatchesBuild(t *testing.T) {
 }
 
 // A Builder reused for live-arenas profiles, as arenas come and go,
-// encodes what BuildArenas gives, times apart.
-func TestBuilderMatchesBuildArenas(t *testing.T) {
-	var r export.Builder
+// encodes what a new Builder (package export's BuildArenas) gives, times
+// apart.
+func TestBuilderMatchesArenas(t *testing.T) {
+	var r profbuild.Builder
 	encode := func(t *testing.T, build func() (*profile.Profile, error)) []byte {
 		t.Helper()
 		p, err := build()
@@ -158,10 +211,10 @@ func TestBuilderMatchesBuildArenas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.add(t)
 			for range 2 {
-				want := encode(t, export.BuildArenas)
-				got := encode(t, r.BuildArenas)
+				want := encode(t, new(profbuild.Builder).Arenas)
+				got := encode(t, r.Arenas)
 				if !bytes.Equal(got, want) {
-					t.Errorf("Builder.BuildArenas encodes %d bytes, BuildArenas %d, not the same", len(got), len(want))
+					t.Errorf("Builder.Arenas encodes %d bytes, a new Builder %d, not the same", len(got), len(want))
 				}
 			}
 		})

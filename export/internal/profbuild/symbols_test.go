@@ -1,4 +1,4 @@
-package export
+package profbuild
 
 import (
 	"sync"
@@ -56,12 +56,12 @@ func TestBuildSharesSymbols(t *testing.T) {
 	a := arena.NewArena(arena.WithSeed(1, 2))
 	defer a.Free()
 	symbolsAllocA(a)
-	first, err := Build(p.Snapshot())
+	first, err := new(Builder).Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	symbolsAllocB(a)
-	second, err := Build(p.Snapshot())
+	second, err := new(Builder).Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestBuildSharesSymbols(t *testing.T) {
 	symbols.Lock()
 	symbols.mapping = nil // empties the cache at the next Build
 	symbols.Unlock()
-	third, err := Build(p.Snapshot())
+	third, err := new(Builder).Build(p.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +87,11 @@ func TestBuildSharesSymbols(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 20 {
-				if q, err := Build(p.Snapshot()); err != nil || q.CheckValid() != nil {
+				if q, err := new(Builder).Build(p.Snapshot()); err != nil || q.CheckValid() != nil {
 					t.Error(err)
 					return
 				}
-				if _, err := BuildArenas(); err != nil {
+				if _, err := new(Builder).Arenas(); err != nil {
 					t.Error(err)
 					return
 				}

@@ -1,5 +1,0 @@
-package export
-
-import "github.com/arenaprof/arenaprof/internal/pprofmt"
-
-const numSampleTypes = pprofmt.NumSampleTypes
