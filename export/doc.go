@@ -23,8 +23,8 @@
 //	prof, err := export.Build(d)
 //
 // The agent (package export/agent), which builds profiles every interval,
-// builds each in the memory of its last one, and takes its snapshots and
-// deltas with [profiler.Profiler.SnapshotReuse] and [profiler.DeltaReuse].
+// builds each in the memory of its last one, and takes the window of each
+// interval with [profiler.Profiler.Deltas].
 //
 // For a whole service, the one-call setup of package
 // github.com/arenaprof/arenaprof serves the handler and runs the agent.

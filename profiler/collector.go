@@ -569,7 +569,7 @@ type Snapshot struct {
 
 // snapshotMem is the memory a snapshot owns: its records, its means (and,
 // for a cumulative snapshot, meanLast) and the scratch used to make them,
-// which [Profiler.SnapshotReuse] and [DeltaReuse] take over from a
+// which [Profiler.Deltas] (snapshot and deltaReuse) takes over from a
 // snapshot the caller no longer uses. A delta borrows its InUseMeans and
 // meanLast from cur: they are not its own.
 type snapshotMem struct {
@@ -601,13 +601,30 @@ var collectorSeq atomic.Uint64
 // are those at the time of the call. It works after Stop as well.
 func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil) }
 
-// SnapshotReuse returns what [Profiler.Snapshot] returns, in the memory of
-// old, a snapshot the caller no longer uses (nil: none): a caller that
-// takes snapshots periodically, such as the agent's arena source, then
-// allocates little once the sizes have settled. old must not be used
-// afterwards, nor any delta of it (from [Delta] or [DeltaReuse]), which
-// may share its memory; old is emptied.
-func (p *Profiler) SnapshotReuse(old *Snapshot) *Snapshot { return p.snapshot(old) }
+// Deltas returns next, for a caller that takes the window of every
+// interval, such as the agent's arena source: each call of next returns
+// the snapshot of the window since the call before it (the first call:
+// since Deltas was called), what [Delta] of the two cumulative snapshots
+// returns, in the memory of the snapshots of the earlier calls, so that
+// once the number of records has settled a call allocates little. A result
+// is valid until the next call, which reuses its memory. next must not be
+// called concurrently.
+func (p *Profiler) Deltas() (next func() *Snapshot) {
+	prev := p.snapshot(nil)
+	var spare, last *Snapshot
+	return func() *Snapshot {
+		// cur takes the memory of the snapshot before prev, which no
+		// result uses any more (a delta shares memory with its cur
+		// only), and the delta that of the last result.
+		cur := p.snapshot(spare)
+		d, err := deltaReuse(last, prev, cur)
+		if err != nil {
+			panic(err) // two snapshots of p, in order: cannot happen
+		}
+		spare, prev, last = prev, cur, d
+		return d
+	}
+}
 
 // snapshot is Snapshot in the memory of old (nil: fresh memory).
 func (p *Profiler) snapshot(old *Snapshot) *Snapshot {
@@ -849,15 +866,13 @@ var errSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative
 // [Profiler.Snapshot]) of one profiler, prev taken first.
 func Delta(prev, cur *Snapshot) (*Snapshot, error) { return deltaInto(nil, prev, cur) }
 
-// DeltaReuse returns what [Delta] returns, in the memory of old, a delta
-// (or snapshot) the caller no longer uses (nil: none): a caller that
-// takes a delta every interval, such as the agent's arena source, then
-// allocates little once the sizes have settled. old must not be used
-// afterwards; it is emptied. old is ignored when it is prev or cur. As
-// with Delta, prev == nil returns cur itself. The result shares memory
-// with cur: reuse cur (with [Profiler.SnapshotReuse]) only once the
-// result is no longer used.
-func DeltaReuse(old, prev, cur *Snapshot) (*Snapshot, error) {
+// deltaReuse returns what [Delta] returns, in the memory of old, a delta
+// (or snapshot) the caller no longer uses (nil: none). old must not be
+// used afterwards; it is emptied. old is ignored when it is prev or cur.
+// As with Delta, prev == nil returns cur itself. The result shares memory
+// with cur: reuse cur (with snapshot) only once the result is no longer
+// used.
+func deltaReuse(old, prev, cur *Snapshot) (*Snapshot, error) {
 	if old == prev || old == cur {
 		old = nil
 	}

@@ -12,22 +12,21 @@ import (
 )
 
 // ProfilerSource returns the arena allocation profile source, named
-// "arena", of a running profiler: it snapshots p when the agent starts and
-// every interval, and reports [export.Build] of the [profiler.Delta] of the previous and the
-// current snapshot: alloc values and the raw sums (alloc_samples,
-// alloc_tail) over the interval, in-use values absolute at its end, the
-// window marked "arenaprof window=both". The profiler stays the caller's
-// to stop.
+// "arena", of a running profiler: from the agent's start (or, without
+// Start, from the first Collect) it reports, every interval, [export.Build]
+// of the window since the interval before ([profiler.Profiler.Deltas]):
+// alloc values and the raw sums (alloc_samples, alloc_tail) over the
+// interval, in-use values absolute at its end, the window marked
+// "arenaprof window=both". The profiler stays the caller's to stop.
 func ProfilerSource(p *profiler.Profiler) Source { return &profilerSource{p: p} }
 
 type profilerSource struct {
-	p    *profiler.Profiler
-	prev *profiler.Snapshot
-	// The memory of the snapshot before prev and of the last delta, and
-	// the builder of the profiles the agent encodes: reused each
-	// interval (docs/agent-cost.md).
-	spare, delta *profiler.Snapshot
-	b            profbuild.Builder
+	p *profiler.Profiler
+	// deltas gives the window of each interval, and b builds the
+	// profiles the agent encodes: each reuses its memory every interval
+	// (docs/agent-cost.md).
+	deltas func() *profiler.Snapshot
+	b      profbuild.Builder
 }
 
 func (s *profilerSource) Name() string { return "arena" }
@@ -36,7 +35,7 @@ func (s *profilerSource) Start(context.Context) error {
 	if s.p == nil {
 		return errors.New("nil profiler")
 	}
-	s.prev = s.p.Snapshot()
+	s.deltas = s.p.Deltas()
 	return nil
 }
 
@@ -63,25 +62,15 @@ func (s *profilerSource) collectEncoded(context.Context) (encodable, error) {
 	return reusedEncodable{profileEncodable{p}}, nil
 }
 
-// next takes the current snapshot and returns the delta of the
-// interval, in the memory of the snapshot before the previous one and of
-// the last delta: neither is used any more.
+// next returns the delta of the interval: valid until the next call.
 func (s *profilerSource) next() (*profiler.Snapshot, error) {
-	cur := s.p.SnapshotReuse(s.spare)
-	prev := s.prev
-	s.spare, s.prev = nil, cur
-	d, err := profiler.DeltaReuse(s.delta, prev, cur)
-	s.delta = nil
-	if err != nil {
-		return nil, err
+	if s.p == nil {
+		return nil, errors.New("nil profiler")
 	}
-	if d != cur {
-		// Without Start, the first delta is cur itself: its memory
-		// is not the delta's to give.
-		s.delta = d
+	if s.deltas == nil { // Collect without Start: the window starts now
+		s.deltas = s.p.Deltas()
 	}
-	s.spare = prev
-	return d, nil
+	return s.deltas(), nil
 }
 
 // reusedEncodable is a profile built in a source's memory, which the

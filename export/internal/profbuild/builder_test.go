@@ -83,9 +83,8 @@ func holdingsFixture(t *testing.T, label string) {
 	})
 }
 
-// A Builder reused interval after interval, with the snapshots and deltas
-// of SnapshotReuse and DeltaReuse (as the agent's arena and peak sources
-// use them), encodes byte for byte what a new Builder (package export's
+// A Builder reused interval after interval, with the windows of
+// Profiler.Deltas (as the agent's arena source takes them), encodes byte for byte what a new Builder (package export's
 // Build), Peak and Encode give for the same records, with and without the
 // Pyroscope additions, as the number of samples and label sets grows and
 // shrinks.
@@ -99,9 +98,8 @@ func TestBuilderMatchesBuild(t *testing.T) {
 	take, stop := p.WatchPeak()
 	defer stop()
 	var (
-		r            profbuild.Builder
-		prev         = p.Snapshot()
-		spare, delta *profiler.Snapshot
+		r      profbuild.Builder
+		deltas = p.Deltas()
 	)
 	// encode returns the encoding of build's profile, nil for none.
 	encode := func(t *testing.T, build func() (*profile.Profile, error), opts *pprofenc.Options) []byte {
@@ -140,12 +138,7 @@ func TestBuilderMatchesBuild(t *testing.T) {
 			if tc.free {
 				ar.Free()
 			}
-			cur := p.SnapshotReuse(spare)
-			d, err := profiler.DeltaReuse(delta, prev, cur)
-			if err != nil {
-				t.Fatal(err)
-			}
-			spare, prev, delta = prev, cur, d
+			d := deltas()
 			pk := take()
 			for _, opts := range []*pprofenc.Options{nil, pyroscope} {
 				want := encode(t, func() (*profile.Profile, error) { return new(profbuild.Builder).Build(d) }, opts)
