@@ -21,8 +21,10 @@ import (
 // False failure: each mean is compared with max(0.04%, 5.3 standard
 // errors) (a two-sided normal tail of 1.2e-7 for an unbiased mean; the
 // mean of 60 runs of several hundred thousand samples each is normal), the
-// coverage of the total's 95% interval with 0.95 - 5.3·sqrt(0.95·0.05/runs)
-// (1e-7): below 1e-6 in all. Power: the standard error of the total's
+// coverage of the total's 95% interval with binomialMin(60, 0.95, 1e-7) =
+// 45 runs (1e-7; the normal bound 0.95 - 5.3·sqrt(0.95·0.05/runs) it
+// replaces, 49 runs, failed with the binomial's probability 3.6e-5), the
+// diff's alarms (below 2e-7, see diffTotalAlarm): below 1e-6 in all. Power: the standard error of the total's
 // mean is about 0.01%, so runtime/pprof's bias of -0.11% fails the same
 // test at 10 standard errors; the test checks that it does, as a check of
 // its own power (a false failure there needs the old bias to read within
@@ -75,8 +77,8 @@ func TestGoHeapBias(t *testing.T) {
 	check("total", &total, 0.0004)
 	check("sites of 256 B or less", &small, 0.0005)
 	t.Logf("total: 95%% intervals held the truth in %d of %d runs (go1.23 weights: %d)", total.Covered, runs, oldTotal.Covered)
-	if bound := 0.95 - 5.3*math.Sqrt(0.95*0.05/runs); total.Coverage() < bound {
-		t.Errorf("total: 95%% intervals held the truth in %d of %d runs, below %.3f", total.Covered, runs, bound)
+	if need := binomialMin(runs, 0.95, 1e-7); total.Covered < need {
+		t.Errorf("total: 95%% intervals held the truth in %d of %d runs, below %d", total.Covered, runs, need)
 	}
 	if m, se := oldTotal.Bias(); math.Abs(m) <= 5.3*se {
 		t.Errorf("the test cannot see runtime/pprof's bias: go1.23 weights read %+.4f%% ± %.4f%%", 100*m, 100*se)
