@@ -24,11 +24,12 @@ import (
 // coverage of the total's 95% interval with binomialMin(60, 0.95, 1e-7) =
 // 45 runs (1e-7; the normal bound 0.95 - 5.3·sqrt(0.95·0.05/runs) it
 // replaces, 49 runs, failed with the binomial's probability 3.6e-5), the
-// diff's alarms (below 2e-7, see diffTotalAlarm): below 1e-6 in all. Power: the standard error of the total's
-// mean is about 0.01%, so runtime/pprof's bias of -0.11% fails the same
-// test at 10 standard errors; the test checks that it does, as a check of
-// its own power (a false failure there needs the old bias to read within
-// 5.3 standard errors of zero, below 1e-7).
+// diff's alarms (below 2e-7, see diffTotalAlarm): below 1e-6 in all.
+// Power: the standard error of the total's mean is about 0.01%, so
+// runtime/pprof's bias of -0.11% fails the same test at 10 standard
+// errors; the test checks that it does, as a check of its own power (a
+// false failure there needs the old bias to read within 5.3 standard
+// errors of zero, below 1e-7).
 func TestGoHeapBias(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 60 runs of 384 MiB of allocations in child processes (about 50 s on 2 cores)")
