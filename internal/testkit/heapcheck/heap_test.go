@@ -204,7 +204,8 @@ func TestHeapIntervalsHoldTruth(t *testing.T) {
 // 28 of 40 with -short) fails falsely with probability below 1e-7 per
 // site, 3e-7 for the three. (The normal bound 0.95 - 6*sqrt(0.95*0.05/runs)
 // it replaces claimed 1e-9 per site, but the binomial's tail is heavier:
-// 4.9e-7 per site at 150 runs and 2.9e-6 at 40, 8.7e-6 for the three.)
+// 4.9e-7 per site at 150 runs and 2.9e-6 at 40, 1.5e-6 and 8.7e-6 for
+// the three.)
 func TestHeapCoverage(t *testing.T) {
 	runs := *heapRuns
 	if testing.Short() {
