@@ -95,6 +95,15 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 	}
 	now := time.Now()
 	snap := &profiler.Snapshot{Start: now.Add(-time.Minute), End: now, MeanBytes: 512, Window: estimate.WindowEnd, Records: recs}
+	// The process's allocs profile, with at least one sample: first in its
+	// package's order, this test read about 4 samples from the process's
+	// start and no GC cycle (none on about 2% of runs, going by a Poisson
+	// count of that mean). A 16 MiB object is sampled at the default
+	// MemProfileRate (512 KiB) but with probability exp(-32) = 1.3e-14,
+	// and the GC publishes it.
+	combineHeapSink = make([]byte, 16<<20)
+	combineHeapSink = nil
+	runtime.GC()
 	var buf bytes.Buffer
 	if err := pprof.Lookup("allocs").WriteTo(&buf, 0); err != nil {
 		t.Fatal(err)
@@ -170,5 +179,8 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 func testCallers(pcs []uintptr) int {
 	return runtimeCallers(pcs)
 }
+
+// combineHeapSink keeps TestCombineMemoryMatchesMerge's allocation on the heap.
+var combineHeapSink []byte
 
 var runtimeCallers = func(pcs []uintptr) int { return runtime.Callers(1, pcs) }

@@ -59,6 +59,12 @@ type roundTripType struct{ a, b, c uint64 }
 
 func TestRoundTrip(t *testing.T) {
 	arenaProf, memoryProf := arenaProfiles(t)
+	// The process's allocs profile must hold a sample: by itself it held
+	// about 7 here (the arena chunks above and the start-up), none on about
+	// exp(-7) = 1e-3 of runs. A 16 MiB object is sampled at the default
+	// MemProfileRate (512 KiB) but with probability exp(-32) = 1.3e-14.
+	heapSink = make([]byte, 16<<20)
+	heapSink = nil
 	heap := runtimeProfile(t, "allocs")
 	wall := wallProfile(t)
 	for _, tt := range []struct {
@@ -547,6 +553,9 @@ func arenaProfiles(t *testing.T) (*profile.Profile, *profile.Profile) {
 	}
 	return ap, mp
 }
+
+// heapSink keeps TestRoundTrip's 16 MiB allocation on the heap.
+var heapSink []byte
 
 // runtimeProfile returns one of the runtime's profiles, parsed.
 func runtimeProfile(t *testing.T, name string) *profile.Profile {
