@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/goheap"
@@ -203,54 +205,10 @@ func TestAdviseBadInput(t *testing.T) {
 	}
 }
 
-// bigHeapProfile returns a Go heap profile (the sample types of
-// runtime/pprof) of n samples with distinct stacks of depth frames (as
-// internal/pprofread's tests build it).
-func bigHeapProfile(n, depth int) *profile.Profile {
-	p := &profile.Profile{
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:     512 * 1024,
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
-		},
-		DefaultSampleType: "alloc_space",
-	}
-	// Stacks are paths in a binary tree of functions: sample i calls
-	// function (level, bit of i) at each level, so every stack is distinct.
-	levels := depth
-	locs := make([][2]*profile.Location, levels)
-	for l := range levels {
-		for b := range 2 {
-			id := uint64(len(p.Location) + 1)
-			f := &profile.Function{ID: id, Name: fmt.Sprintf("main.level%d_%d", l, b), Filename: "main.go"}
-			loc := &profile.Location{ID: id, Address: 0x1000 + id*16, Line: []profile.Line{{Function: f, Line: int64(l + 1)}}}
-			p.Function = append(p.Function, f)
-			p.Location = append(p.Location, loc)
-			locs[l][b] = loc
-		}
-	}
-	for i := range n {
-		st := make([]*profile.Location, levels)
-		for l := range levels {
-			st[l] = locs[l][(i>>l)&1]
-		}
-		size := int64(16 + 16*(i%64))
-		// Scaled as runtime/pprof scales (scaleHeapSample).
-		scale := 1 / (1 - math.Exp(-float64(size)/float64(p.Period)))
-		p.Sample = append(p.Sample, &profile.Sample{
-			Location: st,
-			Value:    []int64{int64(3 * scale), int64(float64(3*size) * scale), int64(scale), int64(float64(size) * scale)},
-			NumLabel: map[string][]int64{"bytes": {size}},
-		})
-	}
-	return p
-}
-
 // bigAdvisePair returns two Go heap profiles of n records each (distinct
 // stacks of 16 frames under funcs leaf functions), a minute apart.
 func bigAdvisePair(n, funcs int) (earlier, later *profile.Profile) {
-	later = bigHeapProfile(n, 16)
+	later = fixture.BigHeap(n, 16)
 	later.TimeNanos = adviseT0.Add(time.Minute).UnixNano()
 	// Leaf functions: funcs of them, shared by the stacks.
 	leaves := make([]*profile.Location, funcs)

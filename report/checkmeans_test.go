@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -28,7 +30,7 @@ func goHeapFixture(rate int64) *profile.Profile {
 // Table refuses such a profile too.
 func TestCheckMeans(t *testing.T) {
 	arena := func(f func(p *profile.Profile)) *profile.Profile {
-		p := tblFixture(t)
+		p := fixture.Arena(t)
 		f(p)
 		return p
 	}
@@ -51,7 +53,7 @@ func TestCheckMeans(t *testing.T) {
 		p    *profile.Profile
 		want string // "" for none
 	}{
-		{"arena", tblFixture(t), ""},
+		{"arena", fixture.Arena(t), ""},
 		{"sampling_mean 0", arena(eachSample(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelMean] = []int64{0} })), "the label sampling_mean=0"},
 		{"sampling_mean negative", arena(eachSample(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelMean] = []int64{-4096} })), "the label sampling_mean=-4096"},
 		{"sampling_mean too large", arena(eachSample(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelMean] = []int64{1 << 41} })), "sampling_mean=2199023255552"},
@@ -117,7 +119,7 @@ func FuzzCheckMeans(f *testing.F) {
 	f.Add(int64(-1), int64(-1), true, int64(-3), true, "5,")
 	f.Add(int64(1<<41), int64(1<<40), true, int64(1), true, "1099511627776")
 	f.Fuzz(func(t *testing.T, period, mean int64, labeled bool, rate int64, heap bool, means string) {
-		p := tblFixture(t)
+		p := fixture.Arena(t)
 		p.Period = period
 		p.Comments = append(p.Comments, pprofmt.MeansCommentPrefix+means)
 		for i, s := range p.Sample {
@@ -148,7 +150,7 @@ func FuzzCheckMeans(f *testing.F) {
 		if _, terr := Table(p, TableOptions{By: "type"}); terr == nil {
 			t.Fatalf("Table read a profile CheckMeans refuses (%v)", err)
 		}
-		if _, derr := Diff(tblFixture(t), p, DiffOptions{By: "type"}); derr == nil {
+		if _, derr := Diff(fixture.Arena(t), p, DiffOptions{By: "type"}); derr == nil {
 			t.Fatalf("Diff read a profile CheckMeans refuses (%v)", err)
 		}
 	})

@@ -4,13 +4,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 )
 
 // TestFlameMatchesTable checks that the root frame is the table's total and
 // that every frame without callees is the table's row of its stack, with
 // the same bytes and interval, for allocated and in-use bytes.
 func TestFlameMatchesTable(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	for _, inuse := range []bool{false, true} {
 		root, err := Flame(p, FlameOptions{InUse: inuse, Confidence: 0.9})
 		if err != nil {
@@ -63,7 +65,7 @@ func TestFlameMatchesTable(t *testing.T) {
 // TestFlameMinShare checks that MinShare drops small frames, counts them
 // in Hidden, and keeps their bytes in their callers.
 func TestFlameMinShare(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	for _, tc := range []struct {
 		share      float64
 		wantHidden bool

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 )
 
 func TestSizeClass(t *testing.T) {
@@ -42,7 +44,7 @@ func FuzzSizeClass(f *testing.F) {
 }
 
 func TestTableBySizeAndLabels(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	res, err := Table(p, TableOptions{By: "size"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func TestTableBySizeAndLabels(t *testing.T) {
 }
 
 func TestFormatFullKeys(t *testing.T) {
-	res, err := Table(tblFixture(t), TableOptions{By: "stack"})
+	res, err := Table(fixture.Arena(t), TableOptions{By: "stack"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -81,7 +83,7 @@ func TestHoldings(t *testing.T) {
 			t.Errorf("-by %s accepted", by)
 		}
 	}
-	if _, err := Holdings(tblFixture(t), HoldingsOptions{}); err == nil {
+	if _, err := Holdings(fixture.Arena(t), HoldingsOptions{}); err == nil {
 		t.Error("an allocation profile read as a live-arenas profile")
 	}
 }

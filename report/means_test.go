@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
@@ -12,7 +14,7 @@ import (
 // allowance of each mean in force under which it had no events, and that
 // a malformed means comment is refused.
 func TestTableMeansAllowance(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	before, err := Table(p, TableOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func TestTableMeansAllowance(t *testing.T) {
 // TestMergeKeepsMeans checks that a merged profile lists the means of all
 // its parts, so that every row of it gets the allowances of both.
 func TestMergeKeepsMeans(t *testing.T) {
-	a, b := tblFixture(t), tblFixture(t)
+	a, b := fixture.Arena(t), fixture.Arena(t)
 	a.Comments = append(a.Comments, "arenaprof means=4096,102400")
 	b.Comments = append(b.Comments, "arenaprof means=512")
 	m, err := Merge(a, b)

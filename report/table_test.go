@@ -7,94 +7,16 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
-// tblBucket is one sample of the hand-built table fixture.
-type tblBucket struct {
-	stack   []string // leaf first
-	typ     string
-	handler string // label "handler"; "" for none
-	size    int64
-	mean    int64
-	samples int64
-	tail    int64
-	live    int64 // events still in use
-}
-
-const (
-	tblParseUser = "github.com/x/svc.parseUser"
-	tblParseOrd  = "github.com/x/svc.parseOrder"
-	tblHandle    = "github.com/x/svc.(*server).handle"
-)
-
-var tblBuckets = []tblBucket{
-	{[]string{tblParseUser, tblHandle}, "svc.user", "users", 96, 102400, 310, 15120, 40},
-	{[]string{tblParseUser, tblHandle}, "svc.user", "users", 96, 4096, 120, 5890, 0},
-	{[]string{tblParseOrd, tblHandle}, "svc.order", "orders", 160, 102400, 205, 16400, 31},
-	{[]string{tblParseOrd}, "[]uint8", "", 1 << 20, 102400, 1024, 968900000, 3},
-	{[]string{tblParseUser, tblHandle}, "svc.user", "admin", 96, 102400, 0, 0, 0}, // empty
-}
-
-// tblFixture builds a profile of tblBuckets with its sample types in the
-// reverse of the exporter's order, to check that Table looks them up by
-// name.
-func tblFixture(t testing.TB) *profile.Profile {
-	st := pprofmt.SampleTypes()
-	rev := make([]*profile.ValueType, len(st))
-	for i := range st {
-		rev[len(st)-1-i] = st[i]
-	}
-	p := &profile.Profile{
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:     102400,
-		SampleType: rev,
-		Comments:   []string{pprofmt.WindowComment(estimate.WindowEnd)},
-	}
-	locs := map[string]*profile.Location{}
-	for _, b := range tblBuckets {
-		w, err := estimate.WeightedBytes(b.size, b.mean)
-		if err != nil {
-			t.Fatal(err)
-		}
-		space := int64(math.Round(float64(b.samples) * w))
-		inuse := int64(math.Round(float64(b.live) * w))
-		vals := []int64{space / b.size, space, inuse / b.size, inuse, b.samples, b.tail}
-		for i, j := 0, len(vals)-1; i < j; i, j = i+1, j-1 {
-			vals[i], vals[j] = vals[j], vals[i]
-		}
-		s := &profile.Sample{
-			Value:    vals,
-			Label:    map[string][]string{pprofmt.LabelType: {b.typ}},
-			NumLabel: map[string][]int64{pprofmt.LabelBytes: {b.size}, pprofmt.LabelMean: {b.mean}},
-		}
-		if b.handler != "" {
-			s.Label["handler"] = []string{b.handler}
-		}
-		for _, fn := range b.stack {
-			l := locs[fn]
-			if l == nil {
-				f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: fn}
-				p.Function = append(p.Function, f)
-				l = &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
-				p.Location = append(p.Location, l)
-				locs[fn] = l
-			}
-			s.Location = append(s.Location, l)
-		}
-		p.Sample = append(p.Sample, s)
-	}
-	if err := p.CheckValid(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestTableGrouping(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	tests := []struct {
 		by       string
 		inuse    bool
@@ -103,8 +25,8 @@ func TestTableGrouping(t *testing.T) {
 		samples  []int64
 	}{
 		{"type", false, []string{"[]uint8", "svc.user", "svc.order"}, nil, []int64{1024, 430, 205}},
-		{"func", false, []string{tblParseOrd, tblParseUser}, []string{"svc.parseOrder", "svc.parseUser"}, []int64{1229, 430}},
-		{"stack", false, []string{tblParseOrd, tblParseUser + stackSep + tblHandle, tblParseOrd + stackSep + tblHandle},
+		{"func", false, []string{fixture.ParseOrder, fixture.ParseUser}, []string{"svc.parseOrder", "svc.parseUser"}, []int64{1229, 430}},
+		{"stack", false, []string{fixture.ParseOrder, fixture.ParseUser + stackSep + fixture.Handle, fixture.ParseOrder + stackSep + fixture.Handle},
 			[]string{"svc.parseOrder", "svc.parseUser < svc.(*server).handle", "svc.parseOrder < svc.(*server).handle"}, []int64{1024, 430, 205}},
 		{"label=handler", false, []string{noneKey, "users", "orders"}, nil, []int64{1024, 430, 205}},
 		{"type", true, []string{"svc.user", "svc.order", "[]uint8"}, nil, []int64{40, 31, 3}},
@@ -146,7 +68,7 @@ func TestTableGrouping(t *testing.T) {
 
 // TestTableN checks that N keeps the largest rows and the total keeps all.
 func TestTableN(t *testing.T) {
-	p := tblFixture(t)
+	p := fixture.Arena(t)
 	all, err := Table(p, TableOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -166,15 +88,15 @@ func TestTableN(t *testing.T) {
 
 func TestTableErrors(t *testing.T) {
 	heap := &profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}}
-	neg := tblFixture(t)
+	neg := fixture.Arena(t)
 	neg.Sample[0].Value[1] = -5 // reversed order: index 1 is alloc_samples
-	badMean := tblFixture(t)
+	badMean := fixture.Arena(t)
 	badMean.Sample[0].NumLabel[pprofmt.LabelMean] = []int64{0}
-	relabelled := tblFixture(t)
+	relabelled := fixture.Arena(t)
 	relabelled.Sample[0].NumLabel[pprofmt.LabelMean] = []int64{2 * relabelled.Sample[0].NumLabel[pprofmt.LabelMean][0]}
-	badTail := tblFixture(t)
+	badTail := fixture.Arena(t)
 	badTail.Sample[0].Value[0] = 0 // reversed order: index 0 is alloc_tail
-	short := tblFixture(t)
+	short := fixture.Arena(t)
 	short.Sample[0].Value = short.Sample[0].Value[:3]
 	tests := []struct {
 		name string
@@ -190,11 +112,11 @@ func TestTableErrors(t *testing.T) {
 		{"mean contradicts values, in use", relabelled, TableOptions{InUse: true}, "contradicts its sampling mean"},
 		{"tail outside", badTail, TableOptions{}, "tail 0 is outside"},
 		{"short values", short, TableOptions{}, "3 values for 6 sample types"},
-		{"confidence 1", tblFixture(t), TableOptions{Confidence: 1}, "confidence"},
-		{"confidence NaN", tblFixture(t), TableOptions{Confidence: math.NaN()}, "confidence"},
-		{"negative N", tblFixture(t), TableOptions{N: -1}, "negative number of rows"},
-		{"unknown kind", tblFixture(t), TableOptions{By: "color"}, "unknown grouping"},
-		{"label without key", tblFixture(t), TableOptions{By: "label="}, "label key"},
+		{"confidence 1", fixture.Arena(t), TableOptions{Confidence: 1}, "confidence"},
+		{"confidence NaN", fixture.Arena(t), TableOptions{Confidence: math.NaN()}, "confidence"},
+		{"negative N", fixture.Arena(t), TableOptions{N: -1}, "negative number of rows"},
+		{"unknown kind", fixture.Arena(t), TableOptions{By: "color"}, "unknown grouping"},
+		{"label without key", fixture.Arena(t), TableOptions{By: "label="}, "label key"},
 	}
 	for _, tt := range tests {
 		_, err := Table(tt.p, tt.opts)
@@ -238,7 +160,7 @@ func TestGroupingCheck(t *testing.T) {
 
 // TestFormatTableExtra checks extra and hidden columns and the width.
 func TestFormatTableExtra(t *testing.T) {
-	r, err := Table(tblFixture(t), TableOptions{By: "stack"})
+	r, err := Table(fixture.Arena(t), TableOptions{By: "stack"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +226,7 @@ func FuzzTable(f *testing.F) {
 	f.Add("stack", -1, 1.0, false)
 	f.Add("label=", 1, math.NaN(), true)
 	f.Add("func", 1<<30, 1e-300, false)
-	p := tblFixture(f)
+	p := fixture.Arena(f)
 	f.Fuzz(func(t *testing.T, by string, n int, conf float64, inuse bool) {
 		r, err := Table(p, TableOptions{By: by, N: n, Confidence: conf, InUse: inuse})
 		if err != nil {

@@ -3,10 +3,11 @@ package pprofread
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 
 	"github.com/google/pprof/profile"
 )
@@ -82,11 +83,11 @@ func estimateCases(t testing.TB) []struct {
 	}
 	packedVals.field(2, new(pb).field(2, bytes.Repeat([]byte{1}, 200)).b)
 	comments.field(13, bytes.Repeat([]byte{0}, 2000))
-	var fixture, raw bytes.Buffer
-	if err := arenaFixture(t).WriteUncompressed(&fixture); err != nil {
+	var arenaRaw, raw bytes.Buffer
+	if err := fixture.Arena(t).WriteUncompressed(&arenaRaw); err != nil {
 		t.Fatal(err)
 	}
-	if err := bigHeapProfile(20000, 16).WriteUncompressed(&raw); err != nil {
+	if err := fixture.BigHeap(20000, 16).WriteUncompressed(&raw); err != nil {
 		t.Fatal(err)
 	}
 	heapText := "heap profile: 1: 2 [3: 4] @ heap/1048576\n" + strings.Repeat("1: 2 [3: 4] @ 0x1 0x2\n", 5000)
@@ -134,7 +135,7 @@ func estimateCases(t testing.TB) []struct {
 		{"strings", stringTable.b},
 		{"sample types", repeat(20000, new(pb).field(1, nil).b)},
 		{"comments", comments.b},
-		{"fixture", fixture.Bytes()},
+		{"fixture", arenaRaw.Bytes()},
 		{"Go heap profile, 20000 samples", raw.Bytes()},
 		{"legacy heap text", []byte(heapText)},
 		{"legacy heap text, empty lines", []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n" + strings.Repeat("0: 0 [0: 0] @\n", 10000))},
@@ -181,54 +182,11 @@ func addrs(n int) string {
 	return b.String()
 }
 
-// bigHeapProfile returns a Go heap profile (the sample types of
-// runtime/pprof) of n samples with distinct stacks of depth frames.
-func bigHeapProfile(n, depth int) *profile.Profile {
-	p := &profile.Profile{
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:     512 * 1024,
-		SampleType: []*profile.ValueType{
-			{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
-			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"},
-		},
-		DefaultSampleType: "alloc_space",
-	}
-	// Stacks are paths in a binary tree of functions: sample i calls
-	// function (level, bit of i) at each level, so every stack is distinct.
-	levels := depth
-	locs := make([][2]*profile.Location, levels)
-	for l := range levels {
-		for b := range 2 {
-			id := uint64(len(p.Location) + 1)
-			f := &profile.Function{ID: id, Name: fmt.Sprintf("main.level%d_%d", l, b), Filename: "main.go"}
-			loc := &profile.Location{ID: id, Address: 0x1000 + id*16, Line: []profile.Line{{Function: f, Line: int64(l + 1)}}}
-			p.Function = append(p.Function, f)
-			p.Location = append(p.Location, loc)
-			locs[l][b] = loc
-		}
-	}
-	for i := range n {
-		st := make([]*profile.Location, levels)
-		for l := range levels {
-			st[l] = locs[l][(i>>l)&1]
-		}
-		size := int64(16 + 16*(i%64))
-		// Scaled as runtime/pprof scales (scaleHeapSample).
-		scale := 1 / (1 - math.Exp(-float64(size)/float64(p.Period)))
-		p.Sample = append(p.Sample, &profile.Sample{
-			Location: st,
-			Value:    []int64{int64(3 * scale), int64(float64(3*size) * scale), int64(scale), int64(float64(size) * scale)},
-			NumLabel: map[string][]int64{"bytes": {size}},
-		})
-	}
-	return p
-}
-
 // BenchmarkScan measures the scan that prices a profile before decoding,
 // on a Go heap profile of 20,000 samples (MB/s of uncompressed data).
 func BenchmarkScan(b *testing.B) {
 	var raw bytes.Buffer
-	if err := bigHeapProfile(20000, 16).WriteUncompressed(&raw); err != nil {
+	if err := fixture.BigHeap(20000, 16).WriteUncompressed(&raw); err != nil {
 		b.Fatal(err)
 	}
 	data := raw.Bytes()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/google/pprof/profile"
 )
 
@@ -13,7 +15,7 @@ import (
 // most twice the estimate.
 func FuzzEstimate(f *testing.F) {
 	var raw bytes.Buffer
-	if err := arenaFixture(f).WriteUncompressed(&raw); err != nil {
+	if err := fixture.Arena(f).WriteUncompressed(&raw); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(raw.Bytes(), uint16(7))

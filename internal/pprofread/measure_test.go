@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -39,8 +41,8 @@ func checkSuggestion(t *testing.T, data []byte, o Options) error {
 // TestRefusalMeasures: a refusal at either bound reads the rest of the data
 // to measure what the whole needs, exactly, and that much reads it.
 func TestRefusalMeasures(t *testing.T) {
-	var fixture bytes.Buffer
-	if err := bigHeapProfile(20000, 16).WriteUncompressed(&fixture); err != nil {
+	var heapRaw bytes.Buffer
+	if err := fixture.BigHeap(20000, 16).WriteUncompressed(&heapRaw); err != nil {
 		t.Fatal(err)
 	}
 	legacy := legacyHeapText(4 << 20)
@@ -50,12 +52,12 @@ func TestRefusalMeasures(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"protobuf at -max-memory", fixture.Bytes(), Options{MaxMemory: 1 << 20}, "memory"},
-		{"gzipped protobuf at -max-memory", gzipped(t, fixture.Bytes()), Options{MaxMemory: 1 << 20}, "memory"},
+		{"protobuf at -max-memory", heapRaw.Bytes(), Options{MaxMemory: 1 << 20}, "memory"},
+		{"gzipped protobuf at -max-memory", gzipped(t, heapRaw.Bytes()), Options{MaxMemory: 1 << 20}, "memory"},
 		{"legacy text at -max-memory", legacy, Options{MaxMemory: 4 << 20}, "memory"},
 		{"legacy text at -max-bytes", legacy, Options{MaxBytes: 1 << 20}, "size"},
 		{"gzipped at -max-bytes, compressed", gzipped(t, legacy), Options{MaxBytes: 1 << 10}, "size"},
-		{"gzipped at -max-bytes, decompressed", gzipped(t, fixture.Bytes()), Options{MaxBytes: int64(fixture.Len() / 2)}, "size"},
+		{"gzipped at -max-bytes, decompressed", gzipped(t, heapRaw.Bytes()), Options{MaxBytes: int64(heapRaw.Len() / 2)}, "size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkSuggestion(t, tc.data, tc.o)
@@ -89,7 +91,7 @@ func TestRefusalMeasures(t *testing.T) {
 // measured the whole data names bounds that read it.
 func FuzzParseLimits(f *testing.F) {
 	var prof bytes.Buffer
-	if err := arenaFixture(f).WriteUncompressed(&prof); err != nil {
+	if err := fixture.Arena(f).WriteUncompressed(&prof); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(prof.Bytes(), int64(1000), int64(70000))

@@ -2,6 +2,7 @@ package pprofread
 
 import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 
 	"bytes"
 	"compress/gzip"
@@ -23,11 +24,11 @@ func gzipped(t testing.TB, data []byte) []byte {
 
 func TestParseBounds(t *testing.T) {
 	var prof bytes.Buffer
-	if err := arenaFixture(t).Write(&prof); err != nil { // gzipped
+	if err := fixture.Arena(t).Write(&prof); err != nil { // gzipped
 		t.Fatal(err)
 	}
 	var raw bytes.Buffer
-	if err := arenaFixture(t).WriteUncompressed(&raw); err != nil {
+	if err := fixture.Arena(t).WriteUncompressed(&raw); err != nil {
 		t.Fatal(err)
 	}
 	bomb := gzipped(t, make([]byte, 8<<20)) // 8 MiB of zeros in ~8 KiB
@@ -70,7 +71,7 @@ func TestParseBounds(t *testing.T) {
 // from data that decompresses to more than its bound.
 func FuzzParse(f *testing.F) {
 	var prof bytes.Buffer
-	if err := arenaFixture(f).Write(&prof); err != nil {
+	if err := fixture.Arena(f).Write(&prof); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(prof.Bytes(), int64(0))
@@ -162,7 +163,7 @@ func TestParseBombsBounded(t *testing.T) {
 // need.
 func TestParseMemoryBoundEdge(t *testing.T) {
 	var raw bytes.Buffer
-	if err := bigHeapProfile(2000, 8).WriteUncompressed(&raw); err != nil {
+	if err := fixture.BigHeap(2000, 8).WriteUncompressed(&raw); err != nil {
 		t.Fatal(err)
 	}
 	data := raw.Bytes()
@@ -191,7 +192,7 @@ func TestParseDefaultBoundAdmits(t *testing.T) {
 		t.Skip("builds a 100,000-sample profile")
 	}
 	var buf bytes.Buffer
-	if err := bigHeapProfile(100000, 16).Write(&buf); err != nil {
+	if err := fixture.BigHeap(100000, 16).Write(&buf); err != nil {
 		t.Fatal(err)
 	}
 	p, err := parse(&buf, Options{})
