@@ -2,70 +2,20 @@ package export_test
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/pprof"
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/livearenas"
+
 	"github.com/google/pprof/profile"
 
-	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
-	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
-
-//go:noinline
-func holdSmall(label string) *arena.Arena {
-	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
-	arena.MakeSlice[byte](a, 1000, 1000)
-	return a
-}
-
-//go:noinline
-func holdLarge(label string) *arena.Arena {
-	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
-	arena.MakeSlice[byte](a, 3000, 3000)
-	arena.MakeSlice[byte](a, 3000, 3000)
-	return a
-}
-
-//go:noinline
-func takeForRequest(p *arena.Pool, label string) *arena.Arena {
-	ctx := pprof.WithLabels(context.Background(), pprof.Labels("test", label))
-	a := p.Get(ctx)
-	arena.MakeSlice[byte](a, 500, 500)
-	return a
-}
-
-// holdingsFixture makes arenas from known sites: two held by holdSmall,
-// one by holdLarge, one freed, one taken by takeForRequest and two of the
-// same pool idle. It returns a function that frees them.
-func holdingsFixture(t *testing.T, label string) *arena.Pool {
-	t.Helper()
-	small := []*arena.Arena{holdSmall(label), holdSmall(label)}
-	large := holdLarge(label)
-	holdSmall(label).Free()
-	p := arena.NewPool(arena.WithChunkSize(4096))
-	taken := []*arena.Arena{takeForRequest(p, label), takeForRequest(p, label), takeForRequest(p, label)}
-	runtime.GC() // sync.Pool drops idle arenas at collections: none from now on
-	p.Put(taken[1])
-	p.Put(taken[2])
-	t.Cleanup(func() {
-		for _, a := range small {
-			a.Free()
-		}
-		large.Free()
-		p.Put(taken[0])
-		runtime.KeepAlive(p)
-	})
-	return p
-}
 
 // sampleRow is a sample of a live-arenas profile, by leaf function.
 type sampleRow struct {
@@ -103,7 +53,7 @@ func rowsOf(prof *profile.Profile, label string) map[string]sampleRow {
 }
 
 func TestBuildArenasExact(t *testing.T) {
-	holdingsFixture(t, "exact")
+	livearenas.Hold(t, "exact")
 	prof, err := export.BuildArenas()
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +79,7 @@ func TestBuildArenasExact(t *testing.T) {
 }
 
 func TestArenasHandler(t *testing.T) {
-	holdingsFixture(t, "handler")
+	livearenas.Hold(t, "handler")
 	h := export.ArenasHandler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof/arenas", nil))
@@ -157,7 +107,7 @@ func TestArenasGoToolPprof(t *testing.T) {
 	if err != nil {
 		t.Skip("go is not on PATH")
 	}
-	holdingsFixture(t, "pprof")
+	livearenas.Hold(t, "pprof")
 	var buf bytes.Buffer
 	prof, err := export.BuildArenas()
 	if err != nil {

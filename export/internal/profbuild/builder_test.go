@@ -2,10 +2,9 @@ package profbuild_test
 
 import (
 	"bytes"
-	"context"
-	"runtime"
-	"runtime/pprof"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/testkit/livearenas"
 
 	"github.com/google/pprof/profile"
 
@@ -36,56 +35,10 @@ func builderSiteB(a *arena.Arena, n int) {
 	}
 }
 
-//go:noinline
-func holdSmall(label string) *arena.Arena {
-	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
-	arena.MakeSlice[byte](a, 1000, 1000)
-	return a
-}
-
-//go:noinline
-func holdLarge(label string) *arena.Arena {
-	a := arena.NewArena(arena.WithChunkSize(4096), arena.WithLabels(hooks.NewLabels("test", label)))
-	arena.MakeSlice[byte](a, 3000, 3000)
-	arena.MakeSlice[byte](a, 3000, 3000)
-	return a
-}
-
-//go:noinline
-func takeForRequest(p *arena.Pool, label string) *arena.Arena {
-	ctx := pprof.WithLabels(context.Background(), pprof.Labels("test", label))
-	a := p.Get(ctx)
-	arena.MakeSlice[byte](a, 500, 500)
-	return a
-}
-
-// holdingsFixture makes arenas from known sites, as export's live-arenas
-// tests do: two held by holdSmall, one by holdLarge, one freed, one taken
-// by takeForRequest and two of the same pool idle, all freed at the
-// test's end.
-func holdingsFixture(t *testing.T, label string) {
-	t.Helper()
-	small := []*arena.Arena{holdSmall(label), holdSmall(label)}
-	large := holdLarge(label)
-	holdSmall(label).Free()
-	p := arena.NewPool(arena.WithChunkSize(4096))
-	taken := []*arena.Arena{takeForRequest(p, label), takeForRequest(p, label), takeForRequest(p, label)}
-	runtime.GC() // sync.Pool drops idle arenas at collections: none from now on
-	p.Put(taken[1])
-	p.Put(taken[2])
-	t.Cleanup(func() {
-		for _, a := range small {
-			a.Free()
-		}
-		large.Free()
-		p.Put(taken[0])
-		runtime.KeepAlive(p)
-	})
-}
-
 // A Builder reused interval after interval, with the windows of
-// Profiler.Deltas (as the agent's arena source takes them), encodes byte for byte what a new Builder (package export's
-// Build), Peak and Encode give for the same records, with and without the
+// Profiler.Deltas (as the agent's arena source takes them), encodes byte
+// for byte what a new Builder (package export's Build), Peak and Encode
+// give for the same records, with and without the
 // Pyroscope additions, as the number of samples and label sets grows and
 // shrinks.
 func TestBuilderMatchesBuild(t *testing.T) {
@@ -191,15 +144,15 @@ func TestBuilderMatchesArenas(t *testing.T) {
 		name string
 		add  func(t *testing.T)
 	}{
-		{"fixture", func(t *testing.T) { holdingsFixture(t, "one") }},
-		{"more labels", func(t *testing.T) { extra = append(extra, holdSmall("two"), holdLarge("three")) }},
+		{"fixture", func(t *testing.T) { livearenas.Hold(t, "one") }},
+		{"more labels", func(t *testing.T) { extra = append(extra, livearenas.Small("two"), livearenas.Large("three")) }},
 		{"fewer", func(t *testing.T) {
 			for _, a := range extra {
 				a.Free()
 			}
 			extra = nil
 		}},
-		{"again", func(t *testing.T) { extra = append(extra, holdSmall("two")) }},
+		{"again", func(t *testing.T) { extra = append(extra, livearenas.Small("two")) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.add(t)
