@@ -3,19 +3,9 @@ package report
 import (
 	"math"
 	"testing"
-)
 
-// binomTail returns P(Y >= y) for Y ~ Binomial(n, q), summed directly.
-func binomTail(n, y int, q float64) float64 {
-	s := 0.0
-	for k := y; k <= n; k++ {
-		lg, _ := math.Lgamma(float64(n + 1))
-		l1, _ := math.Lgamma(float64(k + 1))
-		l2, _ := math.Lgamma(float64(n - k + 1))
-		s += math.Exp(lg - l1 - l2 + float64(k)*math.Log(q) + float64(n-k)*math.Log1p(-q))
-	}
-	return s
-}
+	"github.com/arenaprof/arenaprof/internal/testkit/binom"
+)
 
 // With one weight per side of objects small against the mean, the
 // interval is the inverted conditional
@@ -48,10 +38,10 @@ func TestRatioIntervalConditional(t *testing.T) {
 			return rho / c.wn / (rho/c.wn + 1/c.wb)
 		}
 		total := c.x + c.y
-		if got := binomTail(total, c.y, share(lo)); math.Abs(got-a) > 1e-6*a {
+		if got := binom.Tail(total, c.y, share(lo)); math.Abs(got-a) > 1e-6*a {
 			t.Errorf("%+v: P(Y >= y) at the lower bound %v is %v, want %v", c, lo, got, a)
 		}
-		if got := 1 - binomTail(total, c.y+1, share(hi)); math.Abs(got-a) > 1e-6*a {
+		if got := 1 - binom.Tail(total, c.y+1, share(hi)); math.Abs(got-a) > 1e-6*a {
 			t.Errorf("%+v: P(Y <= y) at the upper bound %v is %v, want %v", c, hi, got, a)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/binom"
+
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/report"
@@ -58,24 +60,6 @@ func cutToSites(p *profile.Profile) *profile.Profile {
 	return p
 }
 
-// binomialMin returns the smallest k with P(Binomial(n, c) < k) < p: a
-// coverage count below it fails a check at nominal coverage c with
-// probability below p (and below that for any true coverage above c).
-func binomialMin(n int, c, p float64) int {
-	cdf := 0.0
-	for k := 0; k <= n; k++ {
-		lg, _ := math.Lgamma(float64(n + 1))
-		l1, _ := math.Lgamma(float64(k + 1))
-		l2, _ := math.Lgamma(float64(n - k + 1))
-		pk := math.Exp(lg - l1 - l2 + float64(k)*math.Log(c) + float64(n-k)*math.Log1p(-c))
-		if cdf+pk >= p {
-			return k
-		}
-		cdf += pk
-	}
-	return n
-}
-
 // coverage counts, for one interval, the runs that had it and the runs
 // it held the truth.
 type coverage struct{ runs, covered int }
@@ -101,7 +85,7 @@ var adviseRuns = flag.Int("adviseruns", 250, "child runs per MemProfileRate of T
 // not). A row is shown only when the group has a sample, so a site's
 // coverage counts the runs that showed it.
 //
-// Each check fails when its coverage count is below binomialMin(runs,
+// Each check fails when its coverage count is below binom.Min(runs,
 // 0.95, 1e-8): with true coverage at least 0.95, that happens with
 // probability below 1e-8 per check. There are at most 2 rates x (4 sites
 // x 3 intervals + 2) = 28 checks: the test fails falsely with probability
@@ -156,7 +140,7 @@ func TestAdviseCoverage(t *testing.T) {
 		var b strings.Builder
 		for _, k := range slicesSorted(cov) {
 			c := cov[k]
-			need := binomialMin(c.runs, 0.95, 1e-8)
+			need := binom.Min(c.runs, 0.95, 1e-8)
 			fmt.Fprintf(&b, "MemProfileRate %d %-24s coverage %.3f over %d runs (fails below %d)\n", rate, k, float64(c.covered)/float64(max(c.runs, 1)), c.runs, need)
 			if c.covered < need {
 				t.Errorf("MemProfileRate %d, %s: %d of %d runs covered, below %d", rate, k, c.covered, c.runs, need)

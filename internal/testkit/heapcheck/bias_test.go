@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/binom"
+
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -23,7 +25,7 @@ import (
 // unbiased mean reads beyond 6.1 of them with Student's t (59 degrees of
 // freedom) tail: 8.8e-8 (5.3 of them, as before, gave 1.8e-6 each: the
 // normal tail, 1.2e-7, forgot the estimate). The coverage of the total's
-// 95% interval is compared with binomialMin(60, 0.95, 1e-7) = 45 runs
+// 95% interval is compared with binom.Min(60, 0.95, 1e-7) = 45 runs
 // (1e-7; the normal bound 0.95 - 5.3·sqrt(0.95·0.05/runs) it replaces,
 // 49 runs, failed with the binomial's probability 3.6e-5), the diff's
 // alarms with 10 (1.1e-7, see diffTotalAlarm). Power: runtime/pprof's
@@ -81,7 +83,7 @@ func TestGoHeapBias(t *testing.T) {
 	check("total", &total, 0.0004)
 	check("sites of 256 B or less", &small, 0.0005)
 	t.Logf("total: 95%% intervals held the truth in %d of %d runs (go1.23 weights: %d)", total.Covered, runs, oldTotal.Covered)
-	if need := binomialMin(runs, 0.95, 1e-7); total.Covered < need {
+	if need := binom.Min(runs, 0.95, 1e-7); total.Covered < need {
 		t.Errorf("total: 95%% intervals held the truth in %d of %d runs, below %d", total.Covered, runs, need)
 	}
 	if m, se := oldTotal.Bias(); math.Abs(m) <= 3*se {

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/testkit/binom"
 
 	"github.com/google/pprof/profile"
 
@@ -200,7 +201,7 @@ func TestHeapIntervalsHoldTruth(t *testing.T) {
 // TestHeapCoverage runs the workload many times and reads each run as a
 // delta of two allocs profiles. For each site the number of runs whose 95%
 // interval holds the truth is Binomial(runs, c) with c >= 0.95 for a sound
-// interval; a count below binomialMin(runs, 0.95, 1e-7) (125 of 150 runs,
+// interval; a count below binom.Min(runs, 0.95, 1e-7) (125 of 150 runs,
 // 28 of 40 with -short) fails falsely with probability below 1e-7 per
 // site, 3e-7 for the three. (The normal bound 0.95 - 6*sqrt(0.95*0.05/runs)
 // it replaces claimed 1e-9 per site, but the binomial's tail is heavier:
@@ -227,7 +228,7 @@ func TestHeapCoverage(t *testing.T) {
 		}
 		prev = cur
 	}
-	need := binomialMin(runs, 0.95, 1e-7)
+	need := binom.Min(runs, 0.95, 1e-7)
 	var b strings.Builder
 	for site := range truth {
 		c := float64(covered[site]) / float64(runs)
@@ -237,23 +238,4 @@ func TestHeapCoverage(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
-}
-
-// binomialMin returns the smallest k with P(Binomial(n, c) < k) < p: a
-// coverage count below it fails a check at nominal coverage c with
-// probability below p (and below that for any true coverage above c).
-// (advisecheck has the same.)
-func binomialMin(n int, c, p float64) int {
-	cdf := 0.0
-	for k := 0; k <= n; k++ {
-		lg, _ := math.Lgamma(float64(n + 1))
-		l1, _ := math.Lgamma(float64(k + 1))
-		l2, _ := math.Lgamma(float64(n - k + 1))
-		pk := math.Exp(lg - l1 - l2 + float64(k)*math.Log(c) + float64(n-k)*math.Log1p(-c))
-		if cdf+pk >= p {
-			return k
-		}
-		cdf += pk
-	}
-	return n
 }
