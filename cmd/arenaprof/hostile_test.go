@@ -7,25 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/memtest"
+
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
-
-// allocDuring returns the bytes allocated on the heap while f runs (by
-// every goroutine, test servers included).
-func allocDuring(f func()) uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	before := s[0].Value.Uint64()
-	f()
-	metrics.Read(s)
-	return s[0].Value.Uint64() - before
-}
 
 func gzipBytes(data []byte) []byte {
 	var buf bytes.Buffer
@@ -92,7 +82,7 @@ func TestBombsRefusedBounded(t *testing.T) {
 			}
 			var code int
 			var out, errOut bytes.Buffer
-			got := allocDuring(func() { code = run(tc.args, &out, &errOut) })
+			got := memtest.AllocDuring(func() { code = run(tc.args, &out, &errOut) })
 			t.Logf("allocated %d bytes: %s", got, errOut.String())
 			if code != 1 || !strings.Contains(errOut.String(), tc.want) || strings.Count(errOut.String(), "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want 1 and one line with %q", code, errOut.String(), tc.want)
@@ -211,7 +201,7 @@ func TestHostileServers(t *testing.T) {
 			var out, errOut bytes.Buffer
 			args := append(append([]string{"top"}, tc.args...), tc.url)
 			start := time.Now()
-			got := allocDuring(func() { code = run(args, &out, &errOut) })
+			got := memtest.AllocDuring(func() { code = run(args, &out, &errOut) })
 			msg := errOut.String()
 			t.Logf("%v, %d bytes allocated: %s", time.Since(start).Round(time.Millisecond), got, msg)
 			if code != 1 || !strings.Contains(msg, tc.want) || strings.Count(msg, "\n") != 1 {

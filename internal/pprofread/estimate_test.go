@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/memtest"
+
 	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 
 	"github.com/google/pprof/profile"
@@ -45,7 +47,7 @@ func decodeAlloc(data []byte) uint64 {
 	var least uint64
 	for i := range 5 {
 		var p *profile.Profile
-		n := allocDuring(func() { p, _ = parseData(data, &s) })
+		n := memtest.AllocDuring(func() { p, _ = parseData(data, &s) })
 		runtime.KeepAlive(p)
 		if i == 0 || n < least {
 			least = n

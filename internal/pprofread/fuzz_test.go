@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/testkit/memtest"
+
 	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 
 	"github.com/google/pprof/profile"
@@ -44,7 +46,7 @@ func FuzzEstimate(f *testing.F) {
 		}
 		var p *profile.Profile
 		var err error
-		got := allocDuring(func() { p, err = parse(bytes.NewReader(data), Options{MaxMemory: 256 << 20}) })
+		got := memtest.AllocDuring(func() { p, err = parse(bytes.NewReader(data), Options{MaxMemory: 256 << 20}) })
 		if err != nil {
 			return
 		}
@@ -57,7 +59,7 @@ func FuzzEstimate(f *testing.F) {
 		// measured again and the least of five parses is judged.
 		limit := 2*uint64(est) + 4*uint64(len(data)) + 64<<10
 		for i := 0; i < 4 && got > limit; i++ {
-			got = min(got, allocDuring(func() { parse(bytes.NewReader(data), Options{MaxMemory: 256 << 20}) }))
+			got = min(got, memtest.AllocDuring(func() { parse(bytes.NewReader(data), Options{MaxMemory: 256 << 20}) }))
 		}
 		if !raceEnabled && got > limit {
 			t.Fatalf("Read allocated %d bytes, estimate %d", got, est)

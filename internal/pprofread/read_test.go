@@ -3,11 +3,11 @@ package pprofread
 import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
+	"github.com/arenaprof/arenaprof/internal/testkit/memtest"
 
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"runtime/metrics"
 	"strings"
 	"testing"
 )
@@ -91,18 +91,6 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// allocDuring returns the bytes allocated on the heap while f runs. It reads
-// runtime/metrics, which does not stop the world as ReadMemStats does (that
-// makes fuzzing a thousand times slower).
-func allocDuring(f func()) uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	before := s[0].Value.Uint64()
-	f()
-	metrics.Read(s)
-	return s[0].Value.Uint64() - before
-}
-
 // emptySamples returns n empty Sample records: 2 bytes each on the wire,
 // about 200 decoded.
 func emptySamples(n int) []byte { return bytes.Repeat([]byte{0x12, 0x00}, n) }
@@ -138,7 +126,7 @@ func TestParseBombsBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			got := allocDuring(func() { _, err = parse(bytes.NewReader(tc.data), tc.opts) })
+			got := memtest.AllocDuring(func() { _, err = parse(bytes.NewReader(tc.data), tc.opts) })
 			t.Logf("%d bytes in, %d allocated: %v", len(tc.data), got, err)
 			switch {
 			case err == nil:
