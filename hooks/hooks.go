@@ -95,11 +95,15 @@ var (
 	consumers atomic.Pointer[[]*consumer]
 	nextArena atomic.Uint64
 
+	// What passed through the hooks, read by the tests (readStats in
+	// hooks_test.go).
 	events    [eventShards]paddedCounter
 	invalid   atomic.Uint64
 	panicked  atomic.Uint64
 	lastPanic atomic.Pointer[string]
 
+	// onPanic, when set (by the tests' onConsumerPanic), is told of a
+	// consumer's panic instead of package log.
 	onPanic atomic.Pointer[func(error)]
 )
 
@@ -208,44 +212,6 @@ func deliver(c *consumer, e *Event, released *uint64) {
 	} else {
 		c.c.Released(*released)
 	}
-}
-
-// onConsumerPanic sets the function told when a consumer panics and is
-// disabled; nil restores the default, which logs one line with package log.
-func onConsumerPanic(fn func(error)) {
-	if fn == nil {
-		onPanic.Store(nil)
-		return
-	}
-	onPanic.Store(&fn)
-}
-
-// stats counts what passed through the hooks since the process started.
-type stats struct {
-	Events         uint64 // valid events emitted
-	Invalid        uint64 // events dropped by Emit because Validate failed
-	Consumers      int    // consumers registered now
-	Disabled       int    // of those, disabled after a panic
-	ConsumerPanics uint64 // panics recovered from consumers
-	LastPanic      string // the message of the last one, if any
-}
-
-// readStats returns the counters.
-func readStats() stats {
-	s := stats{Invalid: invalid.Load(), ConsumerPanics: panicked.Load()}
-	for i := range events {
-		s.Events += events[i].n.Load()
-	}
-	for _, c := range *consumers.Load() {
-		s.Consumers++
-		if c.disabled.Load() {
-			s.Disabled++
-		}
-	}
-	if p := lastPanic.Load(); p != nil {
-		s.LastPanic = *p
-	}
-	return s
 }
 
 // NewArenaID returns an identity, unique in the process and never 0, for an

@@ -14,6 +14,44 @@ type consumerFunc func(*Event)
 func (f consumerFunc) Sampled(e *Event) { f(e) }
 func (consumerFunc) Released(uint64)    {}
 
+// onConsumerPanic sets the function told when a consumer panics and is
+// disabled; nil restores the default, which logs one line with package log.
+func onConsumerPanic(fn func(error)) {
+	if fn == nil {
+		onPanic.Store(nil)
+		return
+	}
+	onPanic.Store(&fn)
+}
+
+// stats counts what passed through the hooks since the process started.
+type stats struct {
+	Events         uint64 // valid events emitted
+	Invalid        uint64 // events dropped by Emit because Validate failed
+	Consumers      int    // consumers registered now
+	Disabled       int    // of those, disabled after a panic
+	ConsumerPanics uint64 // panics recovered from consumers
+	LastPanic      string // the message of the last one, if any
+}
+
+// readStats returns the counters.
+func readStats() stats {
+	s := stats{Invalid: invalid.Load(), ConsumerPanics: panicked.Load()}
+	for i := range events {
+		s.Events += events[i].n.Load()
+	}
+	for _, c := range *consumers.Load() {
+		s.Consumers++
+		if c.disabled.Load() {
+			s.Disabled++
+		}
+	}
+	if p := lastPanic.Load(); p != nil {
+		s.LastPanic = *p
+	}
+	return s
+}
+
 // restoreMean puts the configured mean back after the test.
 func restoreMean(t *testing.T) {
 	old := MeanBytes()
