@@ -252,8 +252,12 @@ func New[T any](a *Arena) *T {
 // when the allocation needs the slow path (a new chunk, a sampled object,
 // a type with pointers, a change of the sampling state, or a freed arena).
 // It never samples: it returns nil whenever the object holds the next
-// sampled byte. The tests and benchmarks use it to measure and check the
-// fast path alone; New is inlined whole, so callers need no such thing.
+// sampled byte. New is inlined whole, so callers need no such thing: it is
+// kept here, beside the fast path of New that it must match, for the
+// fast-path benchmarks (BenchmarkNew's impl=arena-trynew, in BENCHMARKS.md)
+// and the tests that check that path alone, which are its only users.
+//
+//lint:ignore U1000 kept beside New for the fast-path benchmarks and tests, its only users
 func tryNew[T any](a *Arena) *T {
 	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && layoutKnown && pointerFree[T]() {
 		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})

@@ -8,10 +8,6 @@ import (
 	"unsafe"
 )
 
-// checkedFaults reports whether checked mode makes released memory
-// inaccessible on this platform.
-const checkedFaults = true
-
 // On Linux (amd64 and arm64), checked memory is mapped with mmap at
 // addresses of its own: a window of checkedWindow bytes of address space
 // starting at checkedBase, taken in order and not handed out twice until

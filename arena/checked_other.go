@@ -4,10 +4,6 @@ package arena
 
 import "unsafe"
 
-// checkedFaults reports whether checked mode makes released memory
-// inaccessible on this platform.
-const checkedFaults = false
-
 // Outside Linux on amd64 and arm64, checked mode cannot make memory inaccessible: pointer-free
 // memory comes from the heap, and Reset, Put and Free fill it with 0xa5 and
 // drop it instead of keeping it for reuse. A stale value then reads the

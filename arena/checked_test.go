@@ -15,6 +15,11 @@ import (
 // TestCheckedCatches).
 const checkedChildEnv = "ARENAPROF_CHECKED_CASE"
 
+// checkedFaults reports whether checked mode makes released memory
+// inaccessible on this platform: where checked_mmap.go is built (its build
+// constraint, as a constant).
+const checkedFaults = runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+
 // checkedSink keeps the compiler from dropping the stale reads.
 var checkedSink any
 
