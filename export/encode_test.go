@@ -10,6 +10,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -95,7 +96,7 @@ func TestEncodeMatchesGooglePprof(t *testing.T) {
 		if err := c.p.WriteUncompressed(&want); err != nil {
 			t.Fatal(err)
 		}
-		if err := encodeProfile(&got, c.p); err != nil {
+		if err := pprofenc.Encode(&got, c.p, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {

@@ -15,6 +15,7 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/goheap"
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/unwind"
 	"github.com/arenaprof/arenaprof/profiler"
@@ -164,14 +165,14 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 	// The streaming encoder writes the combined profile byte for byte as
 	// google/pprof does.
 	var mine, theirs bytes.Buffer
-	if err := encodeProfile(&mine, got); err != nil {
+	if err := pprofenc.Encode(&mine, got, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := got.WriteUncompressed(&theirs); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(mine.Bytes(), theirs.Bytes()) {
-		t.Errorf("encodeProfile: %d bytes, google/pprof: %d, not the same", mine.Len(), theirs.Len())
+		t.Errorf("pprofenc.Encode: %d bytes, google/pprof: %d, not the same", mine.Len(), theirs.Len())
 	}
 }
 

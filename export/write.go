@@ -17,12 +17,6 @@ func writeProfile(w io.Writer, prof *profile.Profile) error {
 	return pprofenc.WriteGzip(w, prof, nil)
 }
 
-// encodeProfile writes prof to w as an uncompressed protocol buffer, byte
-// for byte what prof.WriteUncompressed writes (see pprofenc.Encode).
-func encodeProfile(w io.Writer, prof *profile.Profile) error {
-	return pprofenc.Encode(w, prof, nil)
-}
-
 // Write writes the profile of a snapshot (see [Build]) to w in pprof's
 // gzip-compressed protocol buffer format, ready for go tool pprof:
 //
