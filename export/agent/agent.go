@@ -685,11 +685,6 @@ func collectSource(ctx context.Context, s Source) (encodable, error) {
 	return profileEncodable{p}, nil
 }
 
-// newUpload makes the Upload of a profile (see newUploadOf).
-func (a *Agent) newUpload(name string, p *profile.Profile, from, until time.Time) (*Upload, error) {
-	return a.newUploadOf(name, profileEncodable{p}, from, until)
-}
-
 // newUploadOf makes the Upload of a collected profile, encoded as its
 // destinations need it.
 func (a *Agent) newUploadOf(name string, p encodable, from, until time.Time) (*Upload, error) {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -32,7 +33,7 @@ func BenchmarkEncode(b *testing.B) {
 	a := &Agent{cfg: Config{AppName: "shop"}}
 	p := arenaLikeProfile(100, 100000, 5000)
 	for b.Loop() {
-		if _, err := a.newUpload("arena", p, time.Time{}, time.Time{}); err != nil {
+		if _, err := a.newUploadOf("arena", profileEncodable{p}, time.Time{}, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -66,7 +67,7 @@ func BenchmarkPyroscopeUpload(b *testing.B) {
 	}
 	defer py.Close()
 	a := &Agent{cfg: Config{AppName: "shop", Labels: map[string]string{"env": "prod"}}}
-	u, err := a.newUpload("arena", arenaLikeProfile(100, 100000, 5000), time.Unix(0, 0), time.Unix(15, 0))
+	u, err := a.newUploadOf("arena", profileEncodable{arenaLikeProfile(100, 100000, 5000)}, time.Unix(0, 0), time.Unix(15, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func BenchmarkPyroscopeUpload(b *testing.B) {
 // adding the string labels and (frames) the type frames, encoding it again.
 func BenchmarkPyroscopeData(b *testing.B) {
 	a := &Agent{cfg: Config{AppName: "shop"}}
-	u, err := a.newUpload("arena", typicalProfile(b), time.Unix(0, 0), time.Unix(15, 0))
+	u, err := a.newUploadOf("arena", profileEncodable{typicalProfile(b)}, time.Unix(0, 0), time.Unix(15, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func BenchmarkPyroscopeUploadReal(b *testing.B) {
 	defer py.Close()
 	a := &Agent{cfg: Config{AppName: fmt.Sprintf("arenaprof_bench_%d", time.Now().UnixNano()), Labels: map[string]string{"env": "bench"}}}
 	p := typicalProfile(b)
-	u, err := a.newUpload("arena", p, time.Unix(0, 0), time.Unix(15, 0))
+	u, err := a.newUploadOf("arena", profileEncodable{p}, time.Unix(0, 0), time.Unix(15, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -135,6 +136,16 @@ func BenchmarkPyroscopeUploadReal(b *testing.B) {
 	b.ReportMetric(float64(len(body)), "bytes/upload")
 	b.ReportMetric(float64(len(u.Data)), "pprof-bytes/upload")
 	b.ReportMetric(float64(len(p.Sample)), "samples/upload")
+}
+
+// multipartBody returns the multipart form of an upload of data (see
+// multipartParts) in one piece.
+func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
+	parts, contentType, err := multipartParts(u, data)
+	if err != nil {
+		return nil, "", err
+	}
+	return bytes.Join(parts, nil), contentType, nil
 }
 
 // Types of the typical profile.

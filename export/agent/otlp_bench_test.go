@@ -41,7 +41,7 @@ func BenchmarkUploadBody(b *testing.B) {
 		b.Run(prof.name+"/pprof", func(b *testing.B) {
 			var n int
 			for b.Loop() {
-				u, err := a.newUpload("arena", prof.p, from, until)
+				u, err := a.newUploadOf("arena", profileEncodable{prof.p}, from, until)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -57,7 +57,7 @@ func BenchmarkUploadBody(b *testing.B) {
 			a := &Agent{cfg: a.cfg, parsed: true}
 			var n int
 			for b.Loop() {
-				u, err := a.newUpload("arena", prof.p, from, until)
+				u, err := a.newUploadOf("arena", profileEncodable{prof.p}, from, until)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -65,7 +65,7 @@ func BenchmarkUploadBody(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "bytes/upload")
 		})
-		u, err := a.newUpload("arena", prof.p, from, until)
+		u, err := a.newUploadOf("arena", profileEncodable{prof.p}, from, until)
 		if err != nil {
 			b.Fatal(err)
 		}

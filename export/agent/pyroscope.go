@@ -330,16 +330,6 @@ func ringUnhealthy(body string) bool {
 		strings.Contains(body, "too many unhealthy instances") || strings.Contains(body, "code = Unavailable")
 }
 
-// multipartBody returns the multipart form of an upload of data (see
-// multipartParts) in one piece.
-func multipartBody(u *Upload, data []byte) ([]byte, string, error) {
-	parts, contentType, err := multipartParts(u, data)
-	if err != nil {
-		return nil, "", err
-	}
-	return bytes.Join(parts, nil), contentType, nil
-}
-
 // multipartParts returns the multipart form of an upload of data: a
 // "profile" part (file profile.pprof) and, when u has sample types, a
 // "sample_type_config" part (file sample_type_config.json), as

@@ -388,7 +388,7 @@ func TestPyroscopeIngest(t *testing.T) {
 					if typ := in.profile.Sample[0].Label["type"]; len(typ) != 1 || typ[0] != "main.user" {
 						t.Errorf("type label %v", typ)
 					}
-					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != typeFrameFile {
+					if leaf := in.profile.Sample[0].Location[0].Line[0].Function; leaf.Name != "main.user" || leaf.Filename != pprofenc.TypeFrameFile {
 						t.Errorf("leaf frame %s (%s), want the type as the leaf", leaf.Name, leaf.Filename)
 					}
 					if m := in.profile.Sample[0].Label["sampling_mean"]; len(m) != 1 || m[0] != strconv.FormatInt(in.profile.Sample[0].NumLabel["sampling_mean"][0], 10) {

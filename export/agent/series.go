@@ -68,13 +68,6 @@ func isMemoryProfile(types map[string]sampleTypeConfig) bool {
 // carry them as string labels too, under the same keys.
 var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 
-// typeFrameFile is the file name of the frames NewPyroscope's destination
-// adds as the leaf of each arena sample's stack, named after the sample's
-// type: the frames `go tool pprof -tagleaf=type` adds, so that Pyroscope's
-// and Grafana's flame graphs end in types. A reader of the stacks drops
-// them by this mark (a function without a line, in a file named "type").
-const typeFrameFile = pprofenc.TypeFrameFile
-
 // pyroscopeOptions returns what a Pyroscope upload of a memory profile
 // adds to it: the numeric labels a reader needs repeated as string labels
 // (see stringLabelKeys; the object size of Go heap samples as well), the
@@ -82,8 +75,11 @@ const typeFrameFile = pprofenc.TypeFrameFile
 // label arenaprof_var="1": pprofmt.VarianceSums; the server drops the
 // size, these keep what a ratio interval needs of it) and, with
 // typeFrames, the type of each arena sample as the leaf frame of its
-// stack (see typeFrameFile). The agent writes them when it encodes the
-// profile.
+// stack: the frames `go tool pprof -tagleaf=type` adds, so that
+// Pyroscope's and Grafana's flame graphs end in types. A reader of the
+// stacks drops them by their mark, a function without a line in the file
+// pprofenc.TypeFrameFile ("type"). The agent writes them when it encodes
+// the profile.
 func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
 	return &pprofenc.Options{
 		NumAsString:     stringLabelKeys,
