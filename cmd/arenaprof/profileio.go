@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -287,12 +286,6 @@ func loadArenaProfile(src string, lim report.ParseOptions) (*arenaProfile, error
 	}
 	defer s.close()
 	return decodeArenaFrom(s, lim)
-}
-
-// decodeArenaProfile parses data read from src and checks that it is an
-// arenaprof profile.
-func decodeArenaProfile(src string, data []byte, max int64) (*arenaProfile, error) {
-	return decodeArenaFrom(&profileSource{shown: src, r: bytes.NewReader(data)}, report.ParseOptions{MaxBytes: max})
 }
 
 // decodeArenaFrom parses the profile s holds and checks that it is one
