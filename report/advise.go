@@ -157,21 +157,24 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	if k := by.kind(); k != groupByFunc && k != groupByStack && k != groupByLabel {
 		return nil, fmt.Errorf("report: Advise groups by func, stack or label=KEY, not %q", by)
 	}
-	window, err := checkAdvisePair(earlier, later, by)
+	fe, _ := pprofmt.Describe(earlier) // groupHeap's modelOf returns the errors
+	fl, _ := pprofmt.Describe(later)
+	window, err := checkAdvisePair(earlier, later, fe, fl, by)
 	if err != nil {
 		return nil, err
 	}
-	delta, err := heapDelta(earlier, later)
+	delta, err := heapDelta(earlier, later, fe.Heap, fl.Heap)
 	if err != nil {
 		return nil, err
 	}
+	fd, _ := pprofmt.Describe(delta)
 	topts := TableOptions{By: string(by), Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
-	ag, hm, err := groupHeap(delta, topts)
+	ag, hm, err := groupHeap(delta, fd, topts)
 	if err != nil {
 		return nil, err
 	}
 	topts.InUse = true
-	lg, _, err := groupHeap(later, topts)
+	lg, _, err := groupHeap(later, fl, topts)
 	if err != nil {
 		return nil, err
 	}
@@ -231,15 +234,16 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	return res, nil
 }
 
-// groupHeap groups the samples of a Go heap profile, without intervals.
-func groupHeap(p *profile.Profile, opts TableOptions) (*grouped, *heapModel, error) {
+// groupHeap groups the samples of a Go heap profile, whose facts are f,
+// without intervals.
+func groupHeap(p *profile.Profile, f *pprofmt.Facts, opts TableOptions) (*grouped, *heapModel, error) {
 	by := groupBy(opts.By)
 	if by.kind() == groupByLabel {
-		if err := checkLabel(p, by.label()); err != nil {
+		if err := checkLabel(f, by.label()); err != nil {
 			return nil, nil, err
 		}
 	}
-	m, err := modelOf(p, by, opts)
+	m, err := modelOf(f, by, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -410,11 +414,11 @@ func (a adviser) saving(cand, total counts) (share, lo, hi float64, err error) {
 // checkAdvisePair checks that earlier and later are Go heap profiles of
 // one process, later the later, at one MemProfileRate, and returns the
 // window between them.
-func checkAdvisePair(earlier, later *profile.Profile, by groupBy) (time.Duration, error) {
+func checkAdvisePair(earlier, later *profile.Profile, fe, fl *pprofmt.Facts, by groupBy) (time.Duration, error) {
 	for i, p := range []*profile.Profile{earlier, later} {
 		name := [2]string{"EARLIER", "LATER"}[i]
-		if !pprofmt.IsGoHeap(p) {
-			if _, err := sampleIndexes(p); err == nil || pprofmt.IsHoldings(p) {
+		if f := [2]*pprofmt.Facts{fe, fl}[i]; f.Kind != pprofmt.KindGoHeap {
+			if f.Kind == pprofmt.KindArena || f.Kind == pprofmt.KindHoldings {
 				return 0, fmt.Errorf("report: %s is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top (Table)", name)
 			}
 			return 0, fmt.Errorf("report: %s is not a Go heap profile (sample types %s); advise reads /debug/pprof/heap or runtime/pprof's heap profile", name, sampleTypeNames(p))
@@ -469,10 +473,10 @@ func sampleTypeNames(p *profile.Profile) string {
 // values are 0. The runtime never drops a record, so every record of
 // earlier must be in later with counts at least as high; otherwise the
 // profiles are of two processes, or the process restarted.
-func heapDelta(earlier, later *profile.Profile) (*profile.Profile, error) {
+func heapDelta(earlier, later *profile.Profile, eidx, idx [4]int) (*profile.Profile, error) {
 	var kb keyBuilder
-	before, _ := allocRecords(earlier, &kb)
-	after, order := allocRecords(later, &kb)
+	before, _ := allocRecords(earlier, eidx, &kb)
+	after, order := allocRecords(later, idx, &kb)
 	d := &profile.Profile{
 		SampleType: later.SampleType, DefaultSampleType: later.DefaultSampleType,
 		PeriodType: later.PeriodType, Period: later.Period, Comments: later.Comments,
@@ -485,7 +489,6 @@ func heapDelta(earlier, later *profile.Profile) (*profile.Profile, error) {
 			return nil, fmt.Errorf("report: EARLIER has allocations at %s that LATER lacks: the profiles are of two processes, or the process restarted between them", describeSample(e.s))
 		}
 	}
-	idx := heapIndexes(later)
 	for _, k := range order {
 		r := after[k]
 		if e := before[k]; e != nil {
@@ -515,8 +518,7 @@ type allocRecord struct {
 // keyBuilder), samples of one key summed (runtime/pprof writes records
 // that differ only in hidden runtime frames apart), and the keys in the
 // order of their first sample.
-func allocRecords(p *profile.Profile, kb *keyBuilder) (map[recordKey]*allocRecord, []recordKey) {
-	idx := heapIndexes(p)
+func allocRecords(p *profile.Profile, idx [4]int, kb *keyBuilder) (map[recordKey]*allocRecord, []recordKey) {
 	recs := make(map[recordKey]*allocRecord, len(p.Sample))
 	order := make([]recordKey, 0, len(p.Sample))
 	for _, s := range p.Sample {

@@ -23,11 +23,11 @@ import (
 // arenaModel reads the samples of an arenaprof profile.
 type arenaModel struct {
 	period int64                       // the profile's Period: the mean of samples without a sampling_mean label
-	idx    [pprofmt.NumSampleTypes]int // value positions, from sampleIndexes
-	varIdx [2]int                      // positions of alloc_var and alloc_wbound, -1 if absent (varIndexes)
+	idx    [pprofmt.NumSampleTypes]int // value positions (pprofmt.Facts.Arena)
+	varIdx [2]int                      // positions of alloc_var and alloc_wbound, -1 if absent (pprofmt.Facts.Var)
 	inuse  bool
 	window estimate.Window // the profile's window marking
-	means  []int64         // the means in force (meansInForce)
+	means  []int64         // the means in force (pprofmt.Facts.InForce)
 }
 
 func (m *arenaModel) newSums(bool) sums { return m.newArenaSums() }
@@ -40,40 +40,6 @@ func (m *arenaModel) newArenaSums() *arenaSums {
 func (m *arenaModel) unseenHi(conf float64) (float64, error) {
 	_, hi, err := m.newArenaSums().interval(&TableRow{}, conf)
 	return hi, err
-}
-
-// sampleIndexes returns the position of each of the profile's sample types
-// (see [SampleTypes]) in Sample.Value, looking them up by type and unit.
-func sampleIndexes(p *profile.Profile) ([pprofmt.NumSampleTypes]int, error) {
-	var idx [pprofmt.NumSampleTypes]int
-	var missing []string
-	for i, want := range pprofmt.SampleTypes() {
-		idx[i] = -1
-		for j, st := range p.SampleType {
-			if st.Type == want.Type && st.Unit == want.Unit {
-				idx[i] = j
-				break
-			}
-		}
-		if idx[i] < 0 {
-			missing = append(missing, want.Type+"/"+want.Unit)
-		}
-	}
-	if len(missing) > 0 {
-		return idx, pprofmt.NotMemoryError(p, missing)
-	}
-	return idx, checkValueCounts(p)
-}
-
-// checkValueCounts returns an error if a sample of p has other than one
-// value per sample type.
-func checkValueCounts(p *profile.Profile) error {
-	for _, s := range p.Sample {
-		if len(s.Value) != len(p.SampleType) {
-			return fmt.Errorf("report: malformed profile: a sample has %d values for %d sample types", len(s.Value), len(p.SampleType))
-		}
-	}
-	return nil
 }
 
 // stratum holds the raw sums of one group under one mean. For in-use
@@ -182,21 +148,6 @@ func (m *arenaModel) read(s *profile.Sample) (c contribution, skip bool, err err
 	return c, false, nil
 }
 
-// varIndexes returns the positions of the variance sums' sample types in
-// p (see pprofmt.VarianceSums), -1 for one it lacks.
-func varIndexes(p *profile.Profile) [2]int {
-	idx := [2]int{-1, -1}
-	for i, want := range pprofmt.VarianceSampleTypes() {
-		for j, st := range p.SampleType {
-			if st.Type == want.Type && st.Unit == want.Unit {
-				idx[i] = j
-				break
-			}
-		}
-	}
-	return idx
-}
-
 // varianceSums returns the variance of an aggregate sample's events drawn
 // under mean and the bound on their largest weight, from its variance
 // sums: ok is false for a sample without them (no label
@@ -267,26 +218,6 @@ func checkSampleMean(s *profile.Sample, allocBytes, n, tail, mean int64) error {
 		return fmt.Errorf("report: a sample's tail %d is outside [%d, %d] for %d events of %d bytes", tail, n, n*size, n, size)
 	}
 	return nil
-}
-
-// meansInForce returns the sampling means the profile lists as in force
-// during its window (for in-use values: since the profiler started), or
-// nil for a profile that does not list them.
-func meansInForce(p *profile.Profile, inuse bool) ([]int64, error) {
-	if inuse {
-		m, ok, err := pprofmt.MeansOf(p, pprofmt.InUseMeansCommentPrefix)
-		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		if ok {
-			return m, nil
-		}
-	}
-	m, _, err := pprofmt.MeansOf(p, pprofmt.MeansCommentPrefix)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	return m, nil
 }
 
 // inuseRawSums recovers the raw sums of the in-use objects of one sample:

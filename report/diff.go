@@ -147,15 +147,18 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if opts.N < 0 {
 		return nil, errors.New("report: Diff N must not be negative")
 	}
-	if kb, kn := pprofmt.IsGoHeap(base), pprofmt.IsGoHeap(next); kb != kn {
+	// table returns their errors where it checks the means.
+	fb, _ := pprofmt.Describe(base)
+	fn, _ := pprofmt.Describe(next)
+	if (fb.Kind == pprofmt.KindGoHeap) != (fn.Kind == pprofmt.KindGoHeap) {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
 	}
 	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
-	bg, err := table(base, topts)
+	bg, err := table(base, fb, topts)
 	if err != nil {
 		return nil, err
 	}
-	ng, err := table(next, topts)
+	ng, err := table(next, fn, topts)
 	if err != nil {
 		return nil, err
 	}

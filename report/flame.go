@@ -6,6 +6,9 @@ import (
 	"sort"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
 
 // FlameOptions configure [Flame].
@@ -64,8 +67,9 @@ func Flame(p *profile.Profile, opts FlameOptions) (*FlameNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	f, _ := pprofmt.Describe(p) // modelOf returns its error
 	topts := TableOptions{By: string(groupByStack), InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
-	m, err := modelOf(p, groupBy(groupByStack), topts)
+	m, err := modelOf(f, groupBy(groupByStack), topts)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +82,9 @@ func Flame(p *profile.Profile, opts FlameOptions) (*FlameNode, error) {
 		if skip {
 			continue
 		}
-		full, short := stackFrames(s)
+		full := stackFrames(s)
 		if len(full) == 0 {
-			full, short = []string{noneKey}, []string{noneKey}
+			full = []string{noneKey}
 		}
 		root.g.add(c, &err)
 		node := root
@@ -90,7 +94,7 @@ func Flame(p *profile.Profile, opts FlameOptions) (*FlameNode, error) {
 				if node.kids == nil {
 					node.kids = map[string]*flameGroup{}
 				}
-				kid = &flameGroup{g: group{row: TableRow{Key: full[i]}, sums: m.newSums(false)}, short: short[i]}
+				kid = &flameGroup{g: group{row: TableRow{Key: full[i]}, sums: m.newSums(false)}, short: tabfmt.ShortFuncName(full[i])}
 				node.kids[full[i]] = kid
 			}
 			kid.g.add(c, &err)

@@ -80,62 +80,80 @@ func (g groupBy) normal() groupBy {
 	return g
 }
 
-// key returns the group key of a sample (full, as in TableRow.Key) and, for
-// functions and stacks, its shorter form for a table (function names without
-// their import path; "" means the same as the key).
-func (g groupBy) key(s *profile.Sample) (key, display string) {
+// key returns the group key of a sample, whole, as in TableRow.Key.
+func (g groupBy) key(s *profile.Sample) string {
 	switch g.kind() {
 	case groupByType:
-		return firstLabel(s, pprofmt.LabelType), ""
+		return firstLabel(s, pprofmt.LabelType)
 	case groupByLabel:
-		return firstLabel(s, g.label()), ""
+		return firstLabel(s, g.label())
 	case groupBySize:
 		size, ok := firstNumLabel(s, pprofmt.LabelBytes)
 		if !ok {
-			return mixedSizesKey, ""
+			return mixedSizesKey
 		}
-		return sizeClass(size), ""
+		return sizeClass(size)
 	case groupByFunc:
 		if len(s.Location) > 0 { // the leaf location's function, when symbolized
 			for _, ln := range s.Location[0].Line {
 				if ln.Function != nil && ln.Function.Name != "" {
-					return ln.Function.Name, tabfmt.ShortFuncName(ln.Function.Name)
+					return ln.Function.Name
 				}
 			}
 		}
 		if len(s.Location) > 0 && s.Location[0].Address != 0 {
-			return fmt.Sprintf("0x%x", s.Location[0].Address), ""
+			return fmt.Sprintf("0x%x", s.Location[0].Address)
 		}
-		return noneKey, ""
+		return noneKey
 	default: // stack
-		full, short := stackFrames(s)
+		full := stackFrames(s)
 		if len(full) == 0 {
-			return noneKey, ""
+			return noneKey
 		}
-		return strings.Join(full, stackSep), strings.Join(short, stackSep)
+		return strings.Join(full, stackSep)
 	}
+}
+
+// display returns the shorter form of a group's key for a table, for
+// functions and stacks: function names without their import path (an
+// address stays); "" means the same as the key.
+func (g groupBy) display(key string) string {
+	if key == noneKey {
+		return ""
+	}
+	switch g.kind() {
+	case groupByFunc:
+		if strings.HasPrefix(key, "0x") {
+			return ""
+		}
+		return tabfmt.ShortFuncName(key)
+	case groupByStack:
+		frames := strings.Split(key, stackSep)
+		for i, f := range frames {
+			frames[i] = tabfmt.ShortFuncName(f)
+		}
+		return strings.Join(frames, stackSep)
+	}
+	return ""
 }
 
 // stackFrames returns the frames of s's stack, leaf first: each
 // location's function names (inlined calls first, as the profile lists
-// them) whole and without their import path, or its address when it has
-// none.
-func stackFrames(s *profile.Sample) (full, short []string) {
+// them) whole, or its address when it has none.
+func stackFrames(s *profile.Sample) (full []string) {
 	for _, loc := range s.Location {
 		n := 0
 		for _, ln := range loc.Line {
 			if ln.Function != nil && ln.Function.Name != "" {
 				full = append(full, ln.Function.Name)
-				short = append(short, tabfmt.ShortFuncName(ln.Function.Name))
 				n++
 			}
 		}
 		if n == 0 {
-			a := fmt.Sprintf("0x%x", loc.Address)
-			full, short = append(full, a), append(short, a)
+			full = append(full, fmt.Sprintf("0x%x", loc.Address))
 		}
 	}
-	return full, short
+	return full
 }
 
 // sizeClass returns the power-of-two size class of an object of size bytes,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -151,56 +150,7 @@ type heapModel struct {
 
 func (m *heapModel) newSums(total bool) sums { return &heapSums{m: m, total: total} }
 
-// setRule chooses the sampler's rule: by the Go releases p names, else by
-// opts.GoVersion, else the rule of Go 1.24 and later.
-func (m *heapModel) setRule(p *profile.Profile, opts TableOptions) error {
-	m.anyOrder = opts.AnyOrder
-	vs := pprofmt.GoVersionsOf(p)
-	if len(vs) == 0 {
-		if opts.GoVersion == "" {
-			return nil
-		}
-		r, err := goheap.RuleOf(opts.GoVersion)
-		if err != nil {
-			return fmt.Errorf("report: GoVersion: %v", err)
-		}
-		m.rule, m.goVersion = r, opts.GoVersion
-		return nil
-	}
-	for i, v := range vs {
-		r, err := goheap.RuleOf(v)
-		if err != nil {
-			return fmt.Errorf("report: the profile's comment %q: %v", pprofmt.GoVersionComment(v), err)
-		}
-		if i > 0 && r != m.rule {
-			return fmt.Errorf("report: the profile merges Go heap samples of Go releases whose heap samplers differ (%s): read the parts apart", strings.Join(vs, ", "))
-		}
-		m.rule = r
-	}
-	m.goVersion = strings.Join(vs, ",")
-	return nil
-}
-
 func (m *heapModel) unseenHi(float64) (float64, error) { return 0, nil }
-
-// heapIndexes returns the value positions of alloc_objects, alloc_space,
-// inuse_objects and inuse_space.
-func heapIndexes(p *profile.Profile) [4]int {
-	var idx [4]int
-	for j, st := range p.SampleType {
-		switch st.Type {
-		case "alloc_objects":
-			idx[0] = j
-		case "alloc_space":
-			idx[1] = j
-		case "inuse_objects":
-			idx[2] = j
-		case "inuse_space":
-			idx[3] = j
-		}
-	}
-	return idx
-}
 
 // isHeapSample reports whether s is a Go heap sample of a combined memory
 // profile.

@@ -85,7 +85,8 @@ func Holdings(p *profile.Profile, o HoldingsOptions) (*HoldingsResult, error) {
 		if len(s.Value) != pprofmt.NumHoldingTypes {
 			return nil, fmt.Errorf("report: a sample has %d values for %d sample types", len(s.Value), pprofmt.NumHoldingTypes)
 		}
-		key, display := by.key(s)
+		key := by.key(s)
+		display := by.display(key)
 		idle := firstLabel(s, pprofmt.LabelPoolIdle) == "true"
 		if idle {
 			key, display = "(idle arenas of pool "+firstLabel(s, pprofmt.LabelPool)+")", ""

@@ -3,9 +3,11 @@ package report
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
@@ -75,51 +77,74 @@ type contribution struct {
 	ratio ratioTerms
 }
 
-// modelOf chooses the model of p's samples and checks that p can be
-// grouped by by under it. It returns an error for a profile of anything
-// other than sampled memory: CPU, goroutines, contention, a live-arenas
-// profile (exact counts, read by Holdings), or a Go heap profile written
-// with MemProfileRate 0, which sampled nothing.
-func modelOf(p *profile.Profile, by groupBy, opts TableOptions) (model, error) {
+// modelOf chooses the model of a profile's samples from its facts (f,
+// from describe) and checks that they can be grouped by by under it. It
+// returns an error for a profile of anything other than sampled memory:
+// CPU, goroutines, contention, a live-arenas profile (exact counts, read
+// by Holdings), or a Go heap profile written with MemProfileRate 0, which
+// sampled nothing.
+func modelOf(f *pprofmt.Facts, by groupBy, opts TableOptions) (model, error) {
 	inuse := opts.InUse
-	if p == nil {
-		return nil, errors.New("report: nil profile")
+	if f.MeansErr != nil {
+		return nil, f.MeansErr
 	}
-	if err := pprofmt.CheckMeans(p); err != nil {
-		return nil, err
-	}
-	if pprofmt.IsGoHeap(p) {
+	switch f.Kind {
+	case pprofmt.KindGoHeap:
 		if by.kind() == groupByType {
 			return nil, errors.New("report: a Go heap profile records no types; group it by func, stack or size")
 		}
-		if p.Period <= 0 {
-			return nil, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", p.Period)
+		if f.Period <= 0 {
+			return nil, fmt.Errorf("report: a Go heap profile written with MemProfileRate %d samples nothing; set runtime.MemProfileRate above 0 before allocating", f.Period)
 		}
-		if err := checkValueCounts(p); err != nil {
-			return nil, err
+		if f.ValuesErr != nil {
+			return nil, f.ValuesErr
 		}
-		hm := &heapModel{idx: heapIndexes(p), rate: p.Period, inuse: inuse, rawAlloc: -1, window: pprofmt.WindowOf(p)}
-		return hm, hm.setRule(p, opts)
-	}
-	if pprofmt.IsHoldings(p) {
+		hm := &heapModel{idx: f.Heap, rate: f.Period, inuse: inuse, rawAlloc: -1, window: f.Window}
+		return hm, hm.setRule(f.GoVersions, opts)
+	case pprofmt.KindHoldings:
 		return nil, errors.New("report: a live-arenas profile holds exact counts, not samples: read it with Holdings")
+	case pprofmt.KindOther:
+		return nil, f.NotMemory
 	}
-	idx, err := sampleIndexes(p)
-	if err != nil {
-		return nil, err
+	if f.ValuesErr != nil {
+		return nil, f.ValuesErr
 	}
-	means, err := meansInForce(p, inuse)
-	if err != nil {
-		return nil, err
-	}
-	arena := &arenaModel{period: p.Period, idx: idx, varIdx: varIndexes(p), inuse: inuse, window: pprofmt.WindowOf(p), means: means}
-	for _, s := range p.Sample {
-		if isHeapSample(s) {
-			hm := &heapModel{idx: heapIndexes(p), inuse: inuse, rawAlloc: idx[pprofmt.IndexAllocSamples], window: arena.window}
-			return &combinedModel{arena: arena, heap: hm}, hm.setRule(p, opts)
-		}
+	arena := &arenaModel{period: f.Period, idx: f.Arena, varIdx: f.Var, inuse: inuse, window: f.Window, means: f.InForce(inuse)}
+	if f.HeapSamples {
+		hm := &heapModel{idx: f.Heap, inuse: inuse, rawAlloc: f.Arena[pprofmt.IndexAllocSamples], window: f.Window}
+		return &combinedModel{arena: arena, heap: hm}, hm.setRule(f.GoVersions, opts)
 	}
 	return arena, nil
+}
+
+// setRule chooses the sampler's rule: by the Go releases vs the profile
+// names (pprofmt.Facts.GoVersions), else by opts.GoVersion, else the rule
+// of Go 1.24 and later.
+func (m *heapModel) setRule(vs []string, opts TableOptions) error {
+	m.anyOrder = opts.AnyOrder
+	if len(vs) == 0 {
+		if opts.GoVersion == "" {
+			return nil
+		}
+		r, err := goheap.RuleOf(opts.GoVersion)
+		if err != nil {
+			return fmt.Errorf("report: GoVersion: %v", err)
+		}
+		m.rule, m.goVersion = r, opts.GoVersion
+		return nil
+	}
+	for i, v := range vs {
+		r, err := goheap.RuleOf(v)
+		if err != nil {
+			return fmt.Errorf("report: the profile's comment %q: %v", pprofmt.GoVersionComment(v), err)
+		}
+		if i > 0 && r != m.rule {
+			return fmt.Errorf("report: the profile merges Go heap samples of Go releases whose heap samplers differ (%s): read the parts apart", strings.Join(vs, ", "))
+		}
+		m.rule = r
+	}
+	m.goVersion = strings.Join(vs, ",")
+	return nil
 }
 
 // combinedModel reads a combined memory profile: arena samples with the

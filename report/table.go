@@ -201,7 +201,11 @@ func addChecked(a *int64, b int64, err *error) {
 // rewritten, or profiles of different means merged under one label), a
 // malformed means comment, or sums that overflow.
 func Table(p *profile.Profile, opts TableOptions) (*TableResult, error) {
-	t, err := table(p, opts)
+	if p == nil {
+		return nil, errors.New("report: nil profile")
+	}
+	f, _ := pprofmt.Describe(p) // table returns its error where it checks the means
+	t, err := table(p, f, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -216,28 +220,19 @@ type grouped struct {
 	total  *group
 }
 
-// table reads p with the model of its samples and groups them.
-func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
-	if p == nil {
-		return nil, errors.New("report: nil profile")
-	}
-	conf, err := confidence(opts.Confidence)
+// table reads p, whose facts are f, with the model of its samples and
+// groups them.
+func table(p *profile.Profile, f *pprofmt.Facts, opts TableOptions) (*grouped, error) {
+	conf, by, err := checkTableOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.N < 0 {
-		return nil, fmt.Errorf("report: negative number of rows %d", opts.N)
-	}
-	by := groupBy(opts.By).normal()
-	if err := by.check(); err != nil {
-		return nil, err
-	}
 	if by.kind() == groupByLabel {
-		if err := checkLabel(p, by.label()); err != nil {
+		if err := checkLabel(f, by.label()); err != nil {
 			return nil, err
 		}
 	}
-	m, err := modelOf(p, by, opts)
+	m, err := modelOf(f, by, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +256,7 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	}
 	_, goHeap := m.(*heapModel)
 	total := g.total
-	res := &TableResult{By: string(by), InUse: opts.InUse, Confidence: conf, Window: pprofmt.WindowOf(p).String(),
+	res := &TableResult{By: string(by), InUse: opts.InUse, Confidence: conf, Window: f.Window.String(),
 		Groups: len(groups), HeapRate: total.sums.memProfileRate(), GoHeap: goHeap}
 	if hm := heapPart(m); hm != nil && res.HeapRate != 0 {
 		res.HeapSampler, res.HeapGoVersion, res.AnyOrder = hm.rule.String(), hm.goVersion, hm.anyOrder
@@ -283,6 +278,20 @@ func table(p *profile.Profile, opts TableOptions) (*grouped, error) {
 	res.Heading = tableHeading(res)
 	g.res = res
 	return g, nil
+}
+
+// checkTableOptions returns the confidence and the grouping opts ask
+// for, or an error for options Table refuses.
+func checkTableOptions(opts TableOptions) (float64, groupBy, error) {
+	conf, err := confidence(opts.Confidence)
+	if err != nil {
+		return 0, "", err
+	}
+	if opts.N < 0 {
+		return 0, "", fmt.Errorf("report: negative number of rows %d", opts.N)
+	}
+	by := groupBy(opts.By).normal()
+	return conf, by, by.check()
 }
 
 // confidence returns the confidence c asks for: 0.95 for 0, or an error
@@ -316,9 +325,10 @@ func groupSamples(p *profile.Profile, m model, by groupBy) (*grouped, error) {
 		if skip {
 			continue
 		}
-		key, display := by.key(s)
+		key := by.key(s)
 		grp := g.groups[key]
 		if grp == nil {
+			display := by.display(key)
 			if display == "" {
 				display = key
 			}
@@ -334,33 +344,21 @@ func groupSamples(p *profile.Profile, m model, by groupBy) (*grouped, error) {
 	return g, nil
 }
 
-// checkLabel returns an error if p has samples but none carries the string
-// label key, naming the labels they do carry: grouping by it would give a
-// single "(none)" row.
-func checkLabel(p *profile.Profile, key string) error {
-	if len(p.Sample) == 0 {
+// checkLabel returns an error if the profile (its facts f) has samples
+// but none carries the string label key, naming the labels they do carry:
+// grouping by it would give a single "(none)" row.
+func checkLabel(f *pprofmt.Facts, key string) error {
+	if !f.HasSamples || f.Labels[key] {
 		return nil
 	}
-	str, num := map[string]bool{}, map[string]bool{}
-	for _, s := range p.Sample {
-		if len(s.Label[key]) > 0 {
-			return nil
-		}
-		for k := range s.Label {
-			str[k] = true
-		}
-		for k := range s.NumLabel {
-			num[k] = true
-		}
-	}
-	if num[key] {
+	if f.NumLabels[key] {
 		hint := ""
 		if key == pprofmt.LabelBytes {
 			hint = "; group by object size with the grouping size"
 		}
 		return fmt.Errorf("report: %q is a numeric label, not a string label%s", key, hint)
 	}
-	names := slices.Sorted(maps.Keys(str))
+	names := slices.Sorted(maps.Keys(f.Labels))
 	if len(names) == 0 {
 		return fmt.Errorf("report: no sample carries the label %q, nor any string label", key)
 	}

@@ -276,7 +276,7 @@ func diff(opts diffOptions, stdout io.Writer) (*report.DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
+	if base.facts.Kind == pprofmt.KindHoldings || next.facts.Kind == pprofmt.KindHoldings {
 		return nil, diffHoldings(base, next, opts, stdout)
 	}
 	base, next, res, err := diffCompare(opts, base, next)
@@ -358,9 +358,9 @@ func diffShown(res *report.DiffResult, opts diffOptions) []report.DiffRow {
 // diffGrouping is the grouping of the -by flag or, when it was not given,
 // by type, or by function when either profile holds Go heap memory.
 func (o diffOptions) diffGrouping(base, next *arenaProfile) string {
-	by := o.groupingFor(base.prof)
-	if holdsGoHeap(next.prof) && o.byDefault {
-		by = o.groupingFor(next.prof)
+	by := o.groupingFor(base)
+	if holdsGoHeap(next.facts) && o.byDefault {
+		by = o.groupingFor(next)
 	}
 	return by
 }
@@ -518,10 +518,10 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 
 // diffWindow describes the window marking of a profile for the heading.
 func diffWindow(ap *arenaProfile) string {
-	if pprofmt.IsGoHeap(ap.prof) {
+	if ap.facts.Kind == pprofmt.KindGoHeap {
 		return "Go heap profile"
 	}
-	return pprofmt.WindowOf(ap.prof).String()
+	return ap.facts.Window.String()
 }
 
 // diffRatio formats a ratio with three significant digits.

@@ -244,7 +244,7 @@ func FuzzDiffProfile(f *testing.F) {
 			return
 		}
 		for _, inuse := range []bool{false, true} {
-			for _, pair := range [][2]*arenaProfile{{ap, {prof: fixture}}, {{prof: fixture}, ap}} {
+			for _, pair := range [][2]*arenaProfile{{ap, newArenaProfile(fixture)}, {newArenaProfile(fixture), ap}} {
 				res, err := report.Diff(pair[0].prof, pair[1].prof, report.DiffOptions{InUse: inuse, By: "stack"})
 				if err != nil {
 					if strings.Contains(err.Error(), "\n") {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/google/pprof/profile"
 )
 
@@ -79,12 +80,15 @@ func parseFilters(focus, ignore, tagFocus, tagIgnore string) (f sampleFilter, er
 	return f, nil
 }
 
-// apply drops the samples of p the filters reject. A -focus or -tagfocus
-// that matches no sample is an error: the table would be empty.
-func (f sampleFilter) apply(src string, p *profile.Profile) error {
+// apply drops the samples of ap the filters reject and derives its facts
+// again. A -focus or -tagfocus that matches no sample is an error: the
+// table would be empty.
+func (f sampleFilter) apply(src string, ap *arenaProfile) error {
 	if !f.on() {
 		return nil
 	}
+	p := ap.prof
+	defer func() { ap.facts, _ = pprofmt.Describe(p) }() // the samples changed
 	fm, _, _, _ := p.FilterSamplesByName(f.focus, f.ignore, nil, nil)
 	if f.focus != nil && !fm {
 		return topInputErr("%s: -focus %q matches no frame of the profile", src, f.focus)
@@ -331,8 +335,8 @@ func (f sampleFilter) writeHeading(w io.Writer) error {
 
 // applyBoth filters the two profiles of a comparison.
 func (f sampleFilter) applyBoth(baseSrc, nextSrc string, base, next *arenaProfile) error {
-	if err := f.apply(baseSrc, base.prof); err != nil {
+	if err := f.apply(baseSrc, base); err != nil {
 		return err
 	}
-	return f.apply(nextSrc, next.prof)
+	return f.apply(nextSrc, next)
 }

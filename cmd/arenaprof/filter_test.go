@@ -71,7 +71,7 @@ func TestFiltersMatchGoToolPprof(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = f.apply(path, got)
+			err = f.apply(path, newArenaProfile(got))
 			if tc.none {
 				if len(want.Sample) != 0 {
 					t.Errorf("go tool pprof kept %d samples", len(want.Sample))
@@ -155,6 +155,6 @@ func FuzzFilters(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = filt.apply("fixture", p.Copy())
+		_ = filt.apply("fixture", newArenaProfile(p.Copy()))
 	})
 }

@@ -81,7 +81,7 @@ func diffHoldings(base, next *arenaProfile, opts diffOptions, stdout io.Writer) 
 // and compares every group: what diff prints and what html draws.
 func holdingsDiffRows(base, next *arenaProfile, opts diffOptions) (string, []report.HoldingsDiffRow, report.HoldingsDiffRow, error) {
 	var total report.HoldingsDiffRow
-	if !pprofmt.IsHoldings(base.prof) || !pprofmt.IsHoldings(next.prof) {
+	if base.facts.Kind != pprofmt.KindHoldings || next.facts.Kind != pprofmt.KindHoldings {
 		return "", nil, total, topInputErr("%s vs %s: a live-arenas profile compares only with another live-arenas profile", opts.base, opts.next)
 	}
 	if opts.failAbove > 0 {

@@ -154,7 +154,7 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	if err != nil {
 		return err
 	}
-	if pprofmt.IsHoldings(ap.prof) {
+	if ap.facts.Kind == pprofmt.KindHoldings {
 		return htmlHoldings(w, ap, opts)
 	}
 	res, err := topTable(ap, opts)
@@ -210,7 +210,7 @@ func htmlDiff(w io.Writer, opts diffOptions) error {
 	if err != nil {
 		return err
 	}
-	if pprofmt.IsHoldings(base.prof) || pprofmt.IsHoldings(next.prof) {
+	if base.facts.Kind == pprofmt.KindHoldings || next.facts.Kind == pprofmt.KindHoldings {
 		return htmlHoldingsDiff(w, base, next, opts)
 	}
 	base, next, res, err := diffCompare(opts, base, next)

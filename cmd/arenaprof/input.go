@@ -36,16 +36,8 @@ func checkGrouping(src string, p *profile.Profile, by string) error {
 // profile of the runtime, or an arenaprof profile with Go heap samples (a
 // combined memory profile, or a heap upload of the agent). Go heap samples
 // record no types, so such a profile is grouped by function by default.
-func holdsGoHeap(p *profile.Profile) bool {
-	if goHeap, _ := pprofmt.CheckSampledMemory(p); goHeap {
-		return true
-	}
-	for _, s := range p.Sample {
-		if v := s.Label[pprofmt.LabelMemory]; len(v) > 0 && v[0] == pprofmt.MemoryHeap {
-			return true
-		}
-	}
-	return false
+func holdsGoHeap(f *pprofmt.Facts) bool {
+	return (f.Kind == pprofmt.KindGoHeap && f.Period > 0) || f.HeapSamples
 }
 
 // Several inputs per side: top and diff merge the profiles of a list of
@@ -205,18 +197,16 @@ type mergePart struct {
 	kind string // "arenaprof" (arena, heap or combined uploads), "Go runtime heap", "live-arenas" or "peak"
 }
 
-// partKind names the kind of p for the merge's messages.
-func partKind(p *profile.Profile) string {
+// partKind names the kind of a profile (its facts f) for the merge's
+// messages.
+func partKind(f *pprofmt.Facts) string {
 	switch {
-	case pprofmt.IsHoldings(p):
+	case f.Kind == pprofmt.KindHoldings:
 		return "live-arenas"
-	case pprofmt.IsGoHeap(p):
+	case f.Kind == pprofmt.KindGoHeap:
 		return "Go runtime heap"
-	}
-	for _, c := range p.Comments {
-		if strings.HasPrefix(c, pprofmt.PeakCommentPrefix) {
-			return "peak"
-		}
+	case f.Peak:
+		return "peak"
 	}
 	return "arenaprof"
 }
@@ -233,6 +223,7 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 	lim = withDefaults(lim)
 	var (
 		acc   *profile.Profile
+		facts *pprofmt.Facts
 		first mergePart
 		used  int64                 // twice the decoded cost of the profiles merged so far
 		costs []int64               // the decoded cost of each profile merged
@@ -256,10 +247,11 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 			}
 			return nil, parseErr(s, err, lim)
 		}
-		if err := checkArena(s.shown, p); err != nil {
+		f, err := checkArena(s.shown, p)
+		if err != nil {
 			return nil, err
 		}
-		part := mergePart{src: s.shown, kind: partKind(p)}
+		part := mergePart{src: s.shown, kind: partKind(f)}
 		if (part.kind == "live-arenas" || part.kind == "peak") && len(files) > 1 {
 			return nil, topInputErr("%s is a %s profile, a state of one moment: such profiles do not add up; read it alone", part.src, part.kind)
 		}
@@ -268,20 +260,23 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		} else if part.kind != first.kind {
 			return nil, topInputErr("%s (%s profile) and %s (%s profile) cannot be merged: their sample types differ; merge profiles of one kind, e.g. the arena and heap uploads of Config.Dir, or runtime/pprof heap profiles", first.src, first.kind, part.src, part.kind)
 		}
-		if err := checkMergeRates(p, part.src, rates, rules); err != nil {
+		if err := checkMergeRates(f, part.src, rates, rules); err != nil {
 			return nil, err
 		}
-		addMeanLabels(p)
+		addMeanLabels(p, f)
 		info.span(p)
 		if acc == nil {
-			acc = p
+			acc, facts = p, f
 		} else if acc, err = report.Merge(acc, p); err != nil {
 			return nil, topInputErr("cannot merge %s with the profiles before it: %s", part.src, strings.TrimPrefix(err.Error(), "report: "))
 		}
 		used += 2 * cost
 		costs = append(costs, cost)
 	}
-	return &arenaProfile{prof: acc, cost: used / 2, merged: info}, nil
+	if len(files) > 1 {
+		facts, _ = pprofmt.Describe(acc) // each part's means were checked
+	}
+	return &arenaProfile{prof: acc, facts: facts, cost: used / 2, merged: info}, nil
 }
 
 // mergedLimitErr is the message for inputs that pass -max-memory
@@ -326,23 +321,13 @@ func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.Memo
 		src, len(files), takes, formatByteSize(lim.MaxMemory), len(costs), tabfmt.Bytes(float64(used)), formatByteSize(suggestMemory(lim.MaxMemory, need)))
 }
 
-// checkMergeRates refuses p, read from src, when its Go heap samples were
-// drawn at a MemProfileRate, or under a heap sampler's rule, other than
-// those of the profiles merged before it; rates and rules map each seen so
-// far to the first file with it.
-func checkMergeRates(p *profile.Profile, src string, rates map[int64]string, rules map[string]string) error {
-	mine := map[int64]bool{}
-	if pprofmt.IsGoHeap(p) {
-		mine[p.Period] = true
-	}
-	for _, s := range p.Sample {
-		if v := s.Label[pprofmt.LabelMemory]; len(v) > 0 && v[0] == pprofmt.MemoryHeap {
-			if r := s.NumLabel[pprofmt.LabelHeapRate]; len(r) > 0 {
-				mine[r[0]] = true
-			}
-		}
-	}
-	for r := range mine {
+// checkMergeRates refuses a profile (its facts f), read from src, when its
+// Go heap samples were drawn at a MemProfileRate, or under a heap
+// sampler's rule, other than those of the profiles merged before it; rates
+// and rules map each seen so far to the first file with it.
+func checkMergeRates(f *pprofmt.Facts, src string, rates map[int64]string, rules map[string]string) error {
+	mine := f.HeapRates
+	for _, r := range mine {
 		for other, f := range rates {
 			if other != r {
 				return topInputErr("%s holds Go heap samples drawn at MemProfileRate %d and %s at %d: Go heap samples of different rates cannot be grouped together; merge profiles of one rate", f, other, src, r)
@@ -353,7 +338,7 @@ func checkMergeRates(p *profile.Profile, src string, rates map[int64]string, rul
 	if len(mine) == 0 {
 		return nil
 	}
-	for _, v := range pprofmt.GoVersionsOf(p) {
+	for _, v := range f.GoVersions {
 		rule, err := goheap.RuleOf(v)
 		if err != nil {
 			continue // report.Table names the comment
@@ -369,11 +354,11 @@ func checkMergeRates(p *profile.Profile, src string, rates map[int64]string, rul
 	return nil
 }
 
-// addMeanLabels gives each arena sample of p without a sampling_mean label
-// one holding p's period, the mean it was drawn under: the merged profile
-// keeps one period, the largest of its parts'.
-func addMeanLabels(p *profile.Profile) {
-	if pprofmt.IsGoHeap(p) {
+// addMeanLabels gives each arena sample of p (whose facts are f) without a
+// sampling_mean label one holding p's period, the mean it was drawn under:
+// the merged profile keeps one period, the largest of its parts'.
+func addMeanLabels(p *profile.Profile, f *pprofmt.Facts) {
+	if f.Kind == pprofmt.KindGoHeap {
 		return
 	}
 	for _, s := range p.Sample {

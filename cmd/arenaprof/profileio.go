@@ -84,11 +84,21 @@ func exitWith(stderr io.Writer, command string, err error) int {
 // reads: an arenaprof profile or a Go heap or allocs profile.
 type arenaProfile struct {
 	prof *profile.Profile
+	// facts are what prof is (pprofmt.Describe), derived once when it is
+	// read (and again when a filter changes it).
+	facts *pprofmt.Facts
 	// cost is the memory the decoded profile was estimated to take
 	// (pprofread.Read); 0 when not read from data.
 	cost int64
 	// merged describes the inputs merged into prof; nil for one input.
 	merged *mergedInputs
+}
+
+// newArenaProfile returns p with its facts, not checked: report's
+// functions return what is wrong with it.
+func newArenaProfile(p *profile.Profile) *arenaProfile {
+	f, _ := pprofmt.Describe(p)
+	return &arenaProfile{prof: p, facts: f}
 }
 
 // isProfileURL reports whether src names an http(s) URL rather than a file.
@@ -296,10 +306,11 @@ func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, 
 	if err != nil {
 		return nil, parseErr(s, err, lim)
 	}
-	if err := checkArena(s.shown, p); err != nil {
+	f, err := checkArena(s.shown, p)
+	if err != nil {
 		return nil, err
 	}
-	return &arenaProfile{prof: p, cost: cost}, nil
+	return &arenaProfile{prof: p, facts: f, cost: cost}, nil
 }
 
 // withDefaults fills in the default bounds of reading a profile.
@@ -313,23 +324,22 @@ func withDefaults(lim report.ParseOptions) report.ParseOptions {
 	return lim
 }
 
-// checkArena checks that p, read from src, is a profile report.Table
-// reads (or a live-arenas profile) and that its sampling means are
-// usable; the error names src.
-func checkArena(src string, p *profile.Profile) error {
-	if pprofmt.IsHoldings(p) {
-		return nil // exact counts: nothing to estimate
+// checkArena derives the facts of p, read from src, and checks that it is
+// a profile report.Table reads (or a live-arenas profile) and that its
+// sampling means are usable; the error names src.
+func checkArena(src string, p *profile.Profile) (*pprofmt.Facts, error) {
+	f, merr := pprofmt.Describe(p)
+	if f.Kind == pprofmt.KindHoldings {
+		return f, nil // exact counts: nothing to estimate
 	}
-	if _, err := pprofmt.CheckSampledMemory(p); err != nil {
-		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+	if err := f.CheckSampledMemory(); err != nil {
+		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
 	}
-	for _, s := range p.Sample {
-		if len(s.Value) != len(p.SampleType) {
-			return topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, len(s.Value), len(p.SampleType))
-		}
+	if f.BadValues >= 0 {
+		return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, f.BadValues, f.Types)
 	}
-	if err := pprofmt.CheckMeans(p); err != nil {
-		return topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+	if merr != nil {
+		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(merr.Error(), "report: "))
 	}
-	return nil
+	return f, nil
 }

@@ -225,7 +225,7 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 			}
 			return nil, topInputErr("%s: %v", o.client.Base(), err)
 		}
-		return &arenaProfile{prof: p}, nil
+		return newArenaProfile(p), nil
 	}
 	if !c.byDefault {
 		return read(c.by)
@@ -234,7 +234,7 @@ func (o pyroscopeOptions) load(sel string, c commonOptions) (*arenaProfile, erro
 	if err != nil {
 		return nil, err
 	}
-	if by := c.groupingFor(ap.prof); by != "type" {
+	if by := c.groupingFor(ap); by != "type" {
 		return read(by)
 	}
 	return ap, nil
@@ -250,12 +250,12 @@ func (o pyroscopeOptions) regroup(by string, opts diffOptions, base, next *arena
 	c := opts.commonOptions
 	c.by, c.byDefault = by, false
 	var err error
-	if opts.groupingFor(base.prof) != by {
+	if opts.groupingFor(base) != by {
 		if base, err = o.load(opts.base, c); err != nil {
 			return nil, nil, err
 		}
 	}
-	if opts.groupingFor(next.prof) != by {
+	if opts.groupingFor(next) != by {
 		if next, err = o.load(opts.next, c); err != nil {
 			return nil, nil, err
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/arenaprof/arenaprof/report"
-	"github.com/google/pprof/profile"
 )
 
 // readLimitsUsage documents the flags that bound reading a profile, for
@@ -228,7 +227,7 @@ func loadTop(opts topOptions) (*arenaProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.filter.apply(opts.src, ap.prof); err != nil {
+	if err := opts.filter.apply(opts.src, ap); err != nil {
 		return nil, err
 	}
 	return ap, nil
@@ -237,7 +236,7 @@ func loadTop(opts topOptions) (*arenaProfile, error) {
 // topReport groups an already loaded profile with [report.Table] and writes
 // the report.
 func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
-	if pprofmt.IsHoldings(ap.prof) {
+	if ap.facts.Kind == pprofmt.KindHoldings {
 		return topHoldings(ap, opts, stdout)
 	}
 	res, err := topTable(ap, opts)
@@ -261,11 +260,11 @@ func topReport(ap *arenaProfile, opts topOptions, stdout io.Writer) error {
 // topTable groups a loaded profile (not a live-arenas one) as top's flags
 // say: what top prints and what html draws.
 func topTable(ap *arenaProfile, opts topOptions) (*report.TableResult, error) {
-	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap.prof)); err != nil {
+	if err := checkGrouping(opts.src, ap.prof, opts.groupingFor(ap)); err != nil {
 		return nil, err
 	}
 	res, err := report.Table(ap.prof, report.TableOptions{
-		By: opts.groupingFor(ap.prof), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
+		By: opts.groupingFor(ap), InUse: opts.sample == "inuse", N: opts.n, Confidence: opts.confidence,
 		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder,
 	})
 	if err != nil {
@@ -478,11 +477,11 @@ func parseSample(s string) (string, error) {
 }
 
 // groupingFor returns the grouping of the -by flag, or when it was not
-// given the default for p: by type, or by function for a profile holding
+// given the default for ap: by type, or by function for a profile holding
 // Go heap memory, which records no types.
-func (o commonOptions) groupingFor(p *profile.Profile) string {
+func (o commonOptions) groupingFor(ap *arenaProfile) string {
 	if o.byDefault {
-		if holdsGoHeap(p) {
+		if holdsGoHeap(ap.facts) {
 			return "func"
 		}
 		return "type"

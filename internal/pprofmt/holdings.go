@@ -48,21 +48,6 @@ func HoldingTypes() []*profile.ValueType {
 	}
 }
 
-// IsHoldings reports whether p is a live-arenas profile: its sample types
-// are those of HoldingTypes.
-func IsHoldings(p *profile.Profile) bool {
-	want := HoldingTypes()
-	if len(p.SampleType) != len(want) {
-		return false
-	}
-	for i, st := range p.SampleType {
-		if st.Type != want[i].Type || st.Unit != want[i].Unit {
-			return false
-		}
-	}
-	return true
-}
-
 // AgeBuckets are the values of the age label, youngest first, with the
 // upper bound of each (the last has none).
 var AgeBuckets = []struct {

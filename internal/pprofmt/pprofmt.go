@@ -5,15 +5,12 @@
 package pprofmt
 
 import (
-	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/estimate"
-	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
 
 // Sample value indexes, in the order of the profile's sample types.
@@ -69,37 +66,6 @@ func WindowComment(w estimate.Window) string {
 	return WindowCommentPrefix + (w & estimate.WindowBoth).String()
 }
 
-// WindowOf returns the window marking of a profile: the union of the flags
-// of every "arenaprof window=W" comment (a merged profile carries the
-// comments of its parts), or WindowBoth, the conservative choice, if there
-// is none or one cannot be read.
-//
-// How the marking is used: the interval of a group of samples is computed
-// from its raw sums (alloc_samples, alloc_tail per sampling_mean) with
-// estimate.GroupInterval at this window. A window whose start is not on a
-// sample event lowers the lower bound as if one event fewer had been seen;
-// one whose end is not on an event raises the upper bound as if one more had.
-func WindowOf(p *profile.Profile) estimate.Window {
-	found := false
-	var w estimate.Window
-	for _, c := range p.Comments {
-		name, ok := strings.CutPrefix(c, WindowCommentPrefix)
-		if !ok {
-			continue
-		}
-		x, err := estimate.ParseWindow(name)
-		if err != nil || x.String() != name { // only the exact spellings
-			return estimate.WindowBoth
-		}
-		w |= x
-		found = true
-	}
-	if !found {
-		return estimate.WindowBoth
-	}
-	return w
-}
-
 // Labels of the combined memory profile (see export.BuildMemory): every
 // sample says which memory it counts, and samples of the Go heap carry the
 // runtime's sampling rate.
@@ -143,34 +109,6 @@ func MeansComment(prefix string, means []int64) string {
 	return b.String()
 }
 
-// MeansOf returns the union, sorted, of the means listed by every comment
-// of p that starts with prefix, and whether there was one. It is an error
-// if such a comment is malformed or lists a mean outside [1, 2^40].
-func MeansOf(p *profile.Profile, prefix string) ([]int64, bool, error) {
-	set := map[int64]bool{}
-	found := false
-	for _, c := range p.Comments {
-		list, ok := strings.CutPrefix(c, prefix)
-		if !ok {
-			continue
-		}
-		found = true
-		for f := range strings.SplitSeq(list, ",") {
-			m, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || m < 1 || m > samplingstate.MaxMeanBytes {
-				return nil, false, fmt.Errorf("malformed profile comment %q: %q is not a sampling mean in [1, %d]", c, f, int64(samplingstate.MaxMeanBytes))
-			}
-			set[m] = true
-		}
-	}
-	out := make([]int64, 0, len(set))
-	for m := range set {
-		out = append(out, m)
-	}
-	slices.Sort(out)
-	return out, found, nil
-}
-
 // GoVersionCommentPrefix starts the profile comment that names the Go
 // release whose runtime sampled a profile's Go heap samples:
 // "arenaprof go=go1.26.8" (runtime.Version()). The runtime's heap sampler
@@ -180,16 +118,3 @@ const GoVersionCommentPrefix = "arenaprof go="
 
 // GoVersionComment returns the comment naming Go release v.
 func GoVersionComment(v string) string { return GoVersionCommentPrefix + v }
-
-// GoVersionsOf returns the distinct Go releases p's comments name, in
-// order (a merged profile carries the comments of its parts); none for a
-// profile arenaprof did not write.
-func GoVersionsOf(p *profile.Profile) []string {
-	var vs []string
-	for _, c := range p.Comments {
-		if v, ok := strings.CutPrefix(c, GoVersionCommentPrefix); ok && !slices.Contains(vs, v) {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
