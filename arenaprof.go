@@ -318,6 +318,9 @@ func start(cfg Config, s *Session) (err error) {
 	var uploaders []agent.Uploader
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
+		if err != nil && cfg.Pyroscope == nil {
+			return fmt.Errorf("arenaprof: Config.PyroscopeURL: %w", err)
+		}
 		if err != nil {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
@@ -325,6 +328,9 @@ func start(cfg Config, s *Session) (err error) {
 	}
 	if oc != nil {
 		o, err := agent.NewOTLP(*oc)
+		if err != nil && cfg.OTLP == nil {
+			return fmt.Errorf("arenaprof: Config.OTLPURL: %w", err)
+		}
 		if err != nil {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
@@ -482,11 +488,28 @@ func mount(mux Router, handlers map[string]http.Handler) (err error) {
 }
 
 // oneLine is an error whose message is on one line (a ServeMux panic or
-// a wrapped error may span several), keeping the error it wraps.
+// a wrapped error may span several), keeping the error it wraps: its
+// lines are joined by "; ", or by a space after a line that ends in ":"
+// (which introduces the next), and runs of white space become one space.
 type oneLine struct{ err error }
 
 func (e oneLine) Error() string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(e.err.Error(), "\n", "; ")), " ")
+	var b strings.Builder
+	for line := range strings.Lines(e.err.Error()) {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 func (e oneLine) Unwrap() error { return e.err }

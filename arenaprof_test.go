@@ -121,22 +121,39 @@ func TestStartServesAndWrites(t *testing.T) {
 	a.Free()
 }
 
+// TestStartErrors: bad configuration fails at Start, naming the field,
+// never at upload time; no error prints a secret (secret, when set, must
+// not appear in it).
 func TestStartErrors(t *testing.T) {
 	taken := http.NewServeMux()
 	taken.Handle(handlerPath, http.NotFoundHandler())
+	const key = "s3cr3t-k3y"
+	pyro := func(headers map[string]string) *agent.PyroscopeConfig {
+		return &agent.PyroscopeConfig{URL: "http://127.0.0.1:4040", Headers: headers}
+	}
 	for _, tc := range []struct {
-		name string
-		cfg  arenaprof.Config
-		want string
+		name   string
+		cfg    arenaprof.Config
+		want   string
+		secret string
 	}{
-		{"no app name", arenaprof.Config{Dir: t.TempDir()}, "AppName"},
-		{"bad url", arenaprof.Config{AppName: "x", PyroscopeURL: "ftp://h"}, "http"},
-		{"bad buckets", arenaprof.Config{MaxBuckets: -1}, "bucket"},
-		{"mux taken", arenaprof.Config{Mux: taken}, handlerPath},
-		{"unknown profile", arenaprof.Config{Profiles: []string{"arena", "goroutine"}}, `unknown profile "goroutine"`},
-		{"profile twice", arenaprof.Config{Profiles: []string{"heap", "heap"}}, `"heap" twice`},
-		{"negative mean", arenaprof.Config{SampleMeanBytes: -1}, "SampleMeanBytes"},
-		{"mean too large", arenaprof.Config{SampleMeanBytes: 1<<40 + 1}, "SampleMeanBytes"},
+		{"port above 65535", arenaprof.Config{AppName: "x", PyroscopeURL: "http://127.0.0.1:99999999"}, "Config.PyroscopeURL: agent: PyroscopeConfig.URL: port 99999999 is outside 1..65535", ""},
+		{"port 0", arenaprof.Config{AppName: "x", OTLPURL: "http://127.0.0.1:0"}, "Config.OTLPURL: agent: OTLPConfig.URL: port 0 is outside 1..65535", ""},
+		{"port in Pyroscope", arenaprof.Config{AppName: "x", Pyroscope: &agent.PyroscopeConfig{URL: "https://u:" + key + "@h:70000"}}, "arenaprof: agent: PyroscopeConfig.URL: port 70000", key},
+		{"no host", arenaprof.Config{AppName: "x", PyroscopeURL: "http://:4040"}, "has no host", ""},
+		{"url with a secret, unparsable", arenaprof.Config{AppName: "x", OTLPURL: "http://u:" + key + "@h:x"}, "OTLPConfig.URL is not a valid URL", key},
+		{"header value with DEL", arenaprof.Config{AppName: "x", Pyroscope: pyro(map[string]string{"X-Key": key + "\x7f"})}, `PyroscopeConfig.Headers: invalid header value of "X-Key": a control character, 0x7f, at byte 10`, key},
+		{"header value with a line break", arenaprof.Config{AppName: "x", Pyroscope: pyro(map[string]string{"X-Key": key + "\r\nX: y"})}, "0x0d", key},
+		{"header name holding the key", arenaprof.Config{AppName: "x", OTLP: &agent.OTLPConfig{URL: "http://h:4318", Headers: map[string]string{"Authorization: Bearer " + key: ""}}}, "OTLPConfig.Headers: invalid header name of 32 bytes: byte 13 is ':'", key},
+		{"empty header name", arenaprof.Config{AppName: "x", Pyroscope: pyro(map[string]string{"": "v"})}, "invalid header name: empty", ""},
+		{"no app name", arenaprof.Config{Dir: t.TempDir()}, "AppName", ""},
+		{"bad url", arenaprof.Config{AppName: "x", PyroscopeURL: "ftp://h"}, "http", ""},
+		{"bad buckets", arenaprof.Config{MaxBuckets: -1}, "bucket", ""},
+		{"mux taken", arenaprof.Config{Mux: taken}, handlerPath, ""},
+		{"unknown profile", arenaprof.Config{Profiles: []string{"arena", "goroutine"}}, `unknown profile "goroutine"`, ""},
+		{"profile twice", arenaprof.Config{Profiles: []string{"heap", "heap"}}, `"heap" twice`, ""},
+		{"negative mean", arenaprof.Config{SampleMeanBytes: -1}, "SampleMeanBytes", ""},
+		{"mean too large", arenaprof.Config{SampleMeanBytes: 1<<40 + 1}, "SampleMeanBytes", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := arenaprof.Start(tc.cfg)
@@ -146,6 +163,9 @@ func TestStartErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+			if tc.secret != "" && strings.Contains(err.Error(), tc.secret) {
+				t.Errorf("error %q prints the secret", err)
 			}
 		})
 	}
@@ -600,4 +620,27 @@ func TestStartRouter(t *testing.T) {
 		t.Fatalf("Start after a failed one: %v", err)
 	}
 	s.Stop(context.Background())
+}
+
+// handleOnly is an *http.ServeMux seen only through Handle, as a router
+// Start cannot ask what it holds.
+type handleOnly struct{ mux *http.ServeMux }
+
+func (r handleOnly) Handle(path string, h http.Handler) { r.mux.Handle(path, h) }
+
+// TestStartMuxConflictMessage: ServeMux's panic on a path registered twice
+// spans two lines, the first ending in ":"; Start's error reads as one
+// sentence, without ":;".
+func TestStartMuxConflictMessage(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle(peakPath, http.NotFoundHandler())
+	s, err := arenaprof.Start(arenaprof.Config{Mux: handleOnly{mux}})
+	if err == nil {
+		s.Stop(context.Background())
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, ":;") || strings.ContainsAny(msg, "\n\r") || !strings.Contains(msg, "conflicts with pattern") || !strings.Contains(msg, "): "+peakPath) {
+		t.Errorf("error %q", msg)
+	}
 }

@@ -103,12 +103,13 @@ func (h teeHandler) WithGroup(n string) slog.Handler {
 	return teeHandler{h[0].WithGroup(n), h[1].WithGroup(n)}
 }
 
-// TestHeaderNamesQuoted: a header name with control characters is quoted
-// in the error that rejects it and in the config's String.
+// TestHeaderNamesQuoted: a header name with control characters is not
+// echoed by the error that rejects it (an invalid name may hold a
+// secret), which names the byte at fault; the config's String quotes it.
 func TestHeaderNamesQuoted(t *testing.T) {
 	bad := "X-\x1b[31mEvil"
 	_, err := newPyroscope(PyroscopeConfig{URL: "http://h", Headers: map[string]string{bad: "v"}})
-	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `"X-\x1b[31mEvil"`) {
+	if err == nil || strings.Contains(err.Error(), "\x1b") || strings.Contains(err.Error(), "Evil") || !strings.Contains(err.Error(), "invalid header name of 11 bytes: byte 2 is 0x1b") {
 		t.Errorf("error %v", err)
 	}
 	s := PyroscopeConfig{URL: "http://h", Headers: map[string]string{bad: "v"}}.String()

@@ -10,6 +10,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -284,26 +285,76 @@ func redactedHeaders(headers map[string]string) map[string]string {
 	return m
 }
 
-// checkHeaders checks header names and values the user gave, so that no
-// request can be split or smuggled through them.
+// checkHeaders checks the header names and values the user gave as HTTP
+// sends them (RFC 9110: a name is a token, a value holds no control
+// character but tab), so that a bad one fails when the destination is
+// set up, not at every upload, and no request can be split or smuggled
+// through them. The error names the field and the header, but never
+// prints a value, nor a name that is not a token (a name such as
+// "Authorization: Bearer KEY" would hold the secret): only its length
+// and where it goes wrong.
 func checkHeaders(what string, headers map[string]string) error {
-	for k, v := range headers {
-		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
-			return fmt.Errorf("agent: %s: invalid header %q", what, k)
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		if i := badHeaderNameByte(k); i >= 0 {
+			if k == "" {
+				return fmt.Errorf("agent: %s: invalid header name: empty", what)
+			}
+			return fmt.Errorf("agent: %s: invalid header name of %d bytes: byte %d is %s, and a name is a token (letters, digits and !#$%%&'*+-.^_`|~; a value goes in the map's value)", what, len(k), i, byteName(k[i]))
+		}
+		for i := 0; i < len(headers[k]); i++ {
+			if c := headers[k][i]; (c < ' ' && c != '\t') || c == 0x7f {
+				return fmt.Errorf("agent: %s: invalid header value of %q: a control character, %s, at byte %d", what, k, byteName(c), i)
+			}
 		}
 	}
 	return nil
 }
 
-func validHeaderName(k string) bool {
+// badHeaderNameByte returns the index of the first byte of k that a
+// header name (a token) cannot hold, 0 for an empty k, -1 if k is a
+// token.
+func badHeaderNameByte(k string) int {
 	if k == "" {
-		return false
+		return 0
 	}
 	for i := 0; i < len(k); i++ {
 		c := k[i]
 		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
+			return i
 		}
 	}
-	return true
+	return -1
+}
+
+// byteName names byte c for an error without printing a secret around it:
+// 'x' for a printable ASCII byte, its hex value otherwise.
+func byteName(c byte) string {
+	if c > ' ' && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("0x%02x", c)
+}
+
+// parseURL parses the destination URL field what (e.g.
+// "PyroscopeConfig.URL") and checks what a request needs of it: the http
+// or https scheme, a host, and a port, if given, in 1..65535. Its errors
+// never quote the URL, which may hold credentials.
+func parseURL(what, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// The parse error quotes the URL, which may hold credentials.
+		return nil, fmt.Errorf("agent: %s is not a valid URL", what)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("agent: %s scheme %q: want http or https", what, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("agent: %s has no host", what)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("agent: %s: port %s is outside 1..65535", what, p)
+		}
+	}
+	return u, nil
 }

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -218,16 +217,9 @@ func newOTLP(cfg OTLPConfig) (*otlpUploader, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("agent: OTLPConfig.URL is empty and neither OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT nor OTEL_EXPORTER_OTLP_ENDPOINT is set")
 	}
-	u, err := url.Parse(cfg.URL)
+	u, err := parseURL("OTLPConfig.URL", cfg.URL)
 	if err != nil {
-		// The parse error quotes the URL, which may hold credentials.
-		return nil, errors.New("agent: OTLPConfig.URL is not a valid URL")
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("agent: OTLPConfig.URL scheme %q: want http or https", u.Scheme)
-	}
-	if u.Host == "" {
-		return nil, errors.New("agent: OTLPConfig.URL has no host")
+		return nil, err
 	}
 	switch cfg.Compression {
 	case "", "gzip", "none":

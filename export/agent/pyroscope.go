@@ -203,16 +203,9 @@ func newPyroscope(cfg PyroscopeConfig) (*pyroscopeUploader, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("agent: PyroscopeConfig.URL is empty")
 	}
-	u, err := url.Parse(cfg.URL)
+	u, err := parseURL("PyroscopeConfig.URL", cfg.URL)
 	if err != nil {
-		// The parse error quotes the URL, which may hold credentials.
-		return nil, errors.New("agent: PyroscopeConfig.URL is not a valid URL")
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("agent: PyroscopeConfig.URL scheme %q: want http or https", u.Scheme)
-	}
-	if u.Host == "" {
-		return nil, errors.New("agent: PyroscopeConfig.URL has no host")
+		return nil, err
 	}
 	if u.User != nil {
 		if cfg.BasicAuthUser != "" || cfg.BasicAuthPassword != "" {
