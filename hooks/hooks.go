@@ -87,20 +87,12 @@ type consumer struct {
 	c        Consumer
 	name     string
 	disabled atomic.Bool
-	panics   atomic.Uint64
 }
 
 var (
 	mu        sync.Mutex // serialises changes of consumers; Emit loads it
 	consumers atomic.Pointer[[]*consumer]
 	nextArena atomic.Uint64
-
-	// What passed through the hooks, read by the tests (readStats in
-	// hooks_test.go).
-	events    [eventShards]paddedCounter
-	invalid   atomic.Uint64
-	panicked  atomic.Uint64
-	lastPanic atomic.Pointer[string]
 
 	// onPanic, when set (by the tests' onConsumerPanic), is told of a
 	// consumer's panic instead of package log.
@@ -169,10 +161,8 @@ func Register(c Consumer) (unregister func()) {
 // goroutine carries on.
 func Emit(e *Event) {
 	if e.validate() != nil {
-		invalid.Add(1)
 		return
 	}
-	events[e.Arena%eventShards].n.Add(1)
 	for _, c := range *consumers.Load() {
 		if !c.disabled.Load() {
 			deliver(c, e, nil)
@@ -195,15 +185,11 @@ func deliver(c *consumer, e *Event, released *uint64) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.disabled.Store(true)
-			c.panics.Add(1)
-			panicked.Add(1)
 			err := fmt.Errorf("hooks: consumer %s panicked and was disabled: %v", c.name, r)
-			msg := err.Error()
-			lastPanic.Store(&msg)
 			if h := onPanic.Load(); h != nil {
 				(*h)(err)
 			} else {
-				log.Print("arenaprof: ", msg)
+				log.Print("arenaprof: ", err)
 			}
 		}
 	}()
@@ -218,17 +204,3 @@ func deliver(c *consumer, e *Event, released *uint64) {
 // allocator instance to put in its events' Arena field and pass to
 // [Release].
 func NewArenaID() uint64 { return nextArena.Add(1) }
-
-// eventShards is how many counters Emit spreads its event count over, by
-// arena: one counter shared by every core would make each event on one core
-// invalidate the cache line the others write to. Arenas in use at the same
-// time have nearby identities, so up to 64 of them count on counters of
-// their own; with 16, 32 goroutines of 32 arenas shared counters in pairs
-// and spent 1.5x the CPU per event of 2 goroutines.
-const eventShards = 64
-
-// paddedCounter is a counter alone on its cache line.
-type paddedCounter struct {
-	n atomic.Uint64
-	_ [56]byte
-}
