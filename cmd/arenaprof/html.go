@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
@@ -51,7 +53,9 @@ flags:
         write the page to FILE (default: a new file in the temporary
         directory); the path written is printed
   -open open the page in the system's browser (xdg-open, open, or
-        rundll32's FileProtocolHandler); where there is none, a note says so
+        rundll32's FileProtocolHandler); where there is none, or it
+        fails (xdg-open exits 3 with no browser), a note on stderr says
+        so and names the page; the exit status stays 0
   -min-frame S
         leave out of the flame graph the frames below S times the total
         (default 0.001; 0 keeps all); their bytes stay in their callers
@@ -308,17 +312,60 @@ var openCommand = func(path string) []string {
 	}
 }
 
-// openBrowser opens path in the system's browser, where one exists.
+// openWait is how long openBrowser waits for the opener to exit: long
+// enough for xdg-open, open and rundll32, which hand the page over and
+// exit within a second, to report a failure; an opener still running
+// then (xdg-open runs some browsers in the foreground) is taken to have
+// opened the page and left running. Tests shorten it.
+var openWait = 5 * time.Second
+
+// openBrowser opens path in the system's browser, where one exists. It
+// returns an error, naming the page, when there is no opener, when the
+// opener cannot start, or when it exits with a failure within openWait
+// (xdg-open exits 3 where no browser is set up).
 func openBrowser(path string) error {
 	cmd := openCommand(path)
 	exe, err := exec.LookPath(cmd[0])
 	if err != nil {
 		return fmt.Errorf("no browser to open (no %s here); the page is %s", cmd[0], path)
 	}
+	// The opener's output goes to the null device, not to this process's
+	// stderr: a browser it starts inherits it and logs there long after
+	// arenaprof has exited.
 	c := exec.Command(exe, cmd[1:]...)
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("cannot open a browser: %v; the page is %s", err, path)
 	}
-	go c.Wait() // the browser outlives nothing of ours; reap the launcher
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s could not open the page (%v%s); open it yourself: %s", cmd[0], err, openerHint(cmd[0], err), path)
+		}
+	case <-time.After(openWait):
+		// Still running: it has the page; the goroutine reaps it if it
+		// exits before arenaprof does.
+	}
 	return nil
+}
+
+// openerHint explains an opener's exit status where its meaning is
+// documented: xdg-open's 1 to 4 (xdg-utils' xdg-open(1)).
+func openerHint(opener string, err error) string {
+	var ee *exec.ExitError
+	if filepath.Base(opener) != "xdg-open" || !errors.As(err, &ee) {
+		return ""
+	}
+	switch ee.ExitCode() {
+	case 1:
+		return ": a bad command line"
+	case 2:
+		return ": the file does not exist"
+	case 3:
+		return ": no browser or other program to open it with; install one or set BROWSER"
+	case 4:
+		return ": the program that opens it failed"
+	}
+	return ""
 }

@@ -308,32 +308,62 @@ func TestHTMLTempFile(t *testing.T) {
 }
 
 // TestHTMLOpen checks that -open runs the opener with the page's path, and
-// that without an opener the page is still written, its path printed, the
-// exit status 0 and a warning names the missing command.
+// that where there is no opener, or it fails (xdg-open exits 3 where no
+// browser is set up), the page is still written, its path printed, the
+// exit status 0 and a warning on stderr says so and names the page. An
+// opener still running after openWait is taken to have opened the page.
 func TestHTMLOpen(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the fake opener is a shell script")
+		t.Skip("the fake openers are shell scripts")
 	}
 	dir := t.TempDir()
 	record := filepath.Join(dir, "opened")
-	opener := filepath.Join(dir, "opener")
-	if err := os.WriteFile(opener, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+record+".tmp && mv "+record+".tmp "+record+"\n"), 0o755); err != nil {
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	records := "printf '%s' \"$1\" > " + record + ".tmp && mv " + record + ".tmp " + record
+	// The fake xdg-open is named so, in a directory of its own, so that
+	// its exit status is read as xdg-open's.
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	prev := openCommand
-	t.Cleanup(func() { openCommand = prev })
+	prevCommand, prevWait := openCommand, openWait
+	t.Cleanup(func() { openCommand, openWait = prevCommand, prevWait })
+	// The still-running opener writes its process id, then becomes a
+	// sleep, which the test ends.
+	pidFile := filepath.Join(dir, "pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				if p, err := os.FindProcess(pid); err == nil {
+					p.Kill()
+				}
+			}
+		}
+	})
 	tests := []struct {
 		name    string
 		command string
-		warning string // in stderr; "" for none
+		wait    time.Duration // openWait: long where the opener exits at once
+		warning string        // in stderr before the page's path; "" for none
+		records bool          // whether the opener records the path it got
 	}{
-		{"opener", opener, ""},
-		{"no opener", filepath.Join(dir, "no-such-opener"), "no browser to open (no " + filepath.Join(dir, "no-such-opener") + " here); the page is "},
+		{"opener", script("opener", records), time.Minute, "", true},
+		{"no opener", filepath.Join(dir, "no-such-opener"), time.Minute, "no browser to open (no " + filepath.Join(dir, "no-such-opener") + " here); the page is ", false},
+		{"xdg-open without a browser", script("bin/xdg-open", "echo 'xdg-open: no method available' >&2; exit 3"), time.Minute,
+			"could not open the page (exit status 3: no browser or other program to open it with; install one or set BROWSER); open it yourself: ", false},
+		{"failing opener", script("failing", "exit 1"), time.Minute, "could not open the page (exit status 1); open it yourself: ", false},
+		{"opener still running", script("slow", "echo $$ > "+pidFile+" && "+records+" && exec sleep 60"), 100 * time.Millisecond, "", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(record)
 			openCommand = func(path string) []string { return []string{tc.command, path} }
+			openWait = tc.wait
 			out := filepath.Join(t.TempDir(), "page.html")
 			code, stdout, stderr := runHTMLArgs("-open", "-o", out, fixturePath(t))
 			if code != 0 {
@@ -349,10 +379,11 @@ func TestHTMLOpen(t *testing.T) {
 				if !strings.Contains(stderr, tc.warning+out) {
 					t.Errorf("stderr %q, want a warning %q", stderr, tc.warning+out)
 				}
-				return
-			}
-			if stderr != "" {
+			} else if stderr != "" {
 				t.Errorf("stderr %q, want none", stderr)
+			}
+			if !tc.records {
+				return
 			}
 			// The opener runs on its own; wait for its record.
 			deadline := time.Now().Add(10 * time.Second)
