@@ -459,10 +459,12 @@ type logAxis struct {
 }
 
 // newLogAxis returns a log axis that covers [lo, hi] (lo <= 1 <= hi), with
-// a margin, within [1e-6, 1e6].
+// a margin, within [1e-6, 1e6]. Its head gives the range and says what the
+// grey line in every row is: ratio 1, no change (it once read "1 marked",
+// which read as a count of the rows marked *).
 func newLogAxis(lo, hi float64) logAxis {
 	ax := logAxis{lo: math.Max(lo, 1e-6) / 1.1, hi: math.Min(hi, 1e6) * 1.1}
-	ax.head = "log axis " + ratioText(ax.lo) + " … " + ratioText(ax.hi) + ", 1 marked"
+	ax.head = "log axis " + ratioText(ax.lo) + " … " + ratioText(ax.hi) + "; grey line: ratio 1, no change"
 	ax.one = `<rect class=one x=` + pct(ax.at(1)) + ` />`
 	return ax
 }

@@ -108,6 +108,46 @@ func TestDiffRowsAndGate(t *testing.T) {
 	}
 }
 
+// TestDiffAxisHead: the head of a diff page's axis column gives the
+// axis's range and says what its line marks, ratio 1, in words that do
+// not read as a count of rows (it once said "1 marked" above three rows
+// marked *), for sampled and for live-arenas diffs alike.
+func TestDiffAxisHead(t *testing.T) {
+	sig := func(key string, lo, hi float64) report.DiffRow {
+		return report.DiffRow{Key: key, Display: key, HasRatio: true, Ratio: math.Sqrt(lo * hi), RatioLo: lo, RatioHi: hi, Significant: true}
+	}
+	sampled := &report.DiffResult{By: "type", Confidence: 0.95, Groups: 3,
+		Rows:  []report.DiffRow{sig("a", 1.2, 1.87), sig("b", 0.815, 0.9), sig("c", 1.1, 1.3)},
+		Total: sig("total", 1.05, 1.2)}
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+		head  string
+	}{
+		{"sampled", func(b *bytes.Buffer) error { return Diff(b, sampled, Options{}) },
+			"ratio NEW/BASE, log axis 0.741 … 2.06; grey line: ratio 1, no change"},
+		{"live arenas", func(b *bytes.Buffer) error {
+			return HoldingsDiff(b, "type", []report.HoldingsDiffRow{{Key: "a", BaseReserved: 100, NewReserved: 300, Growing: true}},
+				report.HoldingsDiffRow{Key: "total", BaseReserved: 100, NewReserved: 300, Growing: true}, Options{})
+		}, "ratio NEW/BASE of reserved bytes (exact), log axis 0.909 … 3.3; grey line: ratio 1, no change"},
+	} {
+		var b bytes.Buffer
+		if err := tc.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`<th class="axis">([^<]*)</th>`).FindStringSubmatch(b.String())
+		if m == nil {
+			t.Fatalf("%s: no axis head", tc.name)
+		}
+		if got := html.UnescapeString(m[1]); got != tc.head {
+			t.Errorf("%s: axis head %q, want %q", tc.name, got, tc.head)
+		}
+		if strings.Contains(m[1], "marked") {
+			t.Errorf("%s: axis head %q says marked", tc.name, m[1])
+		}
+	}
+}
+
 // TestDiffConservative: a row whose interval rests on samples without
 // their variance sums is marked "~" and data-conservative, and the heading
 // explains the mark as diff's table does; without such a row, neither.
