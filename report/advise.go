@@ -426,6 +426,9 @@ func checkAdvisePair(earlier, later *profile.Profile, fe, fl *pprofmt.Facts, by 
 		if p.Period <= 0 {
 			return 0, fmt.Errorf("report: %s was written with MemProfileRate %d, which samples nothing", name, p.Period)
 		}
+		if f := [2]*pprofmt.Facts{fe, fl}[i]; f.HeapRaw[0] >= 0 {
+			return 0, fmt.Errorf("report: %s is a merge of several Go heap profiles (Merge): advise compares two profiles of one process, each as runtime/pprof wrote it", name)
+		}
 		if by.kind() != groupByLabel {
 			if err := pprofmt.CheckSymbolized(p); err != nil {
 				return 0, fmt.Errorf("report: %s: %s", name, strings.TrimPrefix(err.Error(), "report: "))

@@ -178,6 +178,14 @@ func TestAdviseBadInput(t *testing.T) {
 		{"rate", pair(func(e, l *profile.Profile) { l.Period = 8192 }), AdviseOptions{}, "MemProfileRate changed from 4096 (EARLIER) to 8192 (LATER)"},
 		{"rate 0", pair(func(e, l *profile.Profile) { e.Period = 0 }), AdviseOptions{}, "EARLIER was written with MemProfileRate 0"},
 		{"binaries", pair(func(e, l *profile.Profile) { l.Mapping[0].BuildID = "def" }), AdviseOptions{}, "two binaries (build IDs abc and def)"},
+		{"merged", func() (*profile.Profile, *profile.Profile) {
+			e, l := advisePair()
+			m, err := Merge(l, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e, m
+		}, AdviseOptions{}, "LATER is a merge of several Go heap profiles"},
 		{"arena", func() (*profile.Profile, *profile.Profile) { _, l := advisePair(); return arenaProf, l }, AdviseOptions{}, "EARLIER is an arenaprof profile"},
 		{"cpu", func() (*profile.Profile, *profile.Profile) { e, _ := advisePair(); return e, cpu }, AdviseOptions{}, "LATER is not a Go heap profile (sample types samples, cpu)"},
 		{"unsymbolized", pair(func(e, l *profile.Profile) {

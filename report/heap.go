@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"github.com/arenaprof/arenaprof/internal/estimate"
 
 	"fmt"
@@ -140,13 +141,21 @@ type heapModel struct {
 	// records in a combined profile; -1 for a runtime profile, whose raw
 	// counts are recovered from its scaled values.
 	rawAlloc int
-	window   estimate.Window // the window marking, for a group without samples
+	// merged says the profile keeps the raw counts of a merge, at the
+	// value positions raw (pprofmt.Facts.HeapRaw).
+	merged bool
+	raw    [pprofmt.NumHeapRawTypes]int
+	window estimate.Window // the window marking, for a group without samples
 	// rule is the sampler's rule, goVersion the Go release it was chosen
 	// by ("" if none was named), anyOrder TableOptions.AnyOrder.
 	rule      goheap.Rule
 	goVersion string
 	anyOrder  bool
 }
+
+// errMergedValues is the error of a merged Go heap sample whose raw count
+// a part's values did not give (see Merge).
+var errMergedValues = errors.New("a Go heap sample's values in one of the merged profiles match no raw count at its MemProfileRate (negative, without an object size, or written by another tool or scaled); read the profiles apart to find it")
 
 func (m *heapModel) newSums(total bool) sums { return &heapSums{m: m, total: total} }
 
@@ -175,10 +184,23 @@ func (m *heapModel) read(s *profile.Sample) (c contribution, skip bool, err erro
 	c.size, _ = firstNumLabel(s, pprofmt.LabelBytes)
 	ao, ab := s.Value[hidx[0]], s.Value[hidx[1]]
 	io, ib := s.Value[hidx[2]], s.Value[hidx[3]]
-	if inuse {
+	switch {
+	case m.merged:
+		// Merged: the raw counts of the parts, summed (see Merge).
+		c.objects, c.bytes = ao, ab
+		lo, hi := m.raw[pprofmt.IndexHeapAllocRaw], m.raw[pprofmt.IndexHeapAllocRawHi]
+		if inuse {
+			c.objects, c.bytes = io, ib
+			lo, hi = m.raw[pprofmt.IndexHeapInUseRaw], m.raw[pprofmt.IndexHeapInUseRawHi]
+		}
+		c.samples, c.samplesHi = s.Value[lo], s.Value[hi]
+		if c.samples < 0 || c.samplesHi < c.samples {
+			err = errMergedValues
+		}
+	case inuse:
 		c.objects, c.bytes = io, ib
 		c.samples, c.samplesHi, err = goheap.RawCount(io, ib, c.size, c.rate)
-	} else {
+	default:
 		c.objects, c.bytes = ao, ab
 		if m.rawAlloc >= 0 {
 			c.samples = s.Value[m.rawAlloc]

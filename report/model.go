@@ -99,7 +99,7 @@ func modelOf(f *pprofmt.Facts, by groupBy, opts TableOptions) (model, error) {
 		if f.ValuesErr != nil {
 			return nil, f.ValuesErr
 		}
-		hm := &heapModel{idx: f.Heap, rate: f.Period, inuse: inuse, rawAlloc: -1, window: f.Window}
+		hm := &heapModel{idx: f.Heap, rate: f.Period, inuse: inuse, rawAlloc: -1, merged: f.HeapRaw[0] >= 0, raw: f.HeapRaw, window: f.Window}
 		return hm, hm.setRule(f.GoVersions, opts)
 	case pprofmt.KindHoldings:
 		return nil, errors.New("report: a live-arenas profile holds exact counts, not samples: read it with Holdings")
@@ -111,7 +111,7 @@ func modelOf(f *pprofmt.Facts, by groupBy, opts TableOptions) (model, error) {
 	}
 	arena := &arenaModel{period: f.Period, idx: f.Arena, varIdx: f.Var, inuse: inuse, window: f.Window, means: f.InForce(inuse)}
 	if f.HeapSamples {
-		hm := &heapModel{idx: f.Heap, inuse: inuse, rawAlloc: f.Arena[pprofmt.IndexAllocSamples], window: f.Window}
+		hm := &heapModel{idx: f.Heap, inuse: inuse, rawAlloc: f.Arena[pprofmt.IndexAllocSamples], merged: f.HeapRaw[0] >= 0, raw: f.HeapRaw, window: f.Window}
 		return &combinedModel{arena: arena, heap: hm}, hm.setRule(f.GoVersions, opts)
 	}
 	return arena, nil

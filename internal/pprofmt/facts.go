@@ -51,6 +51,10 @@ type Facts struct {
 	// Heap holds the positions of alloc_objects, alloc_space,
 	// inuse_objects and inuse_space.
 	Heap [4]int
+	// HeapRaw holds the positions of the raw Go heap counts a merge keeps
+	// (HeapRawSampleTypes, by IndexHeapAllocRaw ...), all -1 when the
+	// profile lacks one of them.
+	HeapRaw [NumHeapRawTypes]int
 	// HeapSamples says an arenaprof profile holds Go heap samples (label
 	// memory=heap); HeapRates are the MemProfileRates they, or a Go heap
 	// profile's samples, were drawn at, in the order first seen.
@@ -168,6 +172,10 @@ func (f *Facts) kindOf(p *profile.Profile) {
 			f.Heap[3] = j
 		}
 	}
+	var raw bool
+	if f.HeapRaw, raw = heapRawPositions(p); !raw {
+		f.HeapRaw = [NumHeapRawTypes]int{-1, -1, -1, -1}
+	}
 	switch {
 	case IsGoHeap(p):
 		f.Kind = KindGoHeap
@@ -265,16 +273,27 @@ func (f *Facts) InForce(inuse bool) []int64 {
 }
 
 // IsGoHeap reports whether p is a heap or allocs profile as runtime/pprof
-// writes it: the four alloc/inuse sample types and no arenaprof raw sums.
+// writes it: the four alloc/inuse sample types and no arenaprof raw sums,
+// or such profiles merged (report.Merge), which adds the raw Go heap
+// counts (HeapRawSampleTypes).
 func IsGoHeap(p *profile.Profile) bool {
 	want := map[string]string{"alloc_objects": "count", "alloc_space": "bytes", "inuse_objects": "count", "inuse_space": "bytes"}
-	if len(p.SampleType) != len(want) {
+	n := len(want)
+	if HasHeapRaw(p) {
+		for _, st := range HeapRawSampleTypes() {
+			want[st.Type] = st.Unit
+		}
+		n += NumHeapRawTypes
+	}
+	if len(p.SampleType) != n {
 		return false
 	}
+	seen := map[string]bool{}
 	for _, st := range p.SampleType {
-		if want[st.Type] != st.Unit {
+		if want[st.Type] != st.Unit || seen[st.Type] {
 			return false
 		}
+		seen[st.Type] = true
 	}
 	return true
 }

@@ -178,3 +178,35 @@ func FuzzDescribe(f *testing.F) {
 		}
 	})
 }
+
+// A Go heap profile with the raw counts of a merge is still one, its raw
+// counts found; any other set of sample types is not.
+func TestHeapRawKind(t *testing.T) {
+	heapTypes := []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}, {Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}}
+	cat := func(lists ...[]*profile.ValueType) []*profile.ValueType {
+		var out []*profile.ValueType
+		for _, l := range lists {
+			out = append(out, l...)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		types []*profile.ValueType
+		kind  Kind
+		raw   [NumHeapRawTypes]int
+	}{
+		{"runtime", heapTypes, KindGoHeap, [4]int{-1, -1, -1, -1}},
+		{"merged runtime", cat(heapTypes, HeapRawSampleTypes()), KindGoHeap, [4]int{4, 5, 6, 7}},
+		{"raw first", cat(HeapRawSampleTypes(), heapTypes), KindGoHeap, [4]int{0, 1, 2, 3}},
+		{"three raw", cat(heapTypes, HeapRawSampleTypes()[:3]), KindOther, [4]int{-1, -1, -1, -1}},
+		{"a type twice", cat(heapTypes[:3], heapTypes[:1]), KindOther, [4]int{-1, -1, -1, -1}},
+		{"merged arenaprof", cat(SampleTypes(), HeapRawSampleTypes()), KindArena, [4]int{6, 7, 8, 9}},
+	}
+	for _, tt := range tests {
+		f, _ := Describe(&profile.Profile{SampleType: tt.types, Period: 4096, PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}})
+		if f.Kind != tt.kind || f.HeapRaw != tt.raw {
+			t.Errorf("%s: kind %v, raw counts at %v; want %v at %v", tt.name, f.Kind, f.HeapRaw, tt.kind, tt.raw)
+		}
+	}
+}
