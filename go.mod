@@ -12,4 +12,7 @@ require (
 	gonum.org/v1/gonum v0.17.0
 )
 
-require golang.org/x/sys v0.50.0
+require (
+	github.com/dustin/go-humanize v1.1.0
+	golang.org/x/sys v0.50.0
+)

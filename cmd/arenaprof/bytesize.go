@@ -2,39 +2,61 @@ package main
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 )
 
-// byteUnits are the suffixes -max-bytes and -max-memory accept, longest
-// first so that "MiB" is tried before "B".
-var byteUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
-	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
-	{"bytes", 1}, {"b", 1},
-}
-
-// parseByteSize reads a positive size in bytes: a whole number, optionally
-// followed by a unit: KiB, MiB, GiB, TiB (or K, M, G, T), kB, MB, GB, TB,
-// B or bytes, in any case.
+// parseByteSize reads the size -max-bytes and -max-memory take: a positive
+// number of bytes, whole or decimal ("1.5GiB"), optionally followed by a
+// unit in any case, with or without a space. The rule is go-humanize's
+// ParseBytes (SI and IEC): a unit with an i is a power of 1024 (Ki, KiB,
+// Mi, MiB, Gi, GiB, Ti, TiB, ...), one without is a power of 1000 (k, kB,
+// M, MB, G, GB, T, TB, ...), so "m" and "MB" are both 10^6 and "Mi" and
+// "MiB" both 2^20; B, byte and bytes are bytes. A fraction of a byte is
+// dropped (1.5KiB is 1536 bytes, 0.1KiB 102); thousands may be grouped
+// with commas, three digits a group (1,000,000), and any other comma is
+// refused, so that "1,5GiB" is not read as 15 GiB.
+//
+// go-humanize does the parsing (exactly for whole numbers up to 2^64,
+// decimals through float64); this function adds what it leaves to its
+// callers: the spaces around, "byte" and "bytes", the commas' grouping and
+// the range of an int64.
+//
+// The ranges of -tagfocus and -tagignore (bytes=1kb:) are not read here:
+// they follow go tool pprof, where kb is 1024 bytes, so that a filter
+// copied from pprof keeps the samples it kept there.
 func parseByteSize(s string) (int64, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range byteUnits {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = strings.TrimSpace(rest), u.mult
+	for _, word := range []string{"bytes", "byte"} {
+		if rest, ok := strings.CutSuffix(s, word); ok {
+			s = rest + "b"
 			break
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 || n > math.MaxInt64/mult {
+	if num := leadingNumber(s); strings.Contains(num, ",") && !groupedNumber.MatchString(num) {
 		return 0, false
 	}
-	return n * mult, true
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n < 1 || n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// groupedNumber is a number whose commas group its whole part in threes.
+var groupedNumber = regexp.MustCompile(`^[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?$`)
+
+// leadingNumber returns the digits, points and commas s starts with: the
+// number humanize.ParseBytes reads.
+func leadingNumber(s string) string {
+	end := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.' || r == ',') })
+	if end < 0 {
+		return s
+	}
+	return s[:end]
 }
 
 // formatByteSize writes n as parseByteSize reads it, in the largest binary

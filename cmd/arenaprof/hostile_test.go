@@ -270,29 +270,6 @@ func TestTermWriter(t *testing.T) {
 	}
 }
 
-// TestParseByteSize covers the units of -max-bytes and -max-memory.
-func TestParseByteSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"1048576", 1 << 20, true}, {"384MiB", 384 << 20, true}, {"2 GiB", 2 << 30, true},
-		{"1g", 1 << 30, true}, {"500MB", 500e6, true}, {"10b", 10, true},
-		{"0", 0, false}, {"-1", 0, false}, {"lots", 0, false}, {"9999999999TiB", 0, false}, {"", 0, false},
-	} {
-		got, ok := parseByteSize(tc.in)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("parseByteSize(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-		if ok {
-			if back, _ := parseByteSize(formatByteSize(got)); back != got {
-				t.Errorf("formatByteSize(%d) = %q reads back as %d", got, formatByteSize(got), back)
-			}
-		}
-	}
-}
-
 // FuzzRedact checks that redaction and excerpts never panic, never show a
 // registered secret or a terminal control character, and stay short.
 func FuzzRedact(f *testing.F) {
