@@ -14,5 +14,6 @@ require (
 
 require (
 	github.com/dustin/go-humanize v1.1.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.50.0
 )

@@ -9,6 +9,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // DefaultMaxBuilds is the default bound of a [Limiter]. One build of a
@@ -21,9 +23,12 @@ const DefaultMaxBuilds = 1
 
 // A Limiter bounds the profile builds that run at once in the handlers
 // that use it: each request takes a slot from the moment it reads the
-// profiler until its profile is written to the client.
+// profiler until its profile is written to the client. The slots are a
+// golang.org/x/sync/semaphore.Weighted, which serves waiting requests in
+// the order they came.
 type Limiter struct {
-	slots chan struct{}
+	sem *semaphore.Weighted
+	max int
 }
 
 // New returns a Limiter that lets n builds run at once; n below 1 selects
@@ -32,39 +37,32 @@ func New(n int) *Limiter {
 	if n < 1 {
 		n = DefaultMaxBuilds
 	}
-	return &Limiter{slots: make(chan struct{}, n)}
+	return &Limiter{sem: semaphore.NewWeighted(int64(n)), max: n}
 }
 
 // Max returns the number of builds l lets run at once.
-func (l *Limiter) Max() int { return cap(l.slots) }
+func (l *Limiter) Max() int { return l.max }
 
 // Acquire takes a slot, waiting at most wait (wait < 0: without a bound)
 // and not after ctx is done. It reports whether it got one; give it back
 // with [Limiter.Release].
 func (l *Limiter) Acquire(ctx context.Context, wait time.Duration) bool {
-	select {
-	case l.slots <- struct{}{}:
+	if l.sem.TryAcquire(1) {
 		return true
-	default:
 	}
-	var timeout <-chan time.Time
-	if wait >= 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-timeout:
-		return false
-	case <-ctx.Done():
+	if wait == 0 {
 		return false
 	}
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	return l.sem.Acquire(ctx, 1) == nil
 }
 
 // Release gives back a slot taken by [Limiter.Acquire].
-func (l *Limiter) Release() { <-l.slots }
+func (l *Limiter) Release() { l.sem.Release(1) }
 
 type contextKey struct{}
 

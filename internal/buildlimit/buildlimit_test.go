@@ -16,25 +16,67 @@ func TestNewMax(t *testing.T) {
 	}
 }
 
-// TestAcquire: a free slot is taken at once; a full limiter refuses after
-// the wait, or when the context ends, and serves again after a Release.
+// TestAcquire: a free slot is taken at once; a full limiter refuses at
+// once with no wait, after the wait, or when the context ends, and gives
+// a waiting request the slot released while it waits.
 func TestAcquire(t *testing.T) {
-	l := New(1)
-	ctx := context.Background()
-	if !l.Acquire(ctx, 0) {
-		t.Fatal("free slot refused")
-	}
-	if l.Acquire(ctx, 10*time.Millisecond) {
-		t.Fatal("second slot of a limiter of one")
-	}
-	done, cancel := context.WithCancel(ctx)
+	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	if l.Acquire(done, -1) {
-		t.Fatal("slot given after the context ended")
-	}
-	l.Release()
-	if !l.Acquire(ctx, 0) {
-		t.Fatal("released slot refused")
+	for _, tc := range []struct {
+		name    string
+		full    bool            // every slot taken before Acquire
+		ctx     context.Context // nil: context.Background()
+		wait    time.Duration
+		release bool // a slot is released while Acquire waits
+		want    bool
+	}{
+		{"free, no wait", false, nil, 0, false, true},
+		{"free, ended context", false, ended, -1, false, true},
+		{"full, no wait", true, nil, 0, false, false},
+		{"full, wait runs out", true, nil, 10 * time.Millisecond, false, false},
+		{"full, context ends", true, ended, -1, false, false},
+		{"full, released while waiting", true, nil, -1, true, true},
+		{"full, released within the wait", true, nil, time.Minute, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := New(2)
+			if tc.full {
+				for range l.Max() {
+					if !l.Acquire(context.Background(), 0) {
+						t.Fatal("free slot refused")
+					}
+				}
+			}
+			ctx := tc.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if tc.release {
+				time.AfterFunc(10*time.Millisecond, l.Release)
+			}
+			if got := l.Acquire(ctx, tc.wait); got != tc.want {
+				t.Fatalf("Acquire = %v, want %v", got, tc.want)
+			}
+			// The slots free after: none taken and none given back but
+			// those above.
+			want := l.Max()
+			if tc.full {
+				want = 0
+			}
+			if tc.release {
+				want++
+			}
+			if tc.want {
+				want--
+			}
+			free := 0
+			for l.Acquire(context.Background(), 0) {
+				free++
+			}
+			if free != want {
+				t.Errorf("%d slots free after, want %d", free, want)
+			}
+		})
 	}
 }
 
