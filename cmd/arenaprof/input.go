@@ -212,21 +212,22 @@ func partKind(f *pprofmt.Facts) string {
 }
 
 // loadMerged reads files within lim and merges them (report.Merge): values
-// add up and the window markings join. -max-memory bounds them together:
-// each profile is read within what the ones before it left, counted twice
-// (the merged profile and the merge that extends it). It refuses what the
-// merged profile could not be read as: live-arenas and peak profiles
-// (states of one moment, which do not add up), Go runtime heap profiles
-// with arenaprof profiles, and Go heap samples of different MemProfileRates
-// or of Go releases whose heap samplers differ.
+// add up and the window markings join. -max-memory bounds them together by
+// what the merged profile keeps (pprofread.Kept), which grows with the
+// distinct stacks, types and labels of the inputs, not with their number:
+// each profile is read within what the merged profile of those before it
+// leaves, that counted twice (it, and the merge that extends it). It
+// refuses what the merged profile could not be read as: live-arenas and
+// peak profiles (states of one moment, which do not add up), Go runtime
+// heap profiles with arenaprof profiles, and Go heap samples of different
+// MemProfileRates or of Go releases whose heap samplers differ.
 func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile, error) {
 	lim = withDefaults(lim)
 	var (
 		acc   *profile.Profile
 		facts *pprofmt.Facts
 		first mergePart
-		used  int64                 // twice the decoded cost of the profiles merged so far
-		costs []int64               // the decoded cost of each profile merged
+		kept  int64                 // what acc keeps (pprofread.Kept)
 		rates = map[int64]string{}  // MemProfileRate: the first file with it
 		rules = map[string]string{} // Go heap sampler rule: the first file with it
 		info  = &mergedInputs{n: len(files), skipped: skipped}
@@ -237,13 +238,13 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 			return nil, err
 		}
 		budget := lim
-		budget.MaxMemory = max(lim.MaxMemory-used, 1)
-		p, cost, err := pprofread.Read(s.r, pprofread.Options(budget))
+		budget.MaxMemory = max(lim.MaxMemory-2*kept, 1)
+		p, _, err := pprofread.Read(s.r, pprofread.Options(budget))
 		s.close()
 		if err != nil {
 			var mle *pprofmt.MemoryLimitError
 			if len(files) > 1 && errors.As(err, &mle) && !mle.NotProfile {
-				return nil, mergedLimitErr(files, s.shown, costs, mle, lim)
+				return nil, mergedLimitErr(files[i+1:], len(files), i, s.shown, kept, mle, lim)
 			}
 			return nil, parseErr(s, err, lim)
 		}
@@ -268,37 +269,36 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		if acc == nil {
 			acc, facts = p, f
 		} else if acc, err = report.Merge(acc, p); err != nil {
-			return nil, topInputErr("cannot merge %s with the profiles before it: %s", part.src, strings.TrimPrefix(err.Error(), "report: "))
+			return nil, topInputErr("cannot merge %s with the %d profiles before it: %s", part.src, i, strings.TrimPrefix(err.Error(), "report: "))
 		}
-		used += 2 * cost
-		costs = append(costs, cost)
+		if len(files) > 1 {
+			kept = pprofread.Kept(acc)
+		}
 	}
 	if len(files) > 1 {
 		facts, _ = pprofmt.Describe(acc) // each part's means were checked
 	}
-	return &arenaProfile{prof: acc, facts: facts, cost: used / 2, merged: info}, nil
+	return &arenaProfile{prof: acc, facts: facts, cost: kept, merged: info}, nil
 }
 
 // mergedLimitErr is the message for inputs that pass -max-memory
-// together: the profiles of files were merged up to the one shown as src,
-// whose costs are costs, and it was refused with mle. It measures what the
-// others need, reading each through to its end without keeping it (a
-// refusal at a bound of 1 byte: see report.Parse), and suggests a bound
-// that reads them all: at each input, what those before it keep plus what
-// it needs to be read.
-func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.MemoryLimitError, lim report.ParseOptions) error {
-	var kept, need int64
-	for _, c := range costs {
-		kept += 2 * c
-	}
-	used := kept
-	exact := mle.Exact
+// together: of n inputs, the profiles before the one at index i, shown as
+// src, were merged into one that keeps kept bytes (counted twice), and it
+// was refused with mle. It measures what the inputs after it, rest, need,
+// reading each through to its end without keeping it (a refusal at a
+// bound of 1 byte: see report.Parse), and suggests a bound that reads
+// them all: at each input, what the merged profile before it keeps,
+// counted twice, plus what it needs to be read, the merged profile taken
+// to grow by each input's records (pprofread.Adds), its most.
+func mergedLimitErr(rest []string, n, i int, src string, kept int64, mle *pprofmt.MemoryLimitError, lim report.ParseOptions) error {
+	grows, exact := kept, mle.Exact
+	need := int64(0)
 	measured := func(e *pprofmt.MemoryLimitError) {
-		need = max(need, kept+e.Need)
-		kept += 2 * max(e.Need-4*e.Size, 0) // what the decoded profile keeps
+		need = max(need, 2*grows+e.Need)
+		grows += pprofread.Adds(e.Need - 4*e.Size)
 	}
 	measured(mle)
-	for _, f := range files[len(costs)+1:] {
+	for _, f := range rest {
 		s, err := openProfileSource(f)
 		if err != nil {
 			exact = false
@@ -314,11 +314,14 @@ func mergedLimitErr(files []string, src string, costs []int64, mle *pprofmt.Memo
 		measured(e)
 	}
 	takes := "take " + tabfmt.Bytes(float64(need))
-	if !exact {
+	switch {
+	case !exact:
 		takes = "take more than " + tabfmt.Bytes(float64(need))
+	case len(rest) > 0:
+		takes = "take at most " + tabfmt.Bytes(float64(need))
 	}
-	return topInputErr("cannot read %s: the %d inputs together %s of memory, more than -max-memory %s (the %d read before it keep %s, merged); raise -max-memory (e.g. -max-memory %s) or give fewer inputs",
-		src, len(files), takes, formatByteSize(lim.MaxMemory), len(costs), tabfmt.Bytes(float64(used)), formatByteSize(suggestMemory(lim.MaxMemory, need)))
+	return topInputErr("cannot read %s: the %d inputs together %s of memory, more than -max-memory %s (the merged profile of the %d read before it keeps %s, counted twice); raise -max-memory (e.g. -max-memory %s) or give fewer inputs",
+		src, n, takes, formatByteSize(lim.MaxMemory), i, tabfmt.Bytes(float64(kept)), formatByteSize(suggestMemory(lim.MaxMemory, need)))
 }
 
 // checkMergeRates refuses a profile (its facts f), read from src, when its

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -355,29 +358,122 @@ func TestMergeRefused(t *testing.T) {
 	}
 }
 
-// -max-memory bounds the merged set: files each read alone within the
-// bound are refused together, naming -max-memory and suggesting a bound
-// that then reads them (measured over every input, from the first refused
-// on), also when the first input is the one refused.
+// copiesDir writes n copies of the profile data to a new directory (hard
+// links of one file where the file system has them), and returns it.
+func copiesDir(t *testing.T, data []byte, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := writeTemp(t, "src.pb.gz", data)
+	for i := range n {
+		name := filepath.Join(dir, fmt.Sprintf("h%05d.pb.gz", i))
+		if os.Link(src, name) == nil {
+			continue
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// tinyHeap is a Go heap profile of four records at MemProfileRate 4096,
+// scaled as runtime/pprof scales: the smallest input of a 10,000-input
+// merge.
+func tinyHeap(t *testing.T) []byte {
+	p := fixture.BigHeap(4, 2)
+	p.Period = 4096
+	for _, s := range p.Sample {
+		size := s.NumLabel["bytes"][0]
+		scale := 1 / (1 - math.Exp(-float64(size)/float64(p.Period)))
+		s.Value = []int64{int64(7 * scale), int64(float64(7*size) * scale), int64(2 * scale), int64(float64(2*size) * scale)}
+	}
+	return profileBytes(t, p)
+}
+
+// A directory of 1, 99, 100, 1,000 and 10,000 copies of one Go heap
+// profile (runtime/pprof's own, and for 10,000 a small one) reads within
+// the default -max-memory, and under Go 1.23's rule, whose estimate is the
+// sum of the values, every row's estimate and event count, allocated and
+// in use, are N times one copy's. (Under Go 1.24's rule the raw counts
+// are N times one copy's too, and the estimates and intervals are those of
+// one profile of N times its raw counts: report's TestMergeHeapCopies.)
+func TestMergeManyInputs(t *testing.T) {
+	genuine, tiny := heapProfile(t), tinyHeap(t)
+	table := func(ap *arenaProfile, inuse bool) *report.TableResult {
+		t.Helper()
+		res, err := report.Table(ap.prof, report.TableOptions{By: "stack", InUse: inuse, GoVersion: "go1.23.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		n    int
+		data []byte
+	}{{1, genuine}, {99, genuine}, {100, genuine}, {1000, genuine}, {10000, tiny}} {
+		one, err := loadInputs([]string{writeTemp(t, "one.pb.gz", tc.data)}, report.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged, err := loadInputs([]string{copiesDir(t, tc.data, tc.n)}, report.ParseOptions{})
+		if err != nil {
+			t.Fatalf("%d copies: %v", tc.n, err)
+		}
+		if merged.merged == nil || merged.merged.n != tc.n {
+			t.Fatalf("%d copies: inputs %+v", tc.n, merged.merged)
+		}
+		n := int64(tc.n)
+		for _, inuse := range []bool{false, true} {
+			single, got := table(one, inuse), table(merged, inuse)
+			if got.Groups != single.Groups || len(got.Rows) != len(single.Rows) {
+				t.Fatalf("%d copies, inuse %v: %d groups, one copy %d", tc.n, inuse, got.Groups, single.Groups)
+			}
+			for i, r := range append(got.Rows, got.Total) {
+				want := append(single.Rows, single.Total)[i]
+				if r.Key != want.Key || r.Samples != n*want.Samples || r.Bytes != n*want.Bytes {
+					t.Errorf("%d copies, inuse %v: row %s: %d bytes of %d samples; one copy %s: %d of %d", tc.n, inuse, r.Key, r.Bytes, r.Samples, want.Key, want.Bytes, want.Samples)
+				}
+			}
+		}
+	}
+}
+
+// -max-memory bounds the merged set by what the merged profile keeps:
+// 1,000 copies of one profile, whose merge keeps what one does, read
+// within a bound that admits a few of it; inputs whose samples differ
+// (here by a label) and pass the bound together are refused, naming the
+// input at fault and the count, not the list, and suggesting a bound that
+// then reads them (measured over every input, from the first refused on),
+// also when the first input is the one refused.
 func TestMergeMemoryLimit(t *testing.T) {
 	dir := t.TempDir()
-	var files []string
-	for i := range 6 {
-		files = append(files, arenaFile(t, dir, string(rune('a'+i))+".pb.gz", 1024, uint64(i+1), 20000, false))
-	}
-	ap, err := loadArenaProfile(files[0], report.ParseOptions{})
+	first := arenaFile(t, dir, "a.pb.gz", 1024, 1, 20000, false)
+	ap, err := loadArenaProfile(first, report.ParseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := ap.cost
-	limit := formatByteSize(4 * one) // one file reads; six, counted twice each, do not
-	code, _, errOut := runTopArgs("-max-memory", limit, files[0])
-	if code != 0 {
-		t.Fatalf("one file at -max-memory %s: exit %d: %s", limit, code, errOut)
+	data, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
 	}
-	code, _, errOut = runTopArgs(append([]string{"-max-memory", limit}, files...)...)
-	if code != 1 || !strings.Contains(errOut, "the 6 inputs together take ") || !strings.Contains(errOut, "of memory, more than -max-memory "+limit) {
+	limit := formatByteSize(4 * ap.cost) // one file reads, and a merge of it with others like it
+	if code, _, errOut := runTopArgs("-max-memory", limit, copiesDir(t, data, 1000)); code != 0 {
+		t.Fatalf("1000 copies at -max-memory %s: exit %d: %s", limit, code, errOut)
+	}
+	files := []string{first}
+	for i := 1; i < 20; i++ {
+		files = append(files, rewrite(t, first, dir, fmt.Sprintf("p%02d.pb.gz", i), func(p *profile.Profile) {
+			for _, s := range p.Sample {
+				s.Label["part"] = []string{fmt.Sprint(i)}
+			}
+		}))
+	}
+	code, _, errOut := runTopArgs(append([]string{"-max-memory", limit}, files...)...)
+	if code != 1 || !strings.Contains(errOut, "the 20 inputs together take at most ") || !strings.Contains(errOut, "of memory, more than -max-memory "+limit) {
 		t.Fatalf("six files at -max-memory %s: exit %d: %s", limit, code, errOut)
+	}
+	if !strings.HasPrefix(errOut, "arenaprof top: cannot read "+filepath.Join(dir, "")) || strings.Count(errOut, dir) != 1 {
+		t.Errorf("the message names more than the input at fault: %s", errOut)
 	}
 	_, suggested, ok := strings.Cut(errOut, "(e.g. -max-memory ")
 	suggested, _, _ = strings.Cut(suggested, ")")
@@ -390,7 +486,7 @@ func TestMergeMemoryLimit(t *testing.T) {
 	// The same from a directory, refused at its first file.
 	n, _ := parseByteSize(limit)
 	code, _, errOut = runTopArgs("-max-memory", formatByteSize(n/4), dir)
-	if code != 1 || !strings.Contains(errOut, "the 6 inputs together take ") || !strings.Contains(errOut, "(the 0 read before it keep ") {
+	if code != 1 || !strings.Contains(errOut, "the 20 inputs together take at most ") || !strings.Contains(errOut, "(the merged profile of the 0 read before it keeps ") {
 		t.Fatalf("directory at -max-memory %s: exit %d: %s", formatByteSize(n/4), code, errOut)
 	}
 	_, suggested, _ = strings.Cut(errOut, "(e.g. -max-memory ")

@@ -26,7 +26,9 @@ const readLimitsUsage = `  -max-bytes N
         read and decode, judged from its records before decoding them
         (default 512MiB: a Go heap profile of about 300,000 samples, an
         arenaprof profile of about 145,000 buckets); merged inputs count
-        together, each decoded profile twice (it and the merge it joins);
+        together, by what their merged profile keeps (it grows with their
+        distinct stacks and labels, not with their number), counted twice
+        (it and the merge that extends it), plus what the next one needs;
         a refusal at either bound reads on, keeping none of the data, to
         say what the whole profile needs and a value of the flag that
         reads it

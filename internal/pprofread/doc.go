@@ -1,8 +1,7 @@
 // Package pprofread reads pprof profiles within bounds on their size and
 // on the memory decoding them takes: the engine of report.Parse, which
-// wraps [Read], and of the arenaprof command, which also counts the memory
-// each decoded profile was estimated to take ([Read]'s second result)
-// against its -max-memory when it merges several.
+// wraps [Read], and of the arenaprof command, which also counts what the
+// profile it merges several into keeps ([Kept]) against its -max-memory.
 //
 // The bounds are refused before decoding: a scan of the data as it
 // arrives prices each record (estimate.go) and the refusal reads on,

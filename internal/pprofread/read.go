@@ -27,9 +27,15 @@ type Options struct {
 	MaxMemory int64
 }
 
-// readChunk is the size of the first read buffer; it doubles as data
-// arrives and is found within the bounds.
+// readChunk is the size of the buffer that measuring reads through.
 const readChunk = 64 << 10
+
+// firstChunk is the size of the first read buffer; it doubles as data
+// arrives and is found within the bounds. It is small: the profiles a
+// directory of Config.Dir holds by the thousand are a few hundred bytes
+// to a few KiB each, and a larger first buffer for each was most of what
+// reading them allocated.
+const firstChunk = 4 << 10
 
 // Read reads a pprof profile (gzip-compressed or not) from r within the
 // bounds of o, as report.Parse does (its documentation says how), and
@@ -105,7 +111,7 @@ func Read(r io.Reader, o Options) (*profile.Profile, int64, error) {
 	// The buffer never grows past what the bounds admit: maxBytes+1 to
 	// detect data past maxBytes, maxMem/4 for the data counted four times.
 	limit := min(maxBytes+1, maxMem/4+1)
-	data = make([]byte, 0, min(int64(readChunk), limit))
+	data = make([]byte, 0, min(int64(firstChunk), limit))
 	for {
 		if len(data) == cap(data) {
 			if int64(len(data)) >= limit {
