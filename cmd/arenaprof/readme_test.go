@@ -90,7 +90,9 @@ func readmeCommands(t *testing.T) []readmeCommand {
 				continue // a message the command prints ("arenaprof top: ..."), not a command
 			}
 			if !strings.HasPrefix(s, "go tool pprof ") && !strings.HasPrefix(s, "arenaprof ") && !strings.HasPrefix(s, "go run ./cmd/arenaprof ") {
-				installs := strings.HasPrefix(s, "go get ") || strings.HasPrefix(s, "go install ")
+				installs := slices.ContainsFunc([]string{"go get ", "go install ", "go -C ", "go mod ", "git clone "}, func(p string) bool {
+					return strings.HasPrefix(s, p)
+				}) // TestREADMEInstall runs README's
 				if strings.Contains(s, "arenaprof ") && !installs && strings.HasPrefix(s, "go ") {
 					t.Errorf("%s line %d runs arenaprof in a way this test does not know: %q", file, i+1, l)
 				}
