@@ -265,7 +265,7 @@ func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
 		}
 		opts.bases, opts.nexts = pos[:1], pos[1:]
 	}
-	opts.base, opts.next = strings.Join(opts.bases, " "), strings.Join(opts.nexts, " ")
+	opts.base, opts.next = inputsName(opts.bases), inputsName(opts.nexts)
 	return opts, nil
 }
 

@@ -635,3 +635,38 @@ func FuzzInputArgs(f *testing.F) {
 		checkTopRun(t, code, out, errOut)
 	})
 }
+
+// Messages about thousands of inputs stay short: a refusal at
+// -max-memory names the input at fault and the count, and an error of the
+// merged profile names the inputs by their count, the first and the last,
+// never the list (3,000 paths were 51,137 bytes).
+func TestMergedErrorsShort(t *testing.T) {
+	dir := copiesDir(t, tinyHeap(t), 3000)
+	files, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+	if err != nil || len(files) != 3000 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	tests := []struct {
+		name string
+		run  func() (int, string, string)
+		want string
+	}{
+		{"-max-memory", func() (int, string, string) { return runTopArgs(append([]string{"-max-memory", "1KiB"}, files...)...) },
+			"cannot read " + files[0] + ": the 3000 inputs together take "},
+		{"table error", func() (int, string, string) { return runTopArgs(append([]string{"-by", "type"}, files...)...) },
+			"3000 inputs (" + files[0] + " ... " + files[2999] + "): a Go heap profile records no types"},
+		{"diff", func() (int, string, string) {
+			args := []string{"-by", "type"}
+			for _, f := range files[:1500] {
+				args = append(args, "-base", f)
+			}
+			return runDiffArgs(append(args, files[1500:]...)...)
+		}, "1500 inputs (" + files[0] + " ... " + files[1499] + ") vs 1500 inputs (" + files[1500] + " ... " + files[2999] + "): "},
+	}
+	for _, tt := range tests {
+		code, _, errOut := tt.run()
+		if code != 1 || !strings.Contains(errOut, tt.want) || len(errOut) > 500 {
+			t.Errorf("%s: exit %d, %d bytes: %.1000s", tt.name, code, len(errOut), errOut)
+		}
+	}
+}

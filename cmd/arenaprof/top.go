@@ -157,7 +157,7 @@ func (o commonOptions) limits() report.ParseOptions {
 // topOptions are the parsed flags of arenaprof top.
 type topOptions struct {
 	commonOptions
-	src  string           // the inputs as messages name them
+	src  string           // the inputs as messages name them (inputsName)
 	srcs []string         // the inputs: merged when several (see loadInputs)
 	pyro pyroscopeOptions // -pyroscope: src is a label selector
 }
@@ -204,8 +204,18 @@ func topOptionsOf(g groupFlags, pf pyroscopeFlags, pos []string) (opts topOption
 	if len(pos) == 0 {
 		return opts, topUsageErr("missing PROFILE; give a profile file or the http(s) URL of the arenaprof handler, e.g. arenaprof top arena.pb.gz")
 	}
-	opts.src, opts.srcs = strings.Join(pos, " "), pos
+	opts.src, opts.srcs = inputsName(pos), pos
 	return opts, nil
+}
+
+// inputsName names the inputs of a side in messages and headings: each
+// of one or two, else their count, the first and the last, so that a
+// message about thousands of inputs stays one short line.
+func inputsName(args []string) string {
+	if len(args) <= 2 {
+		return strings.Join(args, " ")
+	}
+	return fmt.Sprintf("%d inputs (%s ... %s)", len(args), args[0], args[len(args)-1])
 }
 
 // top loads the profile and writes the table or JSON.
