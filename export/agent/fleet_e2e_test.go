@@ -299,8 +299,13 @@ func topRows(t *testing.T, cli, url, sel string, confidence float64, begin, end 
 	return m
 }
 
-// buildCLI builds cmd/arenaprof into a temporary directory.
+// buildCLI builds cmd/arenaprof into a temporary directory, or returns
+// $ARENAPROF_CLI, the CLI of this tree built once (.ci/run builds it
+// there for both servers' end-to-end runs).
 func buildCLI(t *testing.T) string {
+	if bin := os.Getenv("ARENAPROF_CLI"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "arenaprof")
 	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../../cmd/arenaprof")
 	if out, err := cmd.CombinedOutput(); err != nil {
