@@ -25,9 +25,23 @@ func goHeapFixture(rate int64) *profile.Profile {
 	}
 }
 
+// goHeapLabeled is goHeapFixture(512 KiB) whose sample has the numeric
+// labels num, and its values (withValues) or none, as the legacy text
+// parser writes a record without allocations (with the label bytes=0).
+func goHeapLabeled(num map[string][]int64, withValues bool) *profile.Profile {
+	p := goHeapFixture(512 << 10)
+	p.Sample[0].NumLabel = num
+	if !withValues {
+		p.Sample[0].Value = []int64{0, 0, 0, 0}
+	}
+	return p
+}
+
 // TestCheckMeans: every field a sampling mean is read from is refused at
-// 0, negative, past 2^40 or missing, by an error that names it; and
-// Table refuses such a profile too.
+// 0, negative, past 2^40 or missing, by an error that names it, and so
+// is a sample label that makes no sense on any kind of sample (a
+// sampling_mean, a memprofilerate or an object size below 1, the last on
+// a sample with values); Table refuses such a profile too.
 func TestCheckMeans(t *testing.T) {
 	arena := func(f func(p *profile.Profile)) *profile.Profile {
 		p := fixture.Arena(t)
@@ -72,7 +86,15 @@ func TestCheckMeans(t *testing.T) {
 		{"heap upload", heapUpload(func(*profile.Sample) {}), ""},
 		{"heap upload without memprofilerate", heapUpload(func(s *profile.Sample) { delete(s.NumLabel, pprofmt.LabelHeapRate) }), "has no memprofilerate label"},
 		{"heap upload memprofilerate 0", heapUpload(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelHeapRate] = []int64{0} }), "the label memprofilerate=0"},
+		{"heap upload sampling_mean 0", heapUpload(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelMean] = []int64{0} }), "the label sampling_mean=0"},
+		{"heap upload bytes 0", heapUpload(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelBytes] = []int64{0} }), "the label bytes=0: an object size is at least 1 byte"},
+		{"arena bytes 0", arena(eachSample(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelBytes] = []int64{0} })), "the label bytes=0"},
+		{"arena bytes negative", arena(eachSample(func(s *profile.Sample) { s.NumLabel[pprofmt.LabelBytes] = []int64{-8} })), "the label bytes=-8"},
 		{"Go heap", goHeapFixture(512 << 10), ""},
+		{"Go heap sampling_mean 0", goHeapLabeled(map[string][]int64{pprofmt.LabelMean: {0}, pprofmt.LabelBytes: {1024}}, true), "the label sampling_mean=0"},
+		{"Go heap bytes 0", goHeapLabeled(map[string][]int64{pprofmt.LabelBytes: {0}}, true), "the label bytes=0"},
+		{"Go heap memprofilerate 0", goHeapLabeled(map[string][]int64{pprofmt.LabelHeapRate: {0}, pprofmt.LabelBytes: {1024}}, true), "the label memprofilerate=0"},
+		{"Go heap record without values, bytes 0", goHeapLabeled(map[string][]int64{pprofmt.LabelBytes: {0}}, false), ""},
 		{"Go heap period 0", goHeapFixture(0), "the period of a Go heap profile (its MemProfileRate) is 0"},
 		{"Go heap period negative", goHeapFixture(-7), "(its MemProfileRate) is -7"},
 		{"Go heap period type", func() *profile.Profile {
@@ -140,7 +162,9 @@ func FuzzCheckMeans(f *testing.F) {
 			arenaMean = mean
 		}
 		_, _, meansErr := pprofmt.MeansOf(p, pprofmt.MeansCommentPrefix)
-		wantErr := meansErr != nil || bad(arenaMean) && len(p.Sample) > 1 || heap && rate <= 0
+		// The Go heap sample is read at its rate, but a sampling_mean
+		// label on it must make sense too.
+		wantErr := meansErr != nil || bad(arenaMean) && (len(p.Sample) > 1 || !heap || labeled) || heap && rate <= 0
 		if (err != nil) != wantErr {
 			t.Fatalf("CheckMeans: %v, want an error: %v", err, wantErr)
 		}

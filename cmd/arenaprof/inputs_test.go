@@ -517,6 +517,15 @@ func TestMeanRefusedNamesFile(t *testing.T) {
 		}, "no sampling_mean label and the profile's period (the sampling mean of such samples) is 0"},
 		{"means comment negative", func(p *profile.Profile) { p.Comments = append(p.Comments, "arenaprof means=-1024") }, `"-1024" is not a sampling mean`},
 		{"memprofilerate missing", func(p *profile.Profile) { p.Sample[0].Label["memory"] = []string{"heap"} }, "has no memprofilerate label"},
+		{"Go heap samples with sampling_mean 0 and bytes 0", func(p *profile.Profile) {
+			for _, s := range p.Sample {
+				s.Label["memory"] = []string{"heap"}
+				s.NumLabel["memprofilerate"] = []int64{4096}
+				s.NumLabel["sampling_mean"] = []int64{0}
+				s.NumLabel["bytes"] = []int64{0}
+			}
+		}, "the label sampling_mean=0"},
+		{"bytes 0", func(p *profile.Profile) { p.Sample[1].NumLabel["bytes"] = []int64{0} }, "the label bytes=0: an object size is at least 1 byte"},
 	}
 	for _, tt := range tests {
 		bad := rewrite(t, good, dir, "bad.pb.gz", tt.edit)

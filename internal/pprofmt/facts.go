@@ -131,7 +131,7 @@ func Describe(p *profile.Profile) (*Facts, error) {
 	}
 	switch {
 	case f.Kind == KindGoHeap:
-		f.MeansErr = f.checkGoHeap(p)
+		f.MeansErr = firstErr(f.checkGoHeap(p), sampleErr)
 	case f.Kind != KindArena:
 	case meansErr != nil:
 		f.MeansErr = fmt.Errorf("report: %w", meansErr)
@@ -210,6 +210,12 @@ func (f *Facts) scan(p *profile.Profile) error {
 		for k := range s.NumLabel {
 			f.NumLabels[k] = true
 		}
+		if f.Kind != KindArena && f.Kind != KindGoHeap {
+			continue
+		}
+		if err == nil {
+			err = checkSampleLabels(s)
+		}
 		if f.Kind != KindArena {
 			continue
 		}
@@ -240,6 +246,32 @@ func (f *Facts) scan(p *profile.Profile) error {
 		}
 	}
 	return err
+}
+
+// checkSampleLabels returns an error naming the label when a numeric
+// label of s that the estimates read makes no sense, whatever the kind of
+// the sample: a sampling_mean outside [1, 2^40] bytes, a memprofilerate
+// below 1, or, on a sample with a value, a bytes (object size) below 1.
+// (A Go heap sample without values may carry bytes=0: the legacy text
+// parser writes it on the records with no allocations.)
+func checkSampleLabels(s *profile.Sample) error {
+	const maxMean = int64(samplingstate.MaxMeanBytes)
+	for _, m := range s.NumLabel[LabelMean] {
+		if m < 1 || m > maxMean {
+			return fmt.Errorf("report: a sample has the label %s=%d: a sampling mean is in [1, %d] bytes", LabelMean, m, maxMean)
+		}
+	}
+	for _, r := range s.NumLabel[LabelHeapRate] {
+		if r <= 0 {
+			return fmt.Errorf("report: a sample has the label %s=%d: a MemProfileRate of %d samples nothing", LabelHeapRate, r, r)
+		}
+	}
+	for _, b := range s.NumLabel[LabelBytes] {
+		if b < 1 && slices.ContainsFunc(s.Value, func(v int64) bool { return v != 0 }) {
+			return fmt.Errorf("report: a sample has the label %s=%d: an object size is at least 1 byte", LabelBytes, b)
+		}
+	}
+	return nil
 }
 
 func firstErr(err, next error) error {
@@ -428,8 +460,10 @@ func GoVersionsOf(p *profile.Profile) []string {
 // the profile's period), the memprofilerate label of a Go heap sample of
 // an arenaprof profile, the period of a Go heap profile (its
 // MemProfileRate, under the period type space/bytes), and the means listed
-// by the comments "arenaprof means=" and "arenaprof inuse_means=". A
-// profile of exact counts (a live-arenas profile) and one of no sampled
+// by the comments "arenaprof means=" and "arenaprof inuse_means="; and a
+// sample label that makes no sense on any sample of an arenaprof or Go
+// heap profile (a sampling_mean outside [1, 2^40], a memprofilerate below
+// 1, a bytes below 1 on a sample with values). A profile of exact counts (a live-arenas profile) and one of no sampled
 // memory have no means to check: it returns nil for them. report's Table,
 // Diff, Flame and Advise call it on every profile they read; a reader
 // (the command's) calls it to refuse such a profile as soon as it is
