@@ -20,6 +20,7 @@ require (
 
 require (
 	github.com/felixge/fgprof v0.9.5 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/term v0.48.0 // indirect
 )
 
