@@ -8,12 +8,15 @@ import (
 	"io"
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/pprofread"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -53,10 +56,10 @@ request whose arena they would move to. See docs/advise.md and
 ACCURACY.md, "Advice".
 
 Refused, with no numbers: profiles that are not Go heap profiles (an
-arenaprof profile is read by arenaprof top), unsymbolized ones, profiles
-of two binaries, LATER not later than EARLIER or with counts below
-EARLIER's (two processes, or a restart), and a change of MemProfileRate
-between them.
+arenaprof profile is read by arenaprof top), unsymbolized ones, one file
+given twice, profiles of two binaries, LATER not later than EARLIER or
+with counts below EARLIER's (two processes, or a restart), and a change
+of MemProfileRate between them.
 
 flags:
   -by func|stack|label=KEY
@@ -185,8 +188,54 @@ func parseAdviseArgs(args []string) (adviseOptions, error) {
 		if o.earlier == "-" && o.later == "-" {
 			return o, topUsageErr("EARLIER and LATER cannot both be - (standard input)")
 		}
+		if sameFile(o.earlier, o.later) {
+			return o, topUsageErr("%s is given twice, as EARLIER and LATER; give two profiles of one process, the earlier first (or -seconds N URL, which fetches one URL twice)", o.later)
+		}
 	}
 	return o, nil
+}
+
+// sameFile reports whether a and b name one file (a path given twice,
+// spelled alike or not, or two links to one file); URLs and - are no
+// files.
+func sameFile(a, b string) bool {
+	if isProfileURL(a) || isProfileURL(b) || a == "-" || b == "-" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// loadAdviseProfile reads src, one of advise's profiles (named role:
+// EARLIER or LATER), and refuses what is no Go heap profile with advise's
+// words: advise reads nothing else.
+func loadAdviseProfile(src, role string, lim report.ParseOptions) (*arenaProfile, error) {
+	s, err := openProfileSource(src)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	lim = withDefaults(lim)
+	p, cost, err := pprofread.Read(s.r, pprofread.Options(lim))
+	if err != nil {
+		return nil, parseErr(s, err, lim)
+	}
+	f, _ := pprofmt.Describe(p)
+	switch f.Kind {
+	case pprofmt.KindGoHeap:
+	case pprofmt.KindArena, pprofmt.KindHoldings:
+		return nil, topInputErr("%s (%s) is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top. advise reads two Go heap or allocs profiles of one process (runtime/pprof's, or /debug/pprof/heap)", s.shown, role)
+	default:
+		return nil, topInputErr("%s (%s) is %s: it holds no Go heap allocations; advise reads two Go heap or allocs profiles of one process (runtime/pprof's, or /debug/pprof/heap)", s.shown, role, f.What())
+	}
+	if f, err = checkArena(s.shown, p); err != nil {
+		return nil, err
+	}
+	return &arenaProfile{prof: p, facts: f, cost: cost}, nil
 }
 
 // withGC returns src with gc=1 added when it is the URL of
@@ -214,7 +263,7 @@ var adviseSleep = time.Sleep
 // advise loads the two profiles, advises and writes the report.
 func advise(opts adviseOptions, stdout, stderr io.Writer) error {
 	earlierSrc, laterSrc := withGC(opts.earlier), withGC(opts.later)
-	earlier, err := loadArenaProfile(earlierSrc, opts.limits())
+	earlier, err := loadAdviseProfile(earlierSrc, "EARLIER", opts.limits())
 	if err != nil {
 		return err
 	}
@@ -222,7 +271,7 @@ func advise(opts adviseOptions, stdout, stderr io.Writer) error {
 		laterSrc = earlierSrc
 		waitWithProgress(opts.seconds, stderr)
 	}
-	later, err := loadArenaProfile(laterSrc, opts.limits())
+	later, err := loadAdviseProfile(laterSrc, "LATER", opts.limits())
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // The advise fixture: two heap profiles of internal/testkit/advisecheck's service
@@ -107,6 +109,18 @@ func TestAdviseBadInput(t *testing.T) {
 	}
 	stdinLater := func() { stdin = bytes.NewReader(data) }
 	heapNow := writeTemp(t, "now.pb.gz", heapProfile(t)) // this process: another binary
+	link := filepath.Join(t.TempDir(), "link.pb.gz")
+	abs, err := filepath.Abs(adviseLater)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	cpu := writeTemp(t, "cpu.pb.gz", profileBytes(t, &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10000000, TimeNanos: 1,
+	}))
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -115,9 +129,12 @@ func TestAdviseBadInput(t *testing.T) {
 		err   string
 	}{
 		{"swapped", []string{adviseLater, adviseEarlier}, nil, 1, "is not later than EARLIER"},
-		{"same", []string{adviseLater, adviseLater}, nil, 1, "is not later than EARLIER"},
-		{"arena", []string{arenaProf, adviseLater}, nil, 1, "EARLIER is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top"},
-		{"goroutines", []string{adviseEarlier, goroutines}, nil, 1, "a goroutine profile (sample types goroutine/count) carries no sampled memory"},
+		{"same", []string{adviseLater, adviseLater}, nil, 2, adviseLater + " is given twice, as EARLIER and LATER; give two profiles of one process, the earlier first"},
+		{"same, spelled otherwise", []string{adviseLater, "./" + adviseLater}, nil, 2, "is given twice, as EARLIER and LATER"},
+		{"same, through a link", []string{adviseLater, link}, nil, 2, link + " is given twice, as EARLIER and LATER"},
+		{"arena", []string{arenaProf, adviseLater}, nil, 1, arenaProf + " (EARLIER) is an arenaprof profile, not a Go heap profile: its memory is in arenas already; read it with arenaprof top"},
+		{"goroutines", []string{adviseEarlier, goroutines}, nil, 1, goroutines + " (LATER) is a goroutine profile (sample types goroutine/count): it holds no Go heap allocations; advise reads two Go heap or allocs profiles"},
+		{"cpu", []string{cpu, adviseLater}, nil, 1, cpu + " (EARLIER) is a CPU profile (sample types samples/count, cpu/nanoseconds): it holds no Go heap allocations; advise reads two Go heap or allocs profiles of one process (runtime/pprof's, or /debug/pprof/heap)"},
 		{"two binaries", []string{adviseEarlier, heapNow}, nil, 1, "two binaries"},
 		{"legacy", []string{filepath.Join("testdata", "compile_memprofile.txt"), adviseLater}, nil, 1, "go tool pprof -proto"},
 		{"missing", []string{"nosuch.pb.gz", adviseLater}, nil, 1, "no such file"},
@@ -146,6 +163,9 @@ func TestAdviseBadInput(t *testing.T) {
 			code, out, errOut := runAdviseArgs(tc.args...)
 			if code != tc.code || !strings.Contains(errOut, tc.err) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tc.code, tc.err)
+			}
+			if strings.Contains(errOut, "give an arenaprof profile") || strings.Contains(errOut, "not later") && tc.name != "swapped" {
+				t.Errorf("stderr %q says what advise does not read, or not later for another cause", errOut)
 			}
 			if code != 0 && out != "" {
 				t.Errorf("output beside an error: %q", out)

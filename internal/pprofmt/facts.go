@@ -330,9 +330,10 @@ func IsGoHeap(p *profile.Profile) bool {
 	return true
 }
 
-// notMemoryError says why the profile, which lacks the arenaprof sample
-// types f.Missing and is no Go heap profile, carries nothing to estimate.
-func (f *Facts) notMemoryError() error {
+// What names what the profile is by its period type, with its sample
+// types, for messages: "a CPU profile (sample types samples/count,
+// cpu/nanoseconds)", "a profile (sample types none)".
+func (f *Facts) What() string {
 	what := "a profile"
 	switch f.PeriodType {
 	case "cpu":
@@ -348,7 +349,13 @@ func (f *Facts) notMemoryError() error {
 	if h == "" {
 		h = "none"
 	}
-	return fmt.Errorf("report: %s (sample types %s) carries no sampled memory to estimate: it lacks the sample types %s; give an arenaprof profile or a Go heap or allocs profile", what, h, strings.Join(f.Missing, ", "))
+	return what + " (sample types " + h + ")"
+}
+
+// notMemoryError says why the profile, which lacks the arenaprof sample
+// types f.Missing and is no Go heap profile, carries nothing to estimate.
+func (f *Facts) notMemoryError() error {
+	return fmt.Errorf("report: %s carries no sampled memory to estimate: it lacks the sample types %s; give an arenaprof profile or a Go heap or allocs profile", f.What(), strings.Join(f.Missing, ", "))
 }
 
 // CheckSampledMemory returns an error saying why the profile cannot be
