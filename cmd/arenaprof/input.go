@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -48,7 +50,7 @@ func holdsGoHeap(f *pprofmt.Facts) bool {
 type mergedInputs struct {
 	n        int       // profiles merged
 	from, to time.Time // the span their times cover; zero if none has a time
-	skipped  []string  // what a directory held that was not read, e.g. "12 cpu"
+	skipped  []string  // what a directory or glob held that was not read (skips.list), e.g. "12 cpu profiles"
 }
 
 // memoryKinds are the profiles of Config.Dir a directory input reads: the
@@ -78,55 +80,164 @@ func dirFileKind(name string) (string, bool) {
 	return kind, len(parts) >= 2
 }
 
+// maxNamedSkips bounds the entries a side's heading names as not read;
+// the others are counted.
+const maxNamedSkips = 10
+
+// skips collects what the inputs of a side held that was not read: the
+// files of Config.Dir's other profiles, counted by profile name; hidden
+// files (the agent's temporary files among them), counted; and every
+// other entry, named with the reason.
+type skips struct {
+	kinds  map[string]int // Config.Dir's other profiles: cpu, wall, peak, arenas
+	hidden int
+	named  []string // "path (reason)"
+}
+
+// name records path as not read, for reason.
+func (k *skips) name(path, reason string) { k.named = append(k.named, path+" ("+reason+")") }
+
+// list is what the heading and -json say: the counts, then the entries
+// named, at most maxNamedSkips, and how many more there were.
+func (k *skips) list() []string {
+	var out []string
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	for _, kind := range slices.Sorted(maps.Keys(k.kinds)) {
+		out = append(out, plural(k.kinds[kind], kind+" profile", kind+" profiles"))
+	}
+	if k.hidden > 0 {
+		out = append(out, plural(k.hidden, "hidden file", "hidden files"))
+	}
+	named := k.named
+	if len(named) > maxNamedSkips {
+		named = named[:maxNamedSkips]
+	}
+	out = append(out, named...)
+	if more := len(k.named) - len(named); more > 0 {
+		out = append(out, plural(more, "more entry", "more entries")+" not read")
+	}
+	return out
+}
+
+// regularFile resolves the entry e of dir: its path and whether it is a
+// regular file to read, following a symbolic link; for an entry that is
+// not one, the reason, for skips.
+func regularFile(dir string, e fs.DirEntry) (path string, ok bool, reason string) {
+	path = filepath.Join(dir, e.Name())
+	t := e.Type()
+	switch {
+	case t.IsRegular():
+		return path, true, ""
+	case t.IsDir():
+		return path, false, "a directory: directories are not read inside one"
+	case t&fs.ModeSymlink == 0:
+		return path, false, "not a regular file"
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return path, false, "a symbolic link loop"
+	case errors.Is(err, fs.ErrNotExist):
+		return path, false, "a broken symbolic link"
+	case err != nil:
+		return path, false, "unreadable: " + strings.TrimPrefix(err.Error(), "stat "+path+": ")
+	case fi.IsDir():
+		return path, false, "a symbolic link to a directory"
+	case !fi.Mode().IsRegular():
+		return path, false, "a symbolic link to something other than a regular file"
+	}
+	// A link to a file of the same directory would count it twice.
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		if abs, err := filepath.Abs(dir); err == nil {
+			if real, err := filepath.EvalSymlinks(abs); err == nil && filepath.Dir(target) == real {
+				return path, false, "a symbolic link to " + filepath.Base(target) + " of the same directory, read once"
+			}
+		}
+	}
+	return path, true, ""
+}
+
 // readProfileDir lists the profiles of dir to merge: the arena and heap
 // profiles Config.Dir writes, in time order, skipping its other profiles,
 // its temporary files and hidden files; a directory holding no file of
 // Config.Dir's gives each of its .pb.gz and .pb files, in name order.
-func readProfileDir(dir string) (files, skipped []string, err error) {
+// Symbolic links to files are followed. What it does not read is added
+// to k.
+func readProfileDir(dir string, k *skips) (files []string, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, topInputErr("cannot read the directory %s: %v", dir, err)
+		return nil, topInputErr("cannot read the directory %s: %v", dir, err)
 	}
-	var agent, plain []string
-	others := map[string]int{}
+	var agent, plain, others []string
+	var mine skips
+	mine.kinds = map[string]int{}
 	for _, e := range ents {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
-			continue // temporary files of Config.Dir start with a dot
+		if strings.HasPrefix(name, ".") {
+			mine.hidden++ // temporary files of Config.Dir start with a dot
+			continue
+		}
+		path, ok, reason := regularFile(dir, e)
+		if !ok {
+			mine.name(path, reason)
+			continue
 		}
 		if kind, ok := dirFileKind(name); ok {
 			if memoryKinds[kind] {
-				agent = append(agent, filepath.Join(dir, name))
+				agent = append(agent, path)
 			} else {
-				others[kind]++
+				mine.kinds[kind]++
 			}
 			continue
 		}
 		if strings.HasSuffix(name, ".pb.gz") || strings.HasSuffix(name, ".pb") {
-			plain = append(plain, filepath.Join(dir, name))
+			plain = append(plain, path)
+		} else {
+			others = append(others, path)
 		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(others)) {
-		skipped = append(skipped, fmt.Sprintf("%d %s", others[k], k))
 	}
 	switch {
 	case len(agent) > 0:
-		return agent, skipped, nil // names start with the time: sorted by it
-	case len(skipped) > 0:
-		return nil, nil, topInputErr("%s holds no arena or heap profile of Config.Dir (it holds %s profiles: cpu and wall hold no memory, and peak and arenas profiles are states of one moment, which do not add up); give one such file to read it alone", dir, strings.Join(skipped, ", "))
+		for _, f := range plain {
+			mine.name(f, "not named as Config.Dir names its files, beside files of Config.Dir")
+		}
+		files = agent // names start with the time: sorted by it
+	case len(mine.kinds) > 0:
+		return nil, topInputErr("%s holds no arena or heap profile of Config.Dir (it holds %s: cpu and wall hold no memory, and peak and arenas profiles are states of one moment, which do not add up); give one such file to read it alone", dir, strings.Join(mine.list()[:len(mine.kinds)], ", "))
 	case len(plain) > 0:
-		return plain, nil, nil
+		files = plain
+	default:
+		return nil, topInputErr("%s holds no profile: no file of Config.Dir and no .pb.gz or .pb file", dir)
 	}
-	return nil, nil, topInputErr("%s holds no profile: no file of Config.Dir and no .pb.gz or .pb file", dir)
+	for _, f := range others {
+		mine.name(f, "not a profile by its name: no .pb.gz or .pb")
+	}
+	if k.kinds == nil {
+		k.kinds = map[string]int{}
+	}
+	for kind, n := range mine.kinds {
+		k.kinds[kind] += n
+	}
+	k.hidden += mine.hidden
+	k.named = append(k.named, mine.named...)
+	return files, nil
 }
 
 // expandInputs turns the arguments of one side into the profiles to read:
 // a directory gives its profiles (readProfileDir), a pattern that names no
 // file is expanded as a glob (filepath.Match's syntax: quote it so that
-// the shell leaves it alone), anything else (a file, an http(s) URL, or -
-// for standard input) is read as it is. single reports one argument read
-// as it is: no merge.
+// the shell leaves it alone; a match that is no file, or that cannot be
+// read, is skipped and named), anything else (a file, an http(s) URL, or
+// - for standard input) is read as it is. skipped lists what a directory
+// or a glob held that was not read (skips.list); single reports one
+// argument read as it is: no merge.
 func expandInputs(args []string) (files, skipped []string, single bool, err error) {
+	var k skips
 	for _, a := range args {
 		if isProfileURL(a) || a == "-" {
 			files = append(files, a)
@@ -135,11 +246,11 @@ func expandInputs(args []string) (files, skipped []string, single bool, err erro
 		fi, statErr := os.Stat(a)
 		switch {
 		case statErr == nil && fi.IsDir():
-			fs, sk, err := readProfileDir(a)
+			got, err := readProfileDir(a, &k)
 			if err != nil {
 				return nil, nil, false, err
 			}
-			files, skipped = append(files, fs...), append(skipped, sk...)
+			files = append(files, got...)
 		case statErr != nil && strings.ContainsAny(a, "*?["):
 			m, err := filepath.Glob(a)
 			if err != nil {
@@ -147,11 +258,24 @@ func expandInputs(args []string) (files, skipped []string, single bool, err erro
 			}
 			n := len(files)
 			for _, f := range m {
-				if fi, err := os.Stat(f); err == nil && !fi.IsDir() {
+				fi, err := os.Stat(f)
+				switch {
+				case errors.Is(err, syscall.ELOOP):
+					k.name(f, "a symbolic link loop")
+				case errors.Is(err, fs.ErrNotExist):
+					k.name(f, "a broken symbolic link")
+				case err != nil:
+					k.name(f, "unreadable: "+strings.TrimPrefix(err.Error(), "stat "+f+": "))
+				case fi.IsDir():
+					k.name(f, "a directory: a glob reads the files it matches")
+				default:
 					files = append(files, f)
 				}
 			}
 			if len(files) == n {
+				if len(k.named) > 0 {
+					return nil, nil, false, topInputErr("no file matches %s (it matches %s)", a, strings.Join(k.list(), ", "))
+				}
 				return nil, nil, false, topInputErr("no file matches %s", a)
 			}
 		default:
@@ -173,7 +297,7 @@ func expandInputs(args []string) (files, skipped []string, single bool, err erro
 		seen[key] = f
 	}
 	single = len(args) == 1 && len(files) == 1 && files[0] == args[0]
-	return files, skipped, single, nil
+	return files, k.list(), single, nil
 }
 
 // loadInputs reads the profiles of one side (see expandInputs) within lim,
@@ -417,7 +541,7 @@ func (m *mergedInputs) describe() string {
 		s += fmt.Sprintf(", %s to %s UTC (%v)", m.from.Format("2006-01-02 15:04:05"), end, d)
 	}
 	if len(m.skipped) > 0 {
-		s += "; skipped: " + strings.Join(m.skipped, ", ") + " profiles"
+		s += "; skipped: " + strings.Join(m.skipped, ", ")
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,8 +126,8 @@ func TestTopDirAgent(t *testing.T) {
 	if rep.Inputs == nil || rep.Inputs.Profiles != kinds["arena"]+kinds["heap"] || rep.Inputs.From == nil || !rep.Inputs.To.After(*rep.Inputs.From) {
 		t.Errorf("inputs %+v, want %d profiles with a span", rep.Inputs, kinds["arena"]+kinds["heap"])
 	}
-	if rep.Inputs != nil && (len(rep.Inputs.Skipped) != 1 || rep.Inputs.Skipped[0] != "" && !strings.HasSuffix(rep.Inputs.Skipped[0], " wall")) {
-		t.Errorf("skipped %v, want the wall profiles", rep.Inputs.Skipped)
+	if rep.Inputs != nil && (len(rep.Inputs.Skipped) != 2 || !strings.HasSuffix(rep.Inputs.Skipped[0], " wall profiles") || rep.Inputs.Skipped[1] != "2 hidden files") {
+		t.Errorf("skipped %v, want the wall profiles and 2 hidden files", rep.Inputs.Skipped)
 	}
 	var sum int64
 	files, _ := filepath.Glob(filepath.Join(dir, "*-arena.pb.gz"))
@@ -330,7 +331,7 @@ func TestMergeRefused(t *testing.T) {
 		{"same file twice", []string{arenaA, filepath.Join(dir, ".", "a.pb.gz")}, 2, []string{"is given twice"}},
 		{"glob without match", []string{filepath.Join(dir, "*.none")}, 1, []string{"no file matches " + filepath.Join(dir, "*.none")}},
 		{"bad glob", []string{filepath.Join(dir, "[")}, 2, []string{"bad pattern"}},
-		{"directory without memory profiles", []string{wallOnly}, 1, []string{"holds no arena or heap profile of Config.Dir (it holds 1 cpu, 1 wall profiles"}},
+		{"directory without memory profiles", []string{wallOnly}, 1, []string{"holds no arena or heap profile of Config.Dir (it holds 1 cpu profile, 1 wall profile: "}},
 		{"stdin twice", []string{"-", "-"}, 2, []string{"- is given twice"}},
 		{"one side merged ok", []string{arenaA, arenaB}, 0, nil},
 	}
@@ -677,5 +678,95 @@ func TestMergedErrorsShort(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, tt.want) || len(errOut) > 500 {
 			t.Errorf("%s: exit %d, %d bytes: %.1000s", tt.name, code, len(errOut), errOut)
 		}
+	}
+}
+
+// What a directory or a glob does not read is said, in the heading and in
+// -json: the other profiles of Config.Dir and the hidden files counted,
+// every other entry named with why (a symbolic link loop, a broken link,
+// a link to a file of the same directory, a directory, a file that is not
+// a profile by its name), at most maxNamedSkips of them and the count of
+// the rest. A link to a file elsewhere is read.
+func TestDirSkipsNamed(t *testing.T) {
+	fixture := profileBytes(t, buildFixture(t))
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	link := func(target, name string) {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("20261125T190000.000Z-shop-arena.pb.gz", fixture)
+	write("20261125T190015.000Z-shop-wall.pb.gz", []byte("x"))
+	write(".arenaprof-1.tmp", []byte("partial"))
+	write("old.pb.gz", fixture)
+	write("notes.txt", []byte("x"))
+	elsewhere := writeTemp(t, "elsewhere.pb.gz", fixture)
+	link(elsewhere, "20261125T190030.000Z-shop-arena.pb.gz")
+	link("20261125T190000.000Z-shop-arena.pb.gz", "20261125T190045.000Z-shop-arena.pb.gz")
+	link("loop-b.pb.gz", "loop-a.pb.gz")
+	link("loop-a.pb.gz", "loop-b.pb.gz")
+	link("gone.pb.gz", "broken.pb.gz")
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runTopArgs("-json", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep topJSON
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	want := []string{
+		"1 wall profile", "1 hidden file",
+		p("20261125T190045.000Z-shop-arena.pb.gz") + " (a symbolic link to 20261125T190000.000Z-shop-arena.pb.gz of the same directory, read once)",
+		p("broken.pb.gz") + " (a broken symbolic link)",
+		p("loop-a.pb.gz") + " (a symbolic link loop)",
+		p("loop-b.pb.gz") + " (a symbolic link loop)",
+		p("sub") + " (a directory: directories are not read inside one)",
+		p("old.pb.gz") + " (not named as Config.Dir names its files, beside files of Config.Dir)",
+		p("notes.txt") + " (not a profile by its name: no .pb.gz or .pb)",
+	}
+	if rep.Inputs == nil || rep.Inputs.Profiles != 2 || !slices.Equal(rep.Inputs.Skipped, want) {
+		t.Errorf("inputs %+v, want 2 profiles and skipped:\n%s", rep.Inputs, strings.Join(want, "\n"))
+	}
+	code, out, _ = runTopArgs(dir)
+	if code != 0 || !strings.Contains(out, "inputs: 2 profiles merged, ") || !strings.Contains(out, "; skipped: "+strings.Join(want, ", ")+"\n") {
+		t.Errorf("heading lacks what was skipped:\n%s", out)
+	}
+	// A glob names the matches it does not read.
+	code, out, errOut = runTopArgs("-json", filepath.Join(dir, "[lo]*"))
+	if code != 0 {
+		t.Fatalf("glob: exit %d: %s", code, errOut)
+	}
+	rep = topJSON{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{p("loop-a.pb.gz") + " (a symbolic link loop)", p("loop-b.pb.gz") + " (a symbolic link loop)"}
+	if rep.Inputs == nil || rep.Inputs.Profiles != 1 || !slices.Equal(rep.Inputs.Skipped, want) {
+		t.Errorf("glob: inputs %+v, want 1 profile and the loops skipped", rep.Inputs)
+	}
+	// Past maxNamedSkips entries, the rest are counted.
+	for i := range 15 {
+		if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("sub%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, out, _ = runTopArgs("-json", dir)
+	rep = topJSON{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Inputs.Skipped); n != 2+maxNamedSkips+1 || rep.Inputs.Skipped[n-1] != "12 more entries not read" {
+		t.Errorf("%d entries skipped, the last %q", n, rep.Inputs.Skipped[n-1])
 	}
 }

@@ -105,15 +105,17 @@ join. An input is a file, a URL, -, a directory or a glob: a directory
 gives the arena and heap profiles that arenaprof's Config.Dir wrote there,
 in time order (its cpu, wall, peak and arenas profiles, temporary and
 hidden files are skipped; a directory of other files gives its .pb.gz and
-.pb files); a glob (quote it, e.g. 'dir/*-arena.pb.gz') gives the files
-it matches. The heading says how many profiles were merged, the span of
-their times, and what a directory held that was not read. Merged inputs
-are all arenaprof profiles (arena, heap or combined uploads) or all Go
-runtime heap profiles; profiles under different sampling means merge,
-Go heap samples of different MemProfileRates or of Go releases whose heap
-samplers differ do not, nor do live-arenas and peak profiles (states of
-one moment). -max-memory bounds the inputs of a side together. A file
-given twice is refused. See docs/inputs.md.`
+.pb files; symbolic links to files are followed); a glob (quote it, e.g.
+'dir/*-arena.pb.gz') gives the files it matches. The heading says how
+many profiles were merged, the span of their times, and what a directory
+or glob did not read: other profiles and hidden files counted, any other
+entry named with why (a symbolic link loop, a subdirectory, ...). Merged
+inputs are all arenaprof profiles (arena, heap or combined uploads) or
+all Go runtime heap profiles; profiles under different sampling means
+merge, Go heap samples of different MemProfileRates or of Go releases
+whose heap samplers differ do not, nor do live-arenas and peak profiles
+(states of one moment). -max-memory bounds the inputs of a side
+together. A file given twice is refused. See docs/inputs.md.`
 
 // commonOptions are the parsed flags top and diff share.
 type commonOptions struct {
