@@ -345,38 +345,42 @@ func partKind(f *pprofmt.Facts) string {
 // peak profiles (states of one moment, which do not add up), Go runtime
 // heap profiles with arenaprof profiles, and Go heap samples of different
 // MemProfileRates or of Go releases whose heap samplers differ.
+//
+// Profiles are merged in batches (mergeBatch): a merge rebuilds the
+// merged profile, so merging each input into it alone costs the merged
+// profile's size per input.
 func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile, error) {
 	lim = withDefaults(lim)
 	var (
-		acc   *profile.Profile
-		facts *pprofmt.Facts
+		m     = merger{lim: lim}
 		first mergePart
-		kept  int64                 // what acc keeps (pprofread.Kept)
 		rates = map[int64]string{}  // MemProfileRate: the first file with it
 		rules = map[string]string{} // Go heap sampler rule: the first file with it
 		info  = &mergedInputs{n: len(files), skipped: skipped}
 	)
 	for i, src := range files {
-		s, err := openProfileSource(src)
-		if err != nil {
-			return nil, err
+		if isProfileURL(src) || src == "-" {
+			// Read once: the batch must leave it all it may take.
+			if err := m.flush(); err != nil {
+				return nil, err
+			}
 		}
-		budget := lim
-		budget.MaxMemory = max(lim.MaxMemory-2*kept, 1)
-		p, _, err := pprofread.Read(s.r, pprofread.Options(budget))
-		s.close()
+		p, shown, err := m.read(src)
 		if err != nil {
 			var mle *pprofmt.MemoryLimitError
-			if len(files) > 1 && errors.As(err, &mle) && !mle.NotProfile {
-				return nil, mergedLimitErr(files[i+1:], len(files), i, s.shown, kept, mle, lim)
+			if errors.As(err, &mle) {
+				if len(files) > 1 {
+					return nil, mergedLimitErr(files[i+1:], len(files), i, shown, m.kept, mle, lim)
+				}
+				return nil, limitErr(shown, err, lim)
 			}
-			return nil, parseErr(s, err, lim)
+			return nil, err
 		}
-		f, err := checkArena(s.shown, p)
+		f, err := checkArena(shown, p)
 		if err != nil {
 			return nil, err
 		}
-		part := mergePart{src: s.shown, kind: partKind(f)}
+		part := mergePart{src: shown, kind: partKind(f)}
 		if (part.kind == "live-arenas" || part.kind == "peak") && len(files) > 1 {
 			return nil, topInputErr("%s is a %s profile, a state of one moment: such profiles do not add up; read it alone", part.src, part.kind)
 		}
@@ -390,19 +394,107 @@ func loadMerged(files, skipped []string, lim report.ParseOptions) (*arenaProfile
 		}
 		addMeanLabels(p, f)
 		info.span(p)
-		if acc == nil {
-			acc, facts = p, f
-		} else if acc, err = report.Merge(acc, p); err != nil {
-			return nil, topInputErr("cannot merge %s with the %d profiles before it: %s", part.src, i, strings.TrimPrefix(err.Error(), "report: "))
+		if len(files) == 1 {
+			return &arenaProfile{prof: p, facts: f, merged: info}, nil
 		}
-		if len(files) > 1 {
-			kept = pprofread.Kept(acc)
+		if err := m.add(p, part.src); err != nil {
+			return nil, err
 		}
 	}
-	if len(files) > 1 {
-		facts, _ = pprofmt.Describe(acc) // each part's means were checked
+	if err := m.flush(); err != nil {
+		return nil, err
 	}
-	return &arenaProfile{prof: acc, facts: facts, cost: kept, merged: info}, nil
+	facts, _ := pprofmt.Describe(m.acc) // each part's means were checked
+	return &arenaProfile{prof: m.acc, facts: facts, cost: m.kept, merged: info}, nil
+}
+
+// mergeBatch bounds the profiles read before they are merged at once.
+const mergeBatch = 256
+
+// merger merges the profiles of one side in batches, within lim: acc is
+// the merged profile of the batches so far, which keeps kept bytes
+// (pprofread.Kept); pending are the profiles read since, from the inputs
+// srcs, which keep pendingKept, of which pendingAdds in records (without
+// each profile's fixed cost: pprofread.Adds), what merging them can add
+// at most.
+type merger struct {
+	lim                      report.ParseOptions
+	acc                      *profile.Profile
+	kept                     int64
+	merged                   int // the profiles in acc
+	pending                  []*profile.Profile
+	pendingKept, pendingAdds int64
+	srcs                     []string
+}
+
+// budget is what reading the next profile may take: what the merged
+// profile and the batch leave, both counted twice (they, and the merge
+// that rebuilds them).
+func (m *merger) budget() report.ParseOptions {
+	b := m.lim
+	b.MaxMemory = max(m.lim.MaxMemory-2*m.kept-2*m.pendingKept, 1)
+	return b
+}
+
+// read reads the profile src within the budget, and returns it and its
+// name in messages; when the batch leaves too little, it merges the batch
+// and reads src again (a file: a URL and standard input are read with no
+// batch pending). Its errors are worded for the command, except a
+// *pprofmt.MemoryLimitError, returned wrapped for mergedLimitErr.
+func (m *merger) read(src string) (*profile.Profile, string, error) {
+	for {
+		s, err := openProfileSource(src)
+		if err != nil {
+			return nil, "", err
+		}
+		p, _, err := pprofread.Read(s.r, pprofread.Options(m.budget()))
+		s.close()
+		var mle *pprofmt.MemoryLimitError
+		switch {
+		case err == nil:
+			return p, s.shown, nil
+		case !errors.As(err, &mle) || mle.NotProfile:
+			return nil, s.shown, parseErr(s, err, m.lim)
+		case len(m.pending) == 0:
+			return nil, s.shown, err
+		}
+		if err := m.flush(); err != nil {
+			return nil, s.shown, err
+		}
+	}
+}
+
+// add adds p, read from src, to the batch, and merges the batch when it
+// holds mergeBatch profiles or records as large as the merged profile (at
+// least 1 MiB of them): a merge then costs about what the batch holds.
+func (m *merger) add(p *profile.Profile, src string) error {
+	k := pprofread.Kept(p)
+	m.pending = append(m.pending, p)
+	m.pendingKept += k
+	m.pendingAdds += pprofread.Adds(k)
+	m.srcs = append(m.srcs, src)
+	if len(m.pending) >= mergeBatch || m.pendingAdds >= max(m.kept, 1<<20) {
+		return m.flush()
+	}
+	return nil
+}
+
+// flush merges the batch into the merged profile.
+func (m *merger) flush() error {
+	if len(m.pending) == 0 {
+		return nil
+	}
+	parts := m.pending
+	if m.acc != nil {
+		parts = append([]*profile.Profile{m.acc}, parts...)
+	}
+	acc, err := report.Merge(parts...)
+	if err != nil {
+		return topInputErr("cannot merge %s with the %d profiles before it: %s", inputsName(m.srcs), m.merged, strings.TrimPrefix(err.Error(), "report: "))
+	}
+	m.acc, m.kept, m.merged = acc, pprofread.Kept(acc), m.merged+len(m.pending)
+	m.pending, m.pendingKept, m.pendingAdds, m.srcs = nil, 0, 0, nil
+	return nil
 }
 
 // mergedLimitErr is the message for inputs that pass -max-memory
