@@ -290,6 +290,13 @@ func (b *browser) screenshot(t testing.TB, what, name string) {
 	}
 }
 
+// frontShot is the picture README.md shows (TestFrontPicture checks that
+// it does), and frontWidth the width of the viewport it is taken at.
+const (
+	frontShot  = "html-front.png"
+	frontWidth = 960
+)
+
 // saveShot writes a screenshot under $ARENAPROF_SCREENSHOTS, if set.
 func saveShot(t testing.TB, name string, shot []byte) {
 	dir := os.Getenv("ARENAPROF_SCREENSHOTS")
@@ -422,6 +429,34 @@ func TestPages(t *testing.T) {
 		shot = b.shotOf(t, "#flame")
 		notBlank(t, "flame", shot)
 		saveShot(t, "html-flame.png", shot)
+	})
+
+	// The front page's picture (README.md): the page of one profile by
+	// type, table with interval bars and flame graph in one shot of the
+	// whole document, at a width that README's column shows about
+	// unscaled. A fifth of the requests of new.pb.gz, so that the
+	// intervals are wide enough to see as bars.
+	t.Run("front page", func(t *testing.T) {
+		fdir := filepath.Join(dir, "front")
+		if err := os.Mkdir(fdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		serviceProfile(t, fdir, "new.pb.gz", 3, 4000, 2400)
+		page := filepath.Join(fdir, "front.html")
+		arenaprofOut(t, fdir, "html", "-o", page, "-by", "type", "new.pb.gz")
+		b.do(t, chromedp.EmulateViewport(frontWidth, 800))
+		defer b.do(t, chromedp.EmulateViewport(1280, 800))
+		b.do(t, chromedp.Navigate(fileURL(page)))
+		eval[bool](t, b, settled)
+		// Both views are in the shot: every row's bar and the flame
+		// graph's frames lie inside the body's box.
+		got := eval[map[string]float64](t, b, `(() => { const body = document.body.getBoundingClientRect(), rows = document.querySelectorAll(".rows tbody tr"), fg = document.getElementById("fg").getBoundingClientRect(); return {rows: rows.length, bars: document.querySelectorAll(".rows tbody tr svg rect").length, frames: document.querySelectorAll("#fg svg.fr[data-frame]").length, fgBottom: fg.bottom, bodyBottom: body.bottom, width: body.right} })()`)
+		if got["rows"] < 3 || got["bars"] < got["rows"] || got["frames"] < 5 || got["fgBottom"] > got["bodyBottom"]+1 || got["width"] > frontWidth {
+			t.Fatalf("front page: %v", got)
+		}
+		shot := b.shotOf(t, "html")
+		notBlank(t, "front page", shot)
+		saveShot(t, frontShot, shot)
 	})
 
 	t.Run("live arenas", func(t *testing.T) {
@@ -695,5 +730,26 @@ func BenchmarkBigPage(b *testing.B) {
 			b.ReportMetric(renders[len(renders)/2], "rendered-ms")
 			b.ReportMetric(float64(fi.Size()), "page-bytes")
 		})
+	}
+}
+
+// TestFrontPicture checks that README.md shows the picture TestPages
+// takes for it (docs/html-front.png), near its top, and that the file is
+// there: renaming either side fails here, not on the front page.
+func TestFrontPicture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := "](docs/" + frontShot + ")"
+	i := strings.Index(string(data), link)
+	if i < 0 {
+		t.Fatalf("README.md does not show docs/%s", frontShot)
+	}
+	if before := string(data[:i]); strings.Count(before, "\n## ") > 1 {
+		t.Errorf("README.md shows docs/%s after its second section; put it near the top", frontShot)
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "docs", frontShot)); err != nil {
+		t.Error(err)
 	}
 }

@@ -5,9 +5,11 @@
 //
 // The tests need Debian's chromium package (apt-get install -y chromium)
 // or $ARENAPROF_CHROMIUM; without it they skip, and .ci/run fails on a
-// skip. ARENAPROF_SCREENSHOTS=DIR writes the screenshots of the five
-// views (top, flame graph, live arenas, two live-arenas profiles, diff)
-// there (.ci/run does not; docs/ holds those of the last update).
+// skip. ARENAPROF_SCREENSHOTS=DIR writes the screenshots of the six
+// views (top, flame graph, live arenas, two live-arenas profiles, diff,
+// and README.md's front-page picture: top's table and flame graph in one)
+// there (.ci/run does not; docs/ holds those of the last update, and
+// TestFrontPicture checks that README.md shows docs/html-front.png).
 //
 //	cd tools/browsertest && go test -v .
 //	ARENAPROF_SCREENSHOTS=../../docs go test -run TestPages .
