@@ -603,7 +603,7 @@ func startOutage(ctx context.Context, t *testing.T, script, name string, backoff
 	// segment writer has flushed the segment (every 500 ms): one agent
 	// uploaded at most about 1.5 profiles a second there, under the 4 a
 	// second of 250 ms intervals, and a restart took 84 s (with its
-	// default waits; about 15 s with pyroscope2Flags); so there the
+	// default waits; about 20 s with pyroscope2Flags); so there the
 	// intervals are 1 s and the queue holds 300 s of them; and a request
 	// may take 5 s (2 s on v1), since v2 answered slowly for a while
 	// after a pause ended.
@@ -1035,8 +1035,8 @@ func e2eV2(t *testing.T) bool {
 // serverSlack is the time to add to a test's deadline for each start or
 // stop of a server of its own from script: none for v1.19.3 (a few
 // seconds); 60 s for v2.2.1, which took up to 45 s from start to ready and
-// 32 s from SIGTERM to exit here with its default waits (about 6 s and 5 s
-// with pyroscope2Flags, under load).
+// 32 s from SIGTERM to exit here with its default waits (about 8 s and
+// 7 s with pyroscope2Flags).
 func serverSlack(t *testing.T, script string, startsAndStops int) time.Duration {
 	if !scriptV2(t, script) {
 		return 0
@@ -1047,7 +1047,7 @@ func serverSlack(t *testing.T, script string, startsAndStops int) time.Duration 
 // stopWithin is how long a server may take to exit after SIGTERM: v1.19.3
 // takes under a second; v2.2.1 took 32 s with its default waits (its
 // metastore and its segment writer each wait their min-ready duration,
-// 15 s, before they stop), about 5 s with pyroscope2Flags.
+// 15 s, before they stop), about 7 s with pyroscope2Flags.
 func (s *pyroscope) stopWithin() time.Duration {
 	if s.v2 {
 		return 60 * time.Second
@@ -1107,19 +1107,28 @@ func moduleRoot(t *testing.T) string {
 }
 
 // pyroscope2Flags go to every Pyroscope v2.2.1 server started here (and
-// to the one .ci/run starts, which passes the same): no min-ready waits.
-// By default its metastore and its segment writer each wait their
+// to the one .ci/run starts, which passes the same): shorter min-ready
+// waits. By default its metastore and its segment writer each wait their
 // min-ready duration (15 s and 30 s) after their own readiness checks have
-// passed before /ready answers 200, and again (15 s each) before they stop
-// after SIGTERM: 45 s to start and 32 s to stop here, 88 s from SIGTERM to
-// ready in the restart part. The waits give the other instances of a
-// cluster time to see the ring change; with one instance there is nobody
-// to tell. Pyroscope's own integration tests set both to 0
-// (pkg/test/integration/helper.go). The readiness checks themselves (the
-// Raft leader's commit applied, the segment writer ACTIVE in its ring),
-// the drain of pushes in flight and the flush on stop are unchanged; a
-// push is still answered only once its segment is flushed.
-var pyroscope2Flags = []string{"-metastore.min-ready-duration=0s", "-segment-writer.min-ready-duration=0s"}
+// passed before /ready answers 200, and again before they stop after
+// SIGTERM: 45 s to start and 32 s to stop here, 88 s from SIGTERM to ready
+// in the restart part. The waits give the other instances of a cluster
+// time to see the change; with one instance there is nobody to tell.
+// Pyroscope's own integration tests set both to 0
+// (pkg/test/integration/helper.go), but the metastore keeps 5 s here: on
+// SIGTERM it stops (after its wait) while the segment writer drains the
+// pushes in flight and flushes their segments, whose metadata it must
+// take. At 0 s it was gone first, a push in flight waited out the
+// segment writer's 2 s metadata timeout (answered after 2.4 s, its segment
+// sent to the dead-letter queue), and under load such pushes ran past an
+// agent's timeout unanswered and unstored (3 in one fleet run, whose
+// truth then fell outside the interval); with the metastore there, they
+// are answered in 0.4 s, as with the defaults. The readiness checks
+// themselves (the Raft leader's commit applied, the segment writer ACTIVE
+// in its ring), the drain and the flush on stop are unchanged; a push is
+// still answered only once its segment is flushed. About 8 s to start
+// and 7 s to stop here.
+var pyroscope2Flags = []string{"-metastore.min-ready-duration=5s", "-segment-writer.min-ready-duration=0s"}
 
 // startPyroscope starts a server on free 127.0.0.1 ports, with its data
 // (and the unpacked binary, unless $PYROSCOPE_BIN or $PYROSCOPE2_BIN
