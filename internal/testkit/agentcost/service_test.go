@@ -1,0 +1,150 @@
+package agentcost
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenaprof/arenaprof"
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/internal/cputime"
+)
+
+// request is what a client posts to /orders.
+type request struct {
+	User  string `json:"user"`
+	Items int    `json:"items"`
+}
+
+// line is one line of an order; its strings and the slice of lines live
+// in the request's arena.
+type line struct {
+	SKU   string `json:"sku"`
+	Qty   int64  `json:"qty"`
+	Price int64  `json:"price"`
+}
+
+// order is the response.
+type order struct {
+	User  string `json:"user"`
+	Lines []line `json:"lines"`
+	Total int64  `json:"total"`
+}
+
+// service is a small JSON service built as the docs show: an arena per
+// request from a pool, encoding/json on both sides.
+type service struct{ pool *arena.Pool }
+
+func (s *service) orders(w http.ResponseWriter, r *http.Request) {
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Items <= 0 || req.Items > 1000 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	a := s.pool.Get(r.Context())
+	defer s.pool.Put(a)
+	o := arena.New[order](a)
+	o.User = arena.String(a, req.User)
+	o.Lines = arena.MakeSlice[line](a, 0, req.Items)
+	for i := range req.Items {
+		sku := arena.String(a, "sku-"+strconv.Itoa((i*7919)%1000000))
+		l := line{SKU: sku, Qty: int64(i%5 + 1), Price: int64(100 + i*13)}
+		o.Lines = append(o.Lines, l)
+		o.Total += l.Qty * l.Price
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(o)
+}
+
+// startConfig returns what the configuration named cfg passes to
+// arenaprof.Start, and whether it calls Start at all.
+func startConfig(cfg, dir string) (arenaprof.Config, bool, error) {
+	switch {
+	case cfg == "none":
+		return arenaprof.Config{}, false, nil
+	case cfg == "start":
+		return arenaprof.Config{}, true, nil
+	case cfg == "dir":
+		return arenaprof.Config{AppName: "svc", Dir: dir}, true, nil
+	case strings.HasPrefix(cfg, "dir:"):
+		return arenaprof.Config{AppName: "svc", Dir: dir, Profiles: strings.Split(strings.TrimPrefix(cfg, "dir:"), ",")}, true, nil
+	}
+	return arenaprof.Config{}, false, fmt.Errorf("unknown configuration %q", cfg)
+}
+
+// child runs the service in configuration cfg: it prints "addr ADDR" once
+// it listens, then answers each line read from stdin: "mark" with "cpu NS"
+// (the process's CPU time so far), "end" with "cpu NS hwm KB" (VmHWM), after
+// which it stops.
+func child(cfg string) error {
+	dir, err := os.MkdirTemp("", "agentcost-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c, start, err := startConfig(cfg, dir)
+	if err != nil {
+		return err
+	}
+	var sess *arenaprof.Session
+	if start {
+		if sess, err = arenaprof.Start(c); err != nil {
+			return err
+		}
+	}
+	s := &service{pool: arena.NewPool()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /orders", s.orders)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	fmt.Printf("addr %s\n", ln.Addr())
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "mark":
+			fmt.Printf("cpu %d\n", cputime.Process())
+		case "end":
+			cpu := cputime.Process()
+			hwm, err := vmHWM()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("cpu %d hwm %d\n", cpu, hwm)
+			srv.Close()
+			if sess != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				return sess.Stop(ctx)
+			}
+			return nil
+		}
+	}
+	return in.Err()
+}
+
+// vmHWM returns the process's peak resident set size in KiB.
+func vmHWM() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb int64
+			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			return kb, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
