@@ -75,13 +75,13 @@ func TestAgentCost(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d, %s: %v", r+1, cfg, err)
 			}
-			t.Logf("round %d %-22s hwm %6.1f MB  cpu/req %6.1f µs  %7.0f req/s", r+1, cfg, m.hwmMB, m.cpuPerReqUs, m.reqPerSec)
+			t.Logf("round %d %-22s hwm %6.1f MB  cpu/req %6.1f µs  agent %5.2f%% %6.2f ms/s  %7.0f req/s", r+1, cfg, m.hwmMB, m.cpuPerReqUs, m.agentPct, m.agentMsPerS, m.reqPerSec)
 			res[cfg] = append(res[cfg], m)
 		}
 	}
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "configuration\tpeak RSS MB\t(range)\tΔ vs none\tCPU/req µs\t(range)\tΔ vs none\treq/s\t\n")
+	fmt.Fprintf(tw, "configuration\tpeak RSS MB\t(range)\tΔ vs none\tCPU/req µs\t(range)\tΔ vs none\tagent CPU %%\t(range)\tagent ms/s\treq/s\t\n")
 	base := res[configs[0]]
 	for _, cfg := range configs {
 		ms := res[cfg]
@@ -90,7 +90,9 @@ func TestAgentCost(t *testing.T) {
 		q, _, _ := stat(ms, func(m result) float64 { return m.reqPerSec })
 		bh, _, _ := stat(base, func(m result) float64 { return m.hwmMB })
 		bc, _, _ := stat(base, func(m result) float64 { return m.cpuPerReqUs })
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f-%.1f\t%+.1f\t%.1f\t%.1f-%.1f\t%+.1f%%\t%.0f\t\n", cfg, h, hlo, hhi, h-bh, c, clo, chi, 100*(c-bc)/bc, q)
+		a, alo, ahi := stat(ms, func(m result) float64 { return m.agentPct })
+		am, _, _ := stat(ms, func(m result) float64 { return m.agentMsPerS })
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f-%.1f\t%+.1f\t%.1f\t%.1f-%.1f\t%+.1f%%\t%.2f\t%.2f-%.2f\t%.2f\t%.0f\t\n", cfg, h, hlo, hhi, h-bh, c, clo, chi, 100*(c-bc)/bc, a, alo, ahi, am, q)
 	}
 	tw.Flush()
 	t.Logf("medians of %d rounds, %d s each at %d requests/s from %d workers (Δ: medians against %s)\n%s", rounds, secs, rate, workers, configs[0], b.String())
@@ -119,6 +121,9 @@ type loadSpec struct {
 
 type result struct {
 	hwmMB, cpuPerReqUs, reqPerSec float64
+	// agentPct is the agent's share of the process's CPU profile samples,
+	// agentMsPerS its CPU milliseconds a second (see agentShare).
+	agentPct, agentMsPerS float64
 }
 
 // measure runs one child in configuration cfg under load.
@@ -175,8 +180,8 @@ func measure(cfg string, load loadSpec) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	var cpu1, hwm int64
-	if _, err := fmt.Sscanf(v, "%d hwm %d", &cpu1, &hwm); err != nil {
+	var cpu1, hwm, agent, all int64
+	if _, err := fmt.Sscanf(v, "%d hwm %d agent %d all %d", &cpu1, &hwm, &agent, &all); err != nil {
 		return result{}, err
 	}
 	client.CloseIdleConnections()
@@ -184,6 +189,8 @@ func measure(cfg string, load loadSpec) (result, error) {
 		hwmMB:       float64(hwm) * 1024 / 1e6,
 		cpuPerReqUs: float64(cpu1-cpu0) / 1e3 / float64(n),
 		reqPerSec:   float64(n) / elapsed.Seconds(),
+		agentPct:    100 * float64(agent) / float64(max(all, 1)),
+		agentMsPerS: float64(agent) / 1e6 / elapsed.Seconds(),
 	}, nil
 }
 

@@ -2,15 +2,19 @@ package agentcost
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
@@ -109,18 +113,28 @@ func child(cfg string) error {
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	fmt.Printf("addr %s\n", ln.Addr())
+	var prof bytes.Buffer
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		switch in.Text() {
 		case "mark":
+			prof.Reset()
+			if err := pprof.StartCPUProfile(&prof); err != nil {
+				return err
+			}
 			fmt.Printf("cpu %d\n", cputime.Process())
 		case "end":
 			cpu := cputime.Process()
+			pprof.StopCPUProfile()
 			hwm, err := vmHWM()
 			if err != nil {
 				return err
 			}
-			fmt.Printf("cpu %d hwm %d\n", cpu, hwm)
+			agent, all, err := agentShare(prof.Bytes())
+			if err != nil {
+				return err
+			}
+			fmt.Printf("cpu %d hwm %d agent %d all %d\n", cpu, hwm, agent, all)
 			srv.Close()
 			if sess != nil {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -131,6 +145,46 @@ func child(cfg string) error {
 		}
 	}
 	return in.Err()
+}
+
+// agentFrames are the prefixes of the functions that only the agent's
+// goroutines run: its collection and upload loops (and all they call),
+// and fgprof's sampling goroutine.
+var agentFrames = []string{
+	"github.com/arenaprof/arenaprof/export/agent.",
+	"github.com/felixge/fgprof.",
+}
+
+// agentShare returns the CPU time (nanoseconds) of the samples of the CPU
+// profile data on a goroutine of the agent, and of all samples. The
+// garbage collection that the agent's allocations cause is not counted:
+// it runs on the GC's workers and in assists charged to whichever
+// goroutine allocates.
+func agentShare(data []byte) (agent, all int64, err error) {
+	p, err := profile.Parse(bytes.NewReader(data))
+	if err != nil {
+		return 0, 0, err
+	}
+	i := len(p.SampleType) - 1 // cpu/nanoseconds
+	for _, s := range p.Sample {
+		v := s.Value[i]
+		all += v
+	stack:
+		for _, loc := range s.Location {
+			for _, l := range loc.Line {
+				if l.Function == nil {
+					continue
+				}
+				for _, pre := range agentFrames {
+					if strings.HasPrefix(l.Function.Name, pre) {
+						agent += v
+						break stack
+					}
+				}
+			}
+		}
+	}
+	return agent, all, nil
 }
 
 // vmHWM returns the process's peak resident set size in KiB.
