@@ -45,7 +45,9 @@ const defaultConfigs = "none;start;dir;dir:arena;dir:arenas;dir:peak;dir:heap;di
 // ARENAPROF_AGENTCOST_ITEMS, lines per order [40], and
 // ARENAPROF_AGENTCOST_CONFIGS, ";"-separated: "none" (no Start), "start"
 // (Start with no destination), "dir" (Start writing to a directory, the
-// default profiles), "dir:P,Q" (Config.Profiles P and Q).
+// default profiles), "dir:P,Q" (Config.Profiles P and Q). With
+// ARENAPROF_AGENTCOST_HEAPPROFILE=PATH each child writes its Go heap
+// profile there at the end (the last child's stays).
 func TestAgentCost(t *testing.T) {
 	if cfg := os.Getenv("ARENAPROF_AGENTCOST_CHILD"); cfg != "" {
 		if err := child(cfg); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -134,6 +135,11 @@ func child(cfg string) error {
 			if err != nil {
 				return err
 			}
+			if path := os.Getenv("ARENAPROF_AGENTCOST_HEAPPROFILE"); path != "" {
+				if err := writeHeapProfile(path); err != nil {
+					return err
+				}
+			}
 			fmt.Printf("cpu %d hwm %d agent %d all %d\n", cpu, hwm, agent, all)
 			srv.Close()
 			if sess != nil {
@@ -185,6 +191,22 @@ func agentShare(data []byte) (agent, all int64, err error) {
 		}
 	}
 	return agent, all, nil
+}
+
+// writeHeapProfile writes the Go heap profile, current as of a garbage
+// collection, to path: where the heap goes (run with
+// GODEBUG=memprofilerate=N for a finer profile).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // vmHWM returns the process's peak resident set size in KiB.
