@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/felixge/fgprof v0.9.5
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
+	github.com/klauspost/compress v1.20.3
 )
 
 require (

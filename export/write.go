@@ -10,8 +10,7 @@ import (
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
-// writeProfile writes prof to w gzipped at gzip.BestSpeed (see
-// pprofenc.WriteGzip). The protocol buffer is streamed, never held whole
+// writeProfile writes prof to w gzipped (see pprofenc.WriteGzip). The protocol buffer is streamed, never held whole
 // in memory.
 func writeProfile(w io.Writer, prof *profile.Profile) error {
 	return pprofenc.WriteGzip(w, prof, nil)

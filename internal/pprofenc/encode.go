@@ -7,7 +7,6 @@ package pprofenc
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/binary"
 	"io"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/wire"
@@ -214,10 +214,8 @@ type encodedLabels struct {
 }
 
 // Writer encodes profiles one after another, keeping its gzip writer, its
-// 64 KiB output buffer and its tables between them: a new gzip writer
-// allocates about 600 KB of compressor state, a hundred times what an
-// agent's upload needs otherwise. Its zero value is ready to use. A Writer
-// must not be used by two goroutines at once.
+// 64 KiB output buffer and its tables between them. Its zero value is
+// ready to use. A Writer must not be used by two goroutines at once.
 type Writer struct {
 	e  *encoder
 	gz *gzip.Writer
@@ -231,12 +229,10 @@ func (wr *Writer) Encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	return wr.e.encode(w, p, opts)
 }
 
-// WriteGzip writes p to w as Encode does, gzipped at gzip.BestSpeed.
-// pprof readers accept any gzip level; the default level spends most of an
-// export's time in deflate for a few percent of size.
+// WriteGzip writes p to w as Encode does, gzipped (see newGzip).
 func (wr *Writer) WriteGzip(w io.Writer, p *profile.Profile, opts *Options) error {
 	if wr.gz == nil {
-		wr.gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
+		wr.gz = newGzip(w)
 	} else {
 		wr.gz.Reset(w)
 	}
@@ -245,6 +241,21 @@ func (wr *Writer) WriteGzip(w io.Writer, p *profile.Profile, opts *Options) erro
 		return err
 	}
 	return wr.gz.Close()
+}
+
+// newGzip returns a gzip writer to w at github.com/klauspost/compress's
+// StatelessCompression level, which keeps no compressor state between
+// writes. compress/flate's compressor holds about 1.2 MB at every level
+// (its hash tables are arrays inside it): kept between an agent's uploads,
+// as the Writers here keep theirs, two of them were 2.3 MB of a JSON
+// service's 3.3 MB live heap, and the heap goal doubles what stays live
+// (docs/agent-cost.md). Allocated for each upload instead, it would make
+// the agent a top allocator of the service's heap profile. The stateless
+// level compresses a profile as well as compress/flate's BestSpeed did
+// (pprof readers accept any gzip level).
+func newGzip(w io.Writer) *gzip.Writer {
+	gz, _ := gzip.NewWriterLevel(w, gzip.StatelessCompression) // a valid level: no error
+	return gz
 }
 
 // writers keeps Writers between the profiles of Encode and WriteGzip.
@@ -260,7 +271,7 @@ func Encode(w io.Writer, p *profile.Profile, opts *Options) error {
 	return wr.Encode(w, p, opts)
 }
 
-// WriteGzip is Encode gzipped at gzip.BestSpeed (see Writer.WriteGzip).
+// WriteGzip is Encode gzipped (see Writer.WriteGzip).
 func WriteGzip(w io.Writer, p *profile.Profile, opts *Options) error {
 	wr := writers.Get().(*Writer)
 	defer writers.Put(wr)

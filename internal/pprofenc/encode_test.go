@@ -106,6 +106,9 @@ func TestWriterReuse(t *testing.T) {
 // grow with its samples: they are those of the label sets encoded (4
 // here) and the strings Options adds.
 func TestWriterAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled memory at random")
+	}
 	allocs := func(n int) float64 {
 		var w Writer
 		p := testProfile(n)

@@ -1,7 +1,6 @@
 package pprofenc
 
 import (
-	"compress/gzip"
 	"errors"
 	"hash/maphash"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/wire"
@@ -204,12 +205,12 @@ func (h *HeapDelta) Start() time.Time { return h.start }
 // distinct milliseconds); the interval still ends where it ended.
 func (h *HeapDelta) SetStart(t int64) { h.start = time.Unix(0, t) }
 
-// WriteGzip writes the interval of the last Read to w, gzipped at
-// gzip.BestSpeed, with opts' additions (nil: none; Options.TypeFrames
+// WriteGzip writes the interval of the last Read to w, gzipped (see
+// newGzip), with opts' additions (nil: none; Options.TypeFrames
 // adds nothing to Go heap samples).
 func (h *HeapDelta) WriteGzip(w io.Writer, opts *Options) error {
 	if h.gz == nil {
-		h.gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed) // a valid level: no error
+		h.gz = newGzip(w)
 	} else {
 		h.gz.Reset(w)
 	}

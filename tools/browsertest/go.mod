@@ -12,6 +12,7 @@ require (
 require (
 	github.com/felixge/fgprof v0.9.5 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
