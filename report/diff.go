@@ -41,7 +41,8 @@ type DiffOptions struct {
 	// captured ones times BASE's divisor over NEW's, and the test is of
 	// equal normalised bytes. A profile without its divisor (a Go heap
 	// profile or an older arenaprof profile per request, a cumulative Go
-	// heap profile per second) is refused.
+	// heap profile per second) is refused, and so are in-use bytes (what is
+	// live at the window's end, not what the window allocated).
 	Per string
 }
 
@@ -177,6 +178,9 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	fn, _ := pprofmt.Describe(next)
 	if (fb.Kind == pprofmt.KindGoHeap) != (fn.Kind == pprofmt.KindGoHeap) {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
+	}
+	if opts.InUse && opts.Per != "" && opts.Per != "none" {
+		return nil, fmt.Errorf("report: cannot normalise in-use bytes per %s: they are what is live at the window's end, not what the window allocated; normalise allocated bytes", opts.Per)
 	}
 	per, div, err := diffDivisors(opts.Per, [2]*profile.Profile{base, next}, [2]*pprofmt.Facts{fb, fn})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/holdings"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
@@ -204,7 +205,8 @@ func TestDiffNormalisedSteadyLoad(t *testing.T) {
 // Per request needs each side's count of arenas handed out: a profile
 // without it (written before the count was recorded, as here with the
 // comment removed) is refused with its name; so is a profile with a
-// count of 0, and a Go heap profile per second without a window length.
+// count of 0, in-use bytes (live at the window's end), and two live-arenas
+// profiles (what arenas held at one moment).
 func TestDiffPerRefusals(t *testing.T) {
 	setMeanBytes(t, 1024)
 	zero := diffProfileFile(t, "zero.pb.gz", 1024, 1, 2000, 100) // no Pool: 0 arenas handed out
@@ -231,6 +233,10 @@ func TestDiffPerRefusals(t *testing.T) {
 		}
 		p.Comments = cs
 	})
+	arenas := holdingsFile(t, "arenas.pb.gz", []holdings.Holding{{Stack: leakySite(), Arenas: 1, Reserved: 1 << 20}})
+	if code, _, stderr := runDiffArgs("-per", "request", "-sample", "inuse", withCount, withCount); code == 0 || !strings.Contains(stderr, "cannot normalise in-use bytes per request") {
+		t.Errorf("diff -per request -sample inuse: exit %d: %s", code, stderr)
+	}
 	for _, tt := range []struct {
 		per, base, next, want string
 	}{
@@ -238,6 +244,7 @@ func TestDiffPerRefusals(t *testing.T) {
 		{"request", noCount, withCount, "BASE " + noCount + " records no count of arenas handed out"},
 		{"request", withCount, zero, "NEW " + zero + " records 0 arenas handed out"},
 		{"minute", withCount, withCount, `bad -per "minute"`},
+		{"second", arenas, arenas, "-per second divides allocations over a window; " + arenas},
 	} {
 		code, _, stderr := runDiffArgs("-per", tt.per, tt.base, tt.next)
 		if code == 0 || !strings.Contains(stderr, tt.want) {
