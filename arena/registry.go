@@ -9,6 +9,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/holdings"
+	"github.com/arenaprof/arenaprof/internal/poolgets"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 	"github.com/arenaprof/arenaprof/internal/unwind"
 )
@@ -146,10 +147,12 @@ func unregister(h *holding) {
 // much as the rest of Get and Put: it is taken only while arena profiling
 // is on (a consumer listens, see [hooks.Register]); otherwise the arena
 // keeps the stack of the Get that made it, or that took it last while
-// profiling was on.
+// profiling was on. While profiling is on it also counts the Get (see
+// package poolgets): a profile records the arenas its window handed out.
 func (a *Arena) taken(p *Pool, skip int) {
 	h := a.hold
 	if samplingstate.Current().MeanBytes > 0 {
+		poolgets.Add(a.id)
 		if h.taker == nil {
 			h.taker = new(takerFrames)
 		}

@@ -94,7 +94,10 @@
 // report.Merge marks the union of its parts. TimeNanos is the window's start and
 // DurationNanos its length. Further comments list the sampling means in
 // force during the window ("arenaprof means=") and since the profiler
-// started ("arenaprof inuse_means=").
+// started ("arenaprof inuse_means="), and the arenas arena.Pool.Get
+// handed out in the window with the window's start and length
+// ("arenaprof pool_gets=N window_ns=START+LENGTH", profiler.Stats.PoolGets:
+// the divisors of arenaprof diff -per request and -per second).
 //
 // Delta profiles subtract alloc values and the raw sums and keep in-use
 // values absolute (the latest), since subtracting in-use values gives

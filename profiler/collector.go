@@ -13,6 +13,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/poolgets"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
 )
@@ -78,6 +79,10 @@ type Profiler struct {
 	unregister func()
 	stopped    atomic.Bool
 	stopTime   atomic.Pointer[time.Time]
+	// gets is poolgets.Total at Start; stopGets the arenas handed out
+	// from Start to Stop, set by Stop.
+	gets     uint64
+	stopGets atomic.Pointer[uint64]
 
 	buckets         atomic.Int64 // regular buckets, across shards
 	overflowBuckets atomic.Int64
@@ -183,6 +188,7 @@ func Start(opts ...Option) (*Profiler, error) {
 		id:         collectorIDs.Add(1),
 		start:      time.Now(),
 		epoch:      samplingstate.Epoch(),
+		gets:       poolgets.Total(),
 		maxBuckets: cfg.maxBuckets,
 		typeless:   make(map[int64]*collectorBucket),
 	}
@@ -202,6 +208,8 @@ func (p *Profiler) Stop() {
 		now := time.Now()
 		p.stopTime.Store(&now)
 		p.unregister()
+		gets := poolgets.Total() - p.gets
+		p.stopGets.Store(&gets)
 	}
 }
 
@@ -477,6 +485,11 @@ type Stats struct {
 	Lost            uint64 // events past every bound (no typeless bucket left for their mean)
 	Dropped         uint64 // events not aggregated: without a valid weight, or Lost
 	LiveArenas      int    // arenas with sampled objects not yet released
+	// PoolGets counts the arenas handed out by arena.Pool.Get (all pools
+	// of the process) while sampling was on, since Start (or in the
+	// window of a delta): the requests a window served, for arenaprof diff
+	// -per request.
+	PoolGets uint64
 }
 
 // Stats returns the profiler's counters.
@@ -490,6 +503,10 @@ func (p *Profiler) Stats() Stats {
 		TypelessEvents:  p.typelessEvents.Load(),
 		Lost:            p.lost.Load(),
 		Dropped:         p.dropped.Load(),
+		PoolGets:        poolgets.Total() - p.gets,
+	}
+	if g := p.stopGets.Load(); g != nil {
+		s.PoolGets = *g
 	}
 	p.typelessMu.Lock()
 	s.TypelessBuckets = len(p.typeless)
@@ -946,6 +963,7 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 	st.TypelessEvents -= min(st.TypelessEvents, prev.Stats.TypelessEvents)
 	st.Lost -= min(st.Lost, prev.Stats.Lost)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
+	st.PoolGets -= min(st.PoolGets, prev.Stats.PoolGets)
 	snap := old
 	if snap == nil {
 		snap = new(Snapshot)

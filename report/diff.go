@@ -33,6 +33,17 @@ type DiffOptions struct {
 	// chance. By default Significant and [Gate] control the family-wise
 	// error over all rows with Holm's step-down method.
 	PerRow bool
+	// Per normalises each profile before comparing: "second" divides its
+	// bytes by its window's length in seconds, "request" by the arenas
+	// arena.Pool.Get handed out in its window (the count an arenaprof
+	// profile records); "" or "none" compares the bytes as captured. The
+	// divisors are exact, so a normalised ratio and its interval are the
+	// captured ones times BASE's divisor over NEW's, and the test is of
+	// equal normalised bytes. A profile without its divisor (a Go heap
+	// profile or an older arenaprof profile per request, a cumulative Go
+	// heap profile per second) is refused, and so are in-use bytes (what is
+	// live at the window's end, not what the window allocated).
+	Per string
 }
 
 // DiffRow compares one group (or the total) of two profiles.
@@ -43,12 +54,16 @@ type DiffRow struct {
 	// at the result's confidence; a side where the group is absent has the
 	// zero row (no samples, zero bytes).
 	Base, New TableRow
+	// BaseNorm and NewNorm are Base.Bytes and New.Bytes divided by the
+	// result's Divisors (the bytes themselves without normalisation).
+	BaseNorm, NewNorm float64
 	// HasRatio is false when a side has no samples: the ratio fields are
 	// then meaningless and Significant is false.
 	HasRatio bool
-	// Ratio is New.Bytes / Base.Bytes; RatioLo and RatioHi bound the ratio
-	// of the true bytes with probability at least the result's confidence,
-	// each missing with probability at most half the rest.
+	// Ratio is NewNorm / BaseNorm; RatioLo and RatioHi bound the ratio
+	// of the true (normalised) bytes with probability at least the
+	// result's confidence, each missing with probability at most half the
+	// rest.
 	Ratio, RatioLo, RatioHi float64
 	// P is the two-sided p-value of "the group's true bytes are equal in
 	// both profiles" that the interval inverts: [RatioLo, RatioHi]
@@ -63,7 +78,9 @@ type DiffRow struct {
 	// DiffOptions.PerRow). The interval itself stays marginal: it covers
 	// this row's ratio with probability Confidence.
 	Significant bool
-	// Delta is New.Bytes - Base.Bytes, the estimated absolute change.
+	// Delta is New.Bytes - Base.Bytes, the estimated absolute change of
+	// the bytes as captured (NewNorm - BaseNorm is the normalised one,
+	// which orders the rows).
 	Delta int64
 	// Conservative reports that the interval rests, on either side, on
 	// samples of mixed object sizes without their variance sums (an
@@ -76,8 +93,12 @@ type DiffRow struct {
 	sums *diffSums // the test's sums, for Gate; nil without a ratio
 }
 
-// diffSums are the ratio sums of both sides of a row (see ratioInterval).
-type diffSums struct{ baseLo, baseHi, newLo, newHi ratioSums }
+// diffSums are the ratio sums of both sides of a row (see ratioInterval)
+// and scale, the normalised ratio over the captured one.
+type diffSums struct {
+	baseLo, baseHi, newLo, newHi ratioSums
+	scale                        float64
+}
 
 // DiffResult is the outcome of [Diff].
 type DiffResult struct {
@@ -100,6 +121,11 @@ type DiffResult struct {
 	// HeapSampler and HeapGoVersion are those of [TableResult] for the
 	// base and the new profile.
 	HeapSampler, HeapGoVersion [2]string
+	// Per is the normalisation in force ("none", "second" or "request",
+	// see DiffOptions.Per) and Divisors the base's and the new profile's
+	// divisors: window seconds or arenas handed out (1 and 1 with none).
+	Per      string
+	Divisors [2]float64
 }
 
 // Diff compares two profiles (arenaprof profiles, combined memory profiles
@@ -153,6 +179,13 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if (fb.Kind == pprofmt.KindGoHeap) != (fn.Kind == pprofmt.KindGoHeap) {
 		return nil, errors.New("report: cannot compare a Go heap profile with an arenaprof profile: they count different memory")
 	}
+	if opts.InUse && opts.Per != "" && opts.Per != "none" {
+		return nil, fmt.Errorf("report: cannot normalise in-use bytes per %s: they are what is live at the window's end, not what the window allocated; normalise allocated bytes", opts.Per)
+	}
+	per, div, err := diffDivisors(opts.Per, [2]*profile.Profile{base, next}, [2]*pprofmt.Facts{fb, fn})
+	if err != nil {
+		return nil, err
+	}
 	topts := TableOptions{By: opts.By, InUse: opts.InUse, Confidence: conf, GoVersion: opts.GoVersion, AnyOrder: opts.AnyOrder}
 	bg, err := table(base, fb, topts)
 	if err != nil {
@@ -181,21 +214,22 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 		row(r).New = r
 	}
 	res := &DiffResult{By: bt.By, InUse: opts.InUse, Confidence: conf, PerRow: opts.PerRow, Groups: len(keys),
-		HeapSampler: [2]string{bt.HeapSampler, nt.HeapSampler}, HeapGoVersion: [2]string{bt.HeapGoVersion, nt.HeapGoVersion}}
+		HeapSampler: [2]string{bt.HeapSampler, nt.HeapSampler}, HeapGoVersion: [2]string{bt.HeapGoVersion, nt.HeapGoVersion},
+		Per: per, Divisors: div}
 	for _, k := range keys {
 		d := byKey[k]
-		if err := diffFill(d, bg.groups[k], ng.groups[k], conf); err != nil {
+		if err := diffFill(d, bg.groups[k], ng.groups[k], conf, div); err != nil {
 			return nil, err
 		}
 		res.Rows = append(res.Rows, *d)
 	}
 	res.Total = DiffRow{Key: "total", Display: "total", Base: bt.Total, New: nt.Total}
-	if err := diffFill(&res.Total, bg.total, ng.total, conf); err != nil {
+	if err := diffFill(&res.Total, bg.total, ng.total, conf, div); err != nil {
 		return nil, err
 	}
 	res.Family = diffAdjust(res, 1-conf)
 	sort.Slice(res.Rows, func(i, j int) bool {
-		a, b := diffAbs(res.Rows[i].Delta), diffAbs(res.Rows[j].Delta)
+		a, b := math.Abs(res.Rows[i].NewNorm-res.Rows[i].BaseNorm), math.Abs(res.Rows[j].NewNorm-res.Rows[j].BaseNorm)
 		if a != b {
 			return a > b
 		}
@@ -207,20 +241,61 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	return res, nil
 }
 
-func diffAbs(x int64) uint64 {
-	if x < 0 {
-		return uint64(-(x + 1)) + 1
+// diffDivisors checks the normalisation per and returns its name and the
+// divisors of the two profiles ps, whose facts are fs.
+func diffDivisors(per string, ps [2]*profile.Profile, fs [2]*pprofmt.Facts) (string, [2]float64, error) {
+	var div [2]float64
+	side := [2]string{"base", "new"}
+	switch per {
+	case "", "none":
+		return "none", [2]float64{1, 1}, nil
+	case "second":
+		for i, f := range fs {
+			ns := f.PoolGetsNanos
+			switch {
+			case f.PoolGetsErr != nil:
+				return "", div, fmt.Errorf("report: cannot normalise per second: the %s profile's %v", side[i], f.PoolGetsErr)
+			case ns >= 0:
+			case f.Kind == pprofmt.KindArena && f.HeapSamples:
+				return "", div, fmt.Errorf("report: cannot normalise per second: the %s profile combines arena and Go heap samples without recording its window's length (its DurationNanos sums both parts'); write it again with this release, or use per request", side[i])
+			default:
+				ns = ps[i].DurationNanos
+			}
+			if ns <= 0 {
+				return "", div, fmt.Errorf("report: cannot normalise per second: the %s profile records no window length (DurationNanos %d): a Go heap profile taken without ?seconds=N counts since the process started; take a delta (?seconds=N), or compare arenaprof profiles", side[i], ns)
+			}
+			div[i] = float64(ns) / 1e9
+		}
+	case "request":
+		for i, f := range fs {
+			switch {
+			case f.PoolGetsErr != nil:
+				return "", div, fmt.Errorf("report: cannot normalise per request: the %s profile's %v", side[i], f.PoolGetsErr)
+			case f.PoolGets < 0:
+				return "", div, fmt.Errorf("report: cannot normalise per request: the %s profile records no count of arenas handed out by arena.Pool.Get (a Go heap profile, an arenaprof profile written before the count was recorded, or a merge with such a part); use per second or none", side[i])
+			case f.PoolGets == 0:
+				return "", div, fmt.Errorf("report: cannot normalise per request: the %s profile records 0 arenas handed out by arena.Pool.Get in its window (the service takes no arenas from a Pool, or none while profiling was on); use per second or none", side[i])
+			}
+			div[i] = float64(f.PoolGets)
+		}
+	default:
+		return "", div, fmt.Errorf("report: unknown normalisation %q: use second, request or none", per)
 	}
-	return uint64(x)
+	return per, div, nil
 }
 
 // diffFill computes the ratio, its interval and the difference of a row
 // from the two sides' weighted sums (see ratio.go). A group with arena
 // samples may have allocated bytes under a mean in force without drawing
 // an event: the extra event of the test's upper side is taken at a weight
-// of at least that mean.
-func diffFill(d *DiffRow, base, next *group, conf float64) error {
+// of at least that mean. div are the two sides' divisors: the normalised
+// ratio is the captured one times scale = div[0]/div[1], exactly, for
+// the divisors are known exactly; its interval is the captured one's
+// times scale, and its test is of a captured ratio of 1/scale.
+func diffFill(d *DiffRow, base, next *group, conf float64, div [2]float64) error {
 	d.Delta = diffSub(d.New.Bytes, d.Base.Bytes)
+	d.BaseNorm, d.NewNorm = float64(d.Base.Bytes)/div[0], float64(d.New.Bytes)/div[1]
+	scale := div[0] / div[1]
 	if d.Base.Samples == 0 || d.New.Samples == 0 || d.Base.Bytes <= 0 || d.New.Bytes <= 0 || base == nil || next == nil {
 		return nil
 	}
@@ -238,13 +313,14 @@ func diffFill(d *DiffRow, base, next *group, conf float64) error {
 		return fmt.Errorf("%w for group %q", err, d.Key)
 	}
 	d.HasRatio = true
-	d.Ratio = float64(d.New.Bytes) / float64(d.Base.Bytes)
+	raw := float64(d.New.Bytes) / float64(d.Base.Bytes)
 	// The bounds come from the model's weighted sums, the ratio from the
 	// profile's rounded values: keep the ratio inside its interval.
-	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
-	d.sums = &diffSums{blo, bhi, nlo, nhi}
+	lo, hi = min(lo, raw), max(hi, raw)
+	d.Ratio, d.RatioLo, d.RatioHi = raw*scale, lo*scale, hi*scale
+	d.sums = &diffSums{blo, bhi, nlo, nhi, scale}
 	d.Conservative = blo.conservative || bhi.conservative || nlo.conservative || nhi.conservative
-	d.P = ratioP(blo, bhi, nlo, nhi)
+	d.P = ratioP(blo, bhi, nlo, nhi, 1/scale)
 	d.PAdjusted = d.P
 	return nil
 }
@@ -361,5 +437,5 @@ func (d DiffRow) gateP(c float64) float64 {
 	if d.sums == nil {
 		return 0
 	}
-	return ratioLowerP(d.sums.baseHi.plusOne(), d.sums.newLo, c)
+	return ratioLowerP(d.sums.baseHi.plusOne(), d.sums.newLo, c/d.sums.scale)
 }

@@ -30,17 +30,28 @@ import (
 // objects), which merge exactly: the merge of N copies of a profile reads
 // as one profile whose raw counts are N times its own. The parts are not
 // modified.
+//
+// The arenas handed out in each part's window (the pool_gets comment each
+// arena profile carries, see [DiffOptions].Per) add up: the merged
+// profile keeps every part's comment when every part has one, and none
+// otherwise (nor when two parts share a window, whose equal comments
+// profile.Merge would keep once), so that a merge is never read as
+// serving the requests of only some of its parts.
 func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("report: no profiles to merge")
 	}
 	var w estimate.Window
-	raw := false
+	raw, gets, nGets := false, true, 0
 	for _, p := range ps {
 		if p == nil {
 			return nil, errors.New("report: nil profile")
 		}
 		w |= pprofmt.WindowOf(p)
+		if _, _, found, _ := pprofmt.PoolGetsOf(p); !found {
+			gets = false
+		}
+		nGets += countPrefixed(p.Comments, pprofmt.PoolGetsCommentPrefix)
 		raw = raw || pprofmt.HasHeapRaw(p)
 	}
 	if !raw {
@@ -65,9 +76,10 @@ func Merge(ps ...*profile.Profile) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	gets = gets && countPrefixed(m.Comments, pprofmt.PoolGetsCommentPrefix) == nGets
 	cs := m.Comments[:0]
 	for _, c := range m.Comments {
-		if !strings.HasPrefix(c, pprofmt.WindowCommentPrefix) {
+		if !strings.HasPrefix(c, pprofmt.WindowCommentPrefix) && (gets || !strings.HasPrefix(c, pprofmt.PoolGetsCommentPrefix)) {
 			cs = append(cs, c)
 		}
 	}
@@ -161,4 +173,15 @@ func heapRawCounts(s *profile.Sample, f *pprofmt.Facts) (r [pprofmt.NumHeapRawTy
 	}
 	r[pprofmt.IndexHeapInUseRaw], r[pprofmt.IndexHeapInUseRawHi] = count(v[f.Heap[2]], v[f.Heap[3]])
 	return r
+}
+
+// countPrefixed returns the number of comments cs that start with prefix.
+func countPrefixed(cs []string, prefix string) int {
+	n := 0
+	for _, c := range cs {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
 }

@@ -33,7 +33,7 @@ func TestRatioPInvertsInterval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := ratioP(tt.base, tt.base, tt.new, tt.new)
+			p := ratioP(tt.base, tt.base, tt.new, tt.new, 1)
 			if !(p >= 0 && p <= 1) {
 				t.Fatalf("p %v", p)
 			}
@@ -98,7 +98,7 @@ func FuzzRatioP(f *testing.F) {
 		}
 		b, n := sumsOf(math.Floor(x), wb, 1), sumsOf(math.Floor(y), wn, 1)
 		pc := ratioLowerP(b.plusOne(), n, c)
-		p := ratioP(b, b, n, n)
+		p := ratioP(b, b, n, n, 1)
 		for _, v := range []float64{p, pc} {
 			if math.IsNaN(v) || v < 0 || v > 1 {
 				t.Fatalf("x %v wb %v y %v wn %v c %v: p %v, p(c) %v", x, wb, y, wn, c, p, pc)
@@ -130,8 +130,8 @@ func diffRowOf(t *testing.T, key string, base, new ratioSums) DiffRow {
 	}
 	d.HasRatio, d.Ratio = true, new.t/base.t
 	d.RatioLo, d.RatioHi = min(lo, d.Ratio), max(hi, d.Ratio)
-	d.sums = &diffSums{base, base, new, new}
-	d.P = ratioP(base, base, new, new)
+	d.sums = &diffSums{base, base, new, new, 1}
+	d.P = ratioP(base, base, new, new, 1)
 	d.PAdjusted = d.P
 	return d
 }

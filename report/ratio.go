@@ -227,13 +227,14 @@ func ratioLowerP(den, num ratioSums, c float64) float64 {
 	return min(max(p, 0), 1)
 }
 
-// ratioP returns the two-sided p-value of "the ratio NEW/BASE is 1" that
-// [ratioInterval] inverts: the interval at confidence conf excludes 1
+// ratioP returns the two-sided p-value of "the ratio NEW/BASE is c" that
+// [ratioInterval] inverts: the interval at confidence conf excludes c
 // exactly when p < 1-conf, so p is one minus the largest confidence at
-// which it does. The arguments are those of ratioInterval.
-func ratioP(baseLo, baseHi, newLo, newHi ratioSums) float64 {
-	lo := ratioLowerP(baseHi.plusOne(), newLo, 1) // the lower bound exceeds 1
-	hi := ratioLowerP(newHi.plusOne(), baseLo, 1) // the upper bound falls below 1
+// which it does. The sums are those of ratioInterval; c is 1 but under
+// normalisation (see diffFill).
+func ratioP(baseLo, baseHi, newLo, newHi ratioSums, c float64) float64 {
+	lo := ratioLowerP(baseHi.plusOne(), newLo, c)   // the lower bound exceeds c
+	hi := ratioLowerP(newHi.plusOne(), baseLo, 1/c) // the upper bound falls below c
 	return min(1, 2*min(lo, hi))
 }
 

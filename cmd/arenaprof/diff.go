@@ -50,10 +50,21 @@ the next (map growth, scheduling, caches) differs by more than sampling
 explains, and that variation is yours to control. Compare two runs of the
 same version first to see it, and gate by function rather than by stack.
 
+Two captures of one steady load differ by how much load each window
+served: a window twice as long, or serving twice the requests, doubles
+every group. -per second divides each side by its window's length,
+-per request by the arenas arena.Pool.Get handed out in its window (the
+count an arenaprof profile records; a Go heap profile or an arenaprof
+profile written before it was recorded is refused per request); both
+divisors are exact, so each ratio and its interval are the captured ones
+times BASE's divisor over NEW's, and a row is marked when its bytes per
+second or per request differ.
+
 The table follows a heading that names what is compared (BASE and NEW,
 the sample and the grouping), each profile's window marking ("Go heap
-profile" for a runtime profile, which has none) and the confidence, and a
-legend of its marks: * after the interval marks a significant change
+profile" for a runtime profile, which has none) and the confidence, the
+normalisation in force with each side's divisor, and a legend of its
+marks: * after the interval marks a significant change
 (Holm-adjusted over the rows, or the interval excludes 1 with -per-row);
 - in RATIO and INTERVAL marks a group present in one profile only.
 
@@ -76,6 +87,12 @@ flags:
   -base INPUT
         an input of BASE, repeated for each (a file, URL, directory or
         glob); the arguments are then NEW's inputs
+  -per second|request|none
+        normalise each side before comparing: by its window's length in
+        seconds (BASE/s, NEW/s, DIFF/s are bytes per second), by the
+        arenas arena.Pool.Get handed out in its window (BASE/req ...), or
+        not at all (default none: bytes as captured); the heading names
+        the normalisation and each side's divisor
   -per-row
         test each row alone: mark every row whose interval excludes 1 and
         fail -fail-above on any material row whose ratio_lo exceeds R
@@ -97,11 +114,16 @@ flags:
   -min-bytes N
         and at least N bytes in NEW (default 0)
   -json print JSON instead of a table: {"sample", "by", "confidence",
-        "per_row", "family", "base_inputs" and "new_inputs" (a side of
+        "per_row", "normalisation": {"per", "base_divisor",
+        "new_divisor"} (window seconds, arenas handed out, or 1 and 1 with
+        none), "family", "base_inputs" and "new_inputs" (a side of
         merged inputs: as top's "inputs"), "groups", "rows": [{"key", "base_bytes",
         "new_bytes", "base_samples", "new_samples", "diff_bytes", "ratio",
         "ratio_lo", "ratio_hi", "p", "p_adjusted", "significant",
-        "conservative"}], "total": {...}}; the ratio fields are null when
+        "conservative", and with -per second or request "base_norm",
+        "new_norm", "diff_norm": the normalised bytes}], "total": {...}};
+        base_bytes, new_bytes and diff_bytes stay as captured, the ratio
+        fields are normalised; the ratio fields are null when
         a side has no samples; ratio_hi is null when unbounded; p is the
         row's two-sided p-value (its interval excludes 1 when p < 1-C),
         p_adjusted is p Holm-adjusted over the family's rows (p with
@@ -121,6 +143,7 @@ type diffOptions struct {
 	minShare   float64 // materiality of a group for the gate: share of NEW's total
 	minBytes   int64   // and bytes in NEW
 	perRow     bool    // -per-row: no adjustment for the number of rows
+	per        string  // -per: second, request or none
 	base, next string  // the inputs of each side as messages name them
 	// bases and nexts are the inputs of each side: merged when several
 	// (see loadInputs).
@@ -194,6 +217,7 @@ type diffFlags struct {
 	pf                       pyroscopeFlags
 	fail, minShare, minBytes *string
 	perRow                   *bool
+	per                      *string
 	base                     *listFlag // -base, repeated: BASE's inputs
 }
 
@@ -217,6 +241,7 @@ func addDiffFlags(fs *flag.FlagSet) diffFlags {
 		minShare: fs.String("min-share", strconv.FormatFloat(defaultMinShare, 'g', -1, 64), ""),
 		minBytes: fs.String("min-bytes", "0", ""),
 		perRow:   fs.Bool("per-row", false, ""),
+		per:      fs.String("per", "none", ""),
 		base:     func() *listFlag { l := new(listFlag); fs.Var(l, "base", ""); return l }(),
 	}
 }
@@ -248,6 +273,11 @@ func (df diffFlags) options(pos []string) (opts diffOptions, err error) {
 	}
 	opts.minBytes = mb
 	opts.perRow = *df.perRow
+	switch opts.per = strings.TrimSpace(*df.per); opts.per {
+	case "second", "request", "none":
+	default:
+		return opts, topUsageErr("bad -per %q; use second (divide each side by its window's length), request (by the arenas arena.Pool.Get handed out in its window) or none", *df.per)
+	}
 	if len(*df.base) > 0 {
 		if opts.pyro.on() {
 			return opts, topUsageErr("-base lists profile inputs: with -pyroscope give the BASE and NEW label selectors as arguments")
@@ -338,10 +368,12 @@ func diffCompare(opts diffOptions, base, next *arenaProfile) (_, _ *arenaProfile
 	}
 	res, err := report.Diff(base.prof, next.prof, report.DiffOptions{
 		By: by, InUse: opts.sample == "inuse", Confidence: opts.confidence,
-		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder, PerRow: opts.perRow,
+		GoVersion: opts.goVersion, AnyOrder: opts.anyOrder, PerRow: opts.perRow, Per: opts.per,
 	})
 	if err != nil {
-		return nil, nil, nil, topInputErr("%s vs %s: %s", opts.base, opts.next, strings.TrimPrefix(err.Error(), "report: "))
+		// Name the side a normalisation refuses by its inputs.
+		msg := strings.NewReplacer("the base profile", "BASE "+opts.base, "the new profile", "NEW "+opts.next).Replace(strings.TrimPrefix(err.Error(), "report: "))
+		return nil, nil, nil, topInputErr("%s vs %s: %s", opts.base, opts.next, msg)
 	}
 	return base, next, res, nil
 }
@@ -382,6 +414,19 @@ type diffRowJSON struct {
 	// Conservative: the interval rests on samples of mixed sizes without
 	// their variance sums (report.DiffRow.Conservative).
 	Conservative bool `json:"conservative"`
+	// BaseNorm, NewNorm and DiffNorm are the normalised bytes (per second
+	// or per request), only under -per second or request.
+	BaseNorm *float64 `json:"base_norm,omitempty"`
+	NewNorm  *float64 `json:"new_norm,omitempty"`
+	DiffNorm *float64 `json:"diff_norm,omitempty"`
+}
+
+// normJSON is the normalisation of the -json output: per and each side's
+// divisor (window seconds or arenas handed out; 1 with none).
+type normJSON struct {
+	Per  string  `json:"per"`
+	Base float64 `json:"base_divisor"`
+	New  float64 `json:"new_divisor"`
 }
 
 // diffJSON is the -json output.
@@ -390,6 +435,7 @@ type diffJSON struct {
 	By         string        `json:"by"`
 	Confidence float64       `json:"confidence"`
 	PerRow     bool          `json:"per_row"`
+	Norm       normJSON      `json:"normalisation"`
 	Family     int           `json:"family"`
 	Sampler    *[2]string    `json:"heap_sampler,omitempty"`    // base, new
 	GoVersion  *[2]string    `json:"heap_go_version,omitempty"` // base, new
@@ -400,12 +446,16 @@ type diffJSON struct {
 	Total      diffRowJSON   `json:"total"`
 }
 
-func diffRowOut(r report.DiffRow) diffRowJSON {
+func diffRowOut(r report.DiffRow, per string) diffRowJSON {
 	out := diffRowJSON{
 		Key: r.Key, BaseBytes: r.Base.Bytes, NewBytes: r.New.Bytes,
 		BaseSamples: r.Base.Samples, NewSamples: r.New.Samples,
 		DiffBytes: r.Delta, P: r.P, PAdjusted: r.PAdjusted, Significant: r.Significant,
 		Conservative: r.Conservative,
+	}
+	if per != "none" {
+		b, n, d := r.BaseNorm, r.NewNorm, r.NewNorm-r.BaseNorm
+		out.BaseNorm, out.NewNorm, out.DiffNorm = &b, &n, &d
 	}
 	if r.HasRatio {
 		ratio, lo := r.Ratio, r.RatioLo
@@ -421,14 +471,15 @@ func diffRowOut(r report.DiffRow) diffRowJSON {
 func writeDiffJSON(w io.Writer, opts diffOptions, base, next *arenaProfile, res *report.DiffResult, shown []report.DiffRow) error {
 	out := diffJSON{
 		Sample: opts.sample, By: res.By, Confidence: res.Confidence,
-		PerRow: res.PerRow, Family: res.Family, BaseInputs: inputsOut(base.merged), NewInputs: inputsOut(next.merged),
-		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total),
+		PerRow: res.PerRow, Norm: normJSON{res.Per, res.Divisors[0], res.Divisors[1]}, Family: res.Family,
+		BaseInputs: inputsOut(base.merged), NewInputs: inputsOut(next.merged),
+		Groups: res.Groups, Rows: []diffRowJSON{}, Total: diffRowOut(res.Total, res.Per),
 	}
 	if res.HeapSampler != [2]string{} {
 		out.Sampler, out.GoVersion = &res.HeapSampler, &res.HeapGoVersion
 	}
 	for _, r := range shown {
-		out.Rows = append(out.Rows, diffRowOut(r))
+		out.Rows = append(out.Rows, diffRowOut(r, res.Per))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -448,7 +499,8 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 		return err
 	}
 	conf := strconv.FormatFloat(100*res.Confidence, 'g', -1, 64) + "%"
-	head := []string{"BASE", "NEW", "DIFF", "RATIO", conf + " INTERVAL", ""}
+	cols := tabfmt.DiffColumns(res.Per)
+	head := []string{cols[0], cols[1], cols[2], "RATIO", conf + " INTERVAL", ""}
 	cells := [][]string{head}
 	for _, r := range rows {
 		ratio, iv, mark := "-", "-", ""
@@ -462,8 +514,8 @@ func writeDiffTable(w io.Writer, opts diffOptions, base, next *arenaProfile, res
 				mark += "~"
 			}
 		}
-		cells = append(cells, []string{tabfmt.Bytes(float64(r.Base.Bytes)), tabfmt.Bytes(float64(r.New.Bytes)),
-			tabfmt.SignedBytes(float64(r.Delta)), ratio, iv, mark})
+		cells = append(cells, []string{tabfmt.Bytes(r.BaseNorm), tabfmt.Bytes(r.NewNorm),
+			tabfmt.SignedBytes(r.NewNorm - r.BaseNorm), ratio, iv, mark})
 	}
 	room := keyRoom(opts.width, cells)
 	t := tabfmt.New(w)
@@ -492,6 +544,7 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 	lines := []string{
 		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, opts.base, opts.next),
 		fmt.Sprintf("windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE", diffWindow(base), diffWindow(next), conf),
+		diffNormLine(res),
 	}
 	for _, side := range []struct {
 		name string
@@ -514,6 +567,28 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 	}
 	return append(lines, mark,
 		"- in RATIO and INTERVAL: the group is in one profile only")
+}
+
+// diffNormLine says which normalisation is in force and each side's
+// divisor.
+func diffNormLine(res *report.DiffResult) string {
+	b, n := res.Divisors[0], res.Divisors[1]
+	switch res.Per {
+	case "second":
+		return fmt.Sprintf("per second of window: BASE %s s, NEW %s s; bytes per second, ratio and interval of the rates", diffNum(b), diffNum(n))
+	case "request":
+		return fmt.Sprintf("per request: BASE %s, NEW %s arenas handed out by arena.Pool.Get; bytes per request, ratio and interval of those", diffNum(b), diffNum(n))
+	}
+	return "not normalised: bytes as captured (-per second or -per request divides each side by its window's length or its requests)"
+}
+
+// diffNum formats a divisor: whole numbers as they are, others (window
+// seconds) with six significant digits.
+func diffNum(x float64) string {
+	if x == math.Trunc(x) && x < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
 // diffWindow describes the window marking of a profile for the heading.

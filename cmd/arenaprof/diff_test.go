@@ -112,18 +112,20 @@ func TestDiffCLI(t *testing.T) {
 		t.Errorf("gate 1.2, share 0.3: exit %d, %q", code, errOut)
 	}
 
-	// The heading (what is compared, the windows, the confidence), the
-	// legend, then the table: a header, two rows and the total.
+	// The heading (what is compared, the windows, the confidence, the
+	// normalisation), the legend, then the table: a header, two rows and
+	// the total.
 	code, out, errOut = runDiffArgs(base, next)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 9 || !strings.Contains(lines[0], "BASE "+base+" vs NEW "+next) ||
+	if len(lines) != 10 || !strings.Contains(lines[0], "BASE "+base+" vs NEW "+next) ||
 		!strings.Contains(lines[1], "windows: BASE end, NEW end; 95% intervals") ||
-		!strings.HasPrefix(lines[2], "* marks a significant change") || !strings.HasPrefix(lines[3], "- in RATIO") ||
-		!strings.Contains(lines[5], "95% INTERVAL") || !strings.Contains(lines[6], "*  main.diffSmall") ||
-		!strings.HasSuffix(lines[8], "total") {
+		!strings.HasPrefix(lines[2], "not normalised: bytes as captured") ||
+		!strings.HasPrefix(lines[3], "* marks a significant change") || !strings.HasPrefix(lines[4], "- in RATIO") ||
+		!strings.Contains(lines[6], "95% INTERVAL") || !strings.Contains(lines[7], "*  main.diffSmall") ||
+		!strings.HasSuffix(lines[9], "total") {
 		t.Errorf("table:\n%s", out)
 	}
 	checkTopRun(t, code, out, errOut)

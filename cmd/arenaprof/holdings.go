@@ -87,6 +87,9 @@ func holdingsDiffRows(base, next *arenaProfile, opts diffOptions) (string, []rep
 	if opts.failAbove > 0 {
 		return "", nil, total, topUsageErr("-fail-above tests the intervals of sampled profiles; %s and %s are live-arenas profiles, exact counts: read the + marks of the groups that grew", opts.base, opts.next)
 	}
+	if opts.per != "none" && opts.per != "" {
+		return "", nil, total, topUsageErr("-per %s divides allocations over a window; %s and %s are live-arenas profiles, what arenas held at one moment: compare them as they are", opts.per, opts.base, opts.next)
+	}
 	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
 		return "", nil, total, err
 	}

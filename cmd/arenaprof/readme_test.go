@@ -194,6 +194,10 @@ func readmeDir(t *testing.T, goBin string) string {
 	}
 	copyFile("before.pb.gz", diffProfileFile(t, "base.pb.gz", 1024, 11, 64000, 4000))
 	copyFile("after.pb.gz", diffProfileFile(t, "new.pb.gz", 1024, 12, 128000, 4000))
+	// One steady load captured over 1 s and 1.5 s, through an arena.Pool
+	// (docs/diff.md's -per examples).
+	copyFile("base.pb.gz", steadyCapture(t, "base.pb.gz", 1000, time.Second, 1))
+	copyFile("long.pb.gz", steadyCapture(t, "long.pb.gz", 1000, 1500*time.Millisecond, 1))
 	leaky, busy := leakySite(), busySite()
 	copyFile("arenas.pb.gz", holdingsFile(t, "arenas.pb.gz", []holdings.Holding{
 		{Stack: leaky, Age: 2 * time.Hour, Arenas: 2, Reserved: 6 << 20, Used: 6 << 20},

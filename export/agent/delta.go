@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 )
 
 // windowComment is the prefix of the window marking in Profile.Comments
@@ -79,8 +81,29 @@ func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 	merged.TimeNanos = start
 	merged.DurationNanos = max(end-start, 0)
 	merged.Period = cur.Period
-	merged.Comments = markWindow(cur.Comments)
+	merged.Comments = deltaPoolGets(markWindow(cur.Comments), prev, cur, start, merged.DurationNanos)
 	return merged, nil
+}
+
+// deltaPoolGets returns comments without cur's count of arenas handed out
+// (cumulative, like its alloc values) and, when prev and cur both record
+// one, with the count of the window instead: cur's minus prev's, over the
+// window of length ns from start. A count that went down (a profiler
+// restarted) gives none: diff -per request then refuses the delta rather
+// than divide by a wrong number.
+func deltaPoolGets(comments []string, prev, cur *profile.Profile, start, ns int64) []string {
+	var out []string
+	for _, c := range comments {
+		if !strings.HasPrefix(c, pprofmt.PoolGetsCommentPrefix) {
+			out = append(out, c)
+		}
+	}
+	pg, _, okPrev, errPrev := pprofmt.PoolGetsOf(prev)
+	cg, _, okCur, errCur := pprofmt.PoolGetsOf(cur)
+	if okPrev && okCur && errPrev == nil && errCur == nil && cg >= pg {
+		out = append(out, pprofmt.PoolGetsComment(uint64(cg-pg), start, ns))
+	}
+	return out
 }
 
 // markWindow returns comments with any window marking replaced by

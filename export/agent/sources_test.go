@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
 	"github.com/google/pprof/profile"
 )
@@ -56,6 +57,18 @@ func TestDelta(t *testing.T) {
 	if !slices.Equal(d.Comments, []string{"arenaprof window=both"}) {
 		t.Errorf("comments %q", d.Comments)
 	}
+	// The arenas handed out are a running total too: the window's count,
+	// over the window; none when either side lacks one.
+	prev.Comments = []string{pprofmt.PoolGetsComment(10, 1000, 500)}
+	cur.Comments = []string{pprofmt.PoolGetsComment(40, 1000, 2500), "arenaprof window=end"}
+	if d, err := profileDelta(prev, cur); err != nil || !slices.Equal(d.Comments, []string{"arenaprof window=both", pprofmt.PoolGetsComment(30, 1500, 2000)}) {
+		t.Errorf("pool_gets: comments %q, %v", d.Comments, err)
+	}
+	prev.Comments = nil
+	if d, err := profileDelta(prev, cur); err != nil || !slices.Equal(d.Comments, []string{"arenaprof window=both"}) {
+		t.Errorf("pool_gets before only: comments %q, %v", d.Comments, err)
+	}
+	cur.Comments = nil
 	// The inputs are untouched.
 	if sampleValue(t, prev, "alloc_samples") != 3+10+1 || sampleValue(t, cur, "alloc_samples") != 5+1 {
 		t.Error("Delta modified its inputs")

@@ -62,6 +62,12 @@ type Facts struct {
 	HeapRates   []int64
 	// Window is the window marking (WindowOf).
 	Window estimate.Window
+	// PoolGets is the number of arenas arena.Pool.Get handed out in the
+	// window and PoolGetsNanos the window's length, as the pool_gets
+	// comments record them (PoolGetsOf); both -1 without one.
+	// PoolGetsErr is PoolGetsOf's error.
+	PoolGets, PoolGetsNanos int64
+	PoolGetsErr             error
 	// Means are the sampling means listed as in force for the allocated
 	// values ("arenaprof means="), InUseMeans those for the in-use values
 	// ("arenaprof inuse_means="), HasInUseMeans whether the latter comment
@@ -105,6 +111,11 @@ func Describe(p *profile.Profile) (*Facts, error) {
 	f := &Facts{Period: p.Period, Types: len(p.SampleType), BadValues: -1, Var: [2]int{-1, -1}, Window: WindowOf(p),
 		Labels: map[string]bool{}, NumLabels: map[string]bool{}}
 	f.kindOf(p)
+	if g, ns, found, err := PoolGetsOf(p); found && err == nil {
+		f.PoolGets, f.PoolGetsNanos = g, ns
+	} else {
+		f.PoolGets, f.PoolGetsNanos, f.PoolGetsErr = -1, -1, err
+	}
 	var meansErr error
 	var found bool
 	if f.Means, _, meansErr = MeansOf(p, MeansCommentPrefix); meansErr == nil {

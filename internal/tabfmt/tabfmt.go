@@ -204,3 +204,11 @@ func Width(rows [][]string) int {
 func NewList(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
+
+// DiffColumns are the heads of a diff's byte columns (BASE, NEW, DIFF)
+// under the normalisation per of report.DiffResult: "BASE/s" per second,
+// "BASE/req" per request, "BASE" without.
+func DiffColumns(per string) [3]string {
+	unit := map[string]string{"second": "/s", "request": "/req"}[per]
+	return [3]string{"BASE" + unit, "NEW" + unit, "DIFF" + unit}
+}

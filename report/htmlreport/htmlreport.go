@@ -320,7 +320,8 @@ func Holdings(w io.Writer, r *report.HoldingsResult, opts Options) error {
 
 // Diff writes the page of a comparison: the ratio NEW/BASE of each group
 // with its interval on a log axis, significant rows marked, and with
-// opts.Gate the gate's verdict. Every row element carries data-key,
+// opts.Gate the gate's verdict. Under a normalisation (r.Per) the byte
+// columns are per second or per request (BASE/s, BASE/req). Every row element carries data-key,
 // data-ratio-lo, data-ratio-hi (empty where arenaprof diff -json has
 // null) and data-significant, equal to diff -json's values, and
 // data-conservative="true" where diff -json's conservative is true (an
@@ -332,7 +333,8 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	}
 	d := newPage(opts, "arenaprof diff")
 	d.KeyHead = keyHead(r.By)
-	d.Cols = []string{"BASE", "NEW", "DIFF", "RATIO", confText(r.Confidence) + " INTERVAL", ""}
+	heads := tabfmt.DiffColumns(r.Per)
+	d.Cols = []string{heads[0], heads[1], heads[2], "RATIO", confText(r.Confidence) + " INTERVAL", ""}
 	if opts.Gate != nil {
 		d.Gate = gateOf(*opts.Gate, r)
 	}
@@ -354,8 +356,8 @@ func Diff(w io.Writer, r *report.DiffResult, opts Options) error {
 	row := func(x report.DiffRow, cls string) diffRow {
 		dr := diffRow{
 			Key: x.Key, Text: keyText(x.Key), Significant: x.Significant, Delta: strconv.FormatInt(x.Delta, 10),
-			Cells: []string{tabfmt.Bytes(float64(x.Base.Bytes)), tabfmt.Bytes(float64(x.New.Bytes)),
-				tabfmt.SignedBytes(float64(x.Delta)), "-", "-"},
+			Cells: []string{tabfmt.Bytes(x.BaseNorm), tabfmt.Bytes(x.NewNorm),
+				tabfmt.SignedBytes(x.NewNorm - x.BaseNorm), "-", "-"},
 		}
 		if x.Significant {
 			cls = strings.TrimSpace(cls + " sig")

@@ -79,7 +79,7 @@ func (r *Builder) Build(s *profiler.Snapshot) (*profile.Profile, error) {
 	if d := s.End.Sub(s.Start); d > 0 {
 		p.DurationNanos = int64(d)
 	}
-	p.Comments = append(p.Comments, pprofmt.WindowComment(s.Window))
+	p.Comments = append(p.Comments, pprofmt.WindowComment(s.Window), pprofmt.PoolGetsComment(s.Stats.PoolGets, p.TimeNanos, p.DurationNanos))
 	if c := pprofmt.MeansComment(pprofmt.MeansCommentPrefix, s.Means); c != "" {
 		p.Comments = append(p.Comments, c)
 	}
