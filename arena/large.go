@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"unsafe"
+
+	"github.com/arenaprof/arenaprof/internal/sizeclass"
 )
 
 // Objects larger than a chunk get memory of their own: a large buffer.
@@ -52,16 +54,17 @@ func largeClass(n uintptr) uintptr {
 // (n bytes), reusing one kept by Reset if there is one.
 func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Pointer {
 	if a.checked != nil {
-		a.noteLoose(n) // never kept by Reset
+		a.noteLoose(n, 0) // never kept by Reset; mapped off the heap
 		return a.takeChecked(r, ti, count, n)
 	}
 	size := largeClass(n)
 	if size > a.largeRetain {
 		// Never kept: exactly the size asked for, as the heap would.
-		a.noteLoose(n)
 		if ti.ptrs {
+			a.noteLoose(n, sizeclass.HeapBytes(int64(n), true))
 			return ti.newSlab(int(count))
 		}
+		a.noteLoose(n, sizeclass.HeapBytes(int64((n+7)/8*8), false))
 		return unsafe.Pointer(unsafe.SliceData(make([]uint64, (n+7)/8)))
 	}
 	if free := r.largeFree[size]; len(free) > 0 {
@@ -77,7 +80,7 @@ func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Poin
 		return b.base
 	}
 	b := largeBuf{size: size, used: n}
-	a.noteReserved(int64(size))
+	a.noteReserved(int64(size), sizeclass.HeapBytes(int64(size), ti.ptrs))
 	a.noteClosed(n)
 	if ti.ptrs {
 		b.base = ti.newSlab(int(size / ti.size))
@@ -94,7 +97,7 @@ func (a *Arena) resetLarge(r *region) {
 	for i, b := range r.largeUsed {
 		r.largeUsed[i] = largeBuf{}
 		if a.largeKept+b.size > a.largeRetain {
-			a.noteReserved(-int64(b.size)) // dropped: the garbage collector reclaims it
+			a.noteReserved(-int64(b.size), -sizeclass.HeapBytes(int64(b.size), r.ti != nil)) // dropped: the garbage collector reclaims it
 			continue
 		}
 		switch {

@@ -54,6 +54,9 @@ type holding struct {
 	labels   atomic.Pointer[hooks.Labels]
 	pool     atomic.Pointer[poolRecord]
 	reserved atomic.Int64 // bytes of chunks and large buffers
+	// heap is the Go heap bytes those chunks and buffers take (their size
+	// classes and malloc headers; 0 for checked mode's mapped chunks).
+	heap atomic.Int64
 	// closed is the bytes handed out since the last Reset in the chunks
 	// the arena has left and in large buffers; the bytes of each
 	// region's current chunk are its offset (see usedNow).
@@ -64,9 +67,10 @@ type holding struct {
 	idx   int // position in registry.all, -1 if not listed; guarded by registry.mu
 	// listed is whether the record is in the registry (see enlist); the
 	// owner's.
-	listed bool
-	loose  int64        // bytes of large buffers not kept by Reset; the owner's
-	taker  *takerFrames // the owner's; nil until a Get while profiling is on
+	listed    bool
+	loose     int64        // bytes of large buffers not kept by Reset; the owner's
+	looseHeap int64        // their heap bytes; the owner's
+	taker     *takerFrames // the owner's; nil until a Get while profiling is on
 }
 
 // takerFrames are the physical frames of the last Get that took an arena
@@ -244,19 +248,25 @@ func captureStack(skip int, scratch []uintptr) *heldStack {
 	return s
 }
 
-// noteReserved records a new chunk or large buffer of n bytes, or, for a
-// negative n, one dropped.
-func (a *Arena) noteReserved(n int64) {
+// noteReserved records a new chunk or large buffer of n bytes taking heap
+// bytes of the Go heap (sizeclass.HeapBytes; 0 for memory mapped off the
+// heap), or, for a negative n and heap, one dropped.
+func (a *Arena) noteReserved(n, heap int64) {
 	if !a.hold.listed {
 		a.enlist()
 	}
 	a.hold.reserved.Add(n)
+	if heap != 0 {
+		a.hold.heap.Add(heap)
+	}
 }
 
-// noteLoose records a large buffer of n bytes that Reset will not keep.
-func (a *Arena) noteLoose(n uintptr) {
+// noteLoose records a large buffer of n bytes, taking heap bytes of the Go
+// heap, that Reset will not keep.
+func (a *Arena) noteLoose(n uintptr, heap int64) {
 	a.hold.loose += int64(n)
-	a.noteReserved(int64(n))
+	a.hold.looseHeap += heap
+	a.noteReserved(int64(n), heap)
 	a.noteClosed(n)
 }
 
@@ -288,7 +298,8 @@ func (a *Arena) noteReset() {
 	}
 	if h.loose != 0 {
 		h.reserved.Add(-h.loose)
-		h.loose = 0
+		h.heap.Add(-h.looseHeap)
+		h.loose, h.looseHeap = 0, 0
 	}
 }
 
@@ -298,6 +309,7 @@ func (a *Arena) noteDropped() {
 	h := a.hold
 	h.closed.Store(0)
 	h.reserved.Store(0)
+	h.heap.Store(0)
 	h.loose = 0
 }
 
@@ -397,6 +409,7 @@ func readHoldings() []holdings.Holding {
 				Age:      time.Duration(max(0, t-mark>>2)),
 				Arenas:   1,
 				Reserved: h.reserved.Load(),
+				Heap:     h.heap.Load(),
 				Used:     usedNow(h, a),
 			})
 		case holdIdle:
@@ -415,6 +428,7 @@ func readHoldings() []holdings.Holding {
 			}
 			s.Arenas++
 			s.Reserved += h.reserved.Load()
+			s.Heap += h.heap.Load()
 		}
 	}
 	for _, p := range pools {

@@ -38,6 +38,10 @@ type Holding struct {
 	Arenas int64
 	// Reserved is the bytes of chunks and large buffers held.
 	Reserved int64
+	// Heap is the bytes of the Go heap those chunks and buffers take:
+	// each allocation's size class and malloc header included (checked
+	// mode's chunks are mapped off the heap and take none).
+	Heap int64
 	// Used is the bytes handed out since the last Reset (for idle arenas,
 	// zero): exact for an arena not in use while the registry is read, and
 	// off by at most a chunk per type of value for one being allocated
