@@ -30,6 +30,7 @@ const (
 	memoryHandlerPath = "/debug/arenaprof/memory"
 	arenasHandlerPath = "/debug/arenaprof/arenas"
 	peakHandlerPath   = "/debug/arenaprof/peak"
+	rssHandlerPath    = "/debug/arenaprof/rss"
 	uiHandlerPath     = "/debug/arenaprof/ui"
 	statsHandlerPath  = "/debug/arenaprof/stats"
 )
@@ -47,13 +48,14 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets these six handlers and nothing else (the
+	// Mux, if not nil, gets these seven handlers and nothing else (the
 	// profiles take go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
+	//	/debug/arenaprof/rss     where the resident memory (RSS) goes, every byte in one class
 	//	/debug/arenaprof/ui      the live page: the running profile in a browser
 	//	/debug/arenaprof/stats   Session.Stats as JSON: uploads, retries, failures, last error
 	//
@@ -281,7 +283,7 @@ func describe(cfg Config) string {
 func start(cfg Config, s *Session) (err error) {
 	mux := routerOf(cfg.Mux)
 	if mux != nil {
-		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, uiHandlerPath, statsHandlerPath} {
+		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, rssHandlerPath, uiHandlerPath, statsHandlerPath} {
 			if taken(mux, path) {
 				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -385,6 +387,7 @@ func start(cfg Config, s *Session) (err error) {
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
+			rssHandlerPath:    buildlimit.Share(limit, export.RSSHandler()),
 			uiHandlerPath:     buildlimit.Share(limit, export.UIHandler(p)), // the live page
 			statsHandlerPath:  s.statsHandler(),
 		}); err != nil {
