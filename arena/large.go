@@ -54,17 +54,16 @@ func largeClass(n uintptr) uintptr {
 // (n bytes), reusing one kept by Reset if there is one.
 func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Pointer {
 	if a.checked != nil {
-		a.noteLoose(n, 0) // never kept by Reset; mapped off the heap
+		a.noteLoose(n) // never kept by Reset
 		return a.takeChecked(r, ti, count, n)
 	}
 	size := largeClass(n)
 	if size > a.largeRetain {
 		// Never kept: exactly the size asked for, as the heap would.
+		a.noteLoose(n)
 		if ti.ptrs {
-			a.noteLoose(n, sizeclass.HeapBytes(int64(n), true))
 			return ti.newSlab(int(count))
 		}
-		a.noteLoose(n, sizeclass.HeapBytes(int64((n+7)/8*8), false))
 		return unsafe.Pointer(unsafe.SliceData(make([]uint64, (n+7)/8)))
 	}
 	if free := r.largeFree[size]; len(free) > 0 {

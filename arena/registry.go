@@ -54,9 +54,14 @@ type holding struct {
 	labels   atomic.Pointer[hooks.Labels]
 	pool     atomic.Pointer[poolRecord]
 	reserved atomic.Int64 // bytes of chunks and large buffers
-	// heap is the Go heap bytes those chunks and buffers take (their size
-	// classes and malloc headers; 0 for checked mode's mapped chunks).
+	// heap is the Go heap bytes the chunks and kept large buffers take
+	// (their size classes and malloc headers; 0 for checked mode's mapped
+	// chunks). Large buffers Reset does not keep are the caller's: the
+	// arena holds no reference to them, so they are not counted.
 	heap atomic.Int64
+	// looseUsed is the bytes handed out in large buffers Reset will not
+	// keep (counted in closed).
+	looseUsed atomic.Int64
 	// closed is the bytes handed out since the last Reset in the chunks
 	// the arena has left and in large buffers; the bytes of each
 	// region's current chunk are its offset (see usedNow).
@@ -261,13 +266,12 @@ func (a *Arena) noteReserved(n, heap int64) {
 	}
 }
 
-// noteLoose records a large buffer of n bytes, taking heap bytes of the Go
-// heap, that Reset will not keep.
-func (a *Arena) noteLoose(n uintptr, heap int64) {
+// noteLoose records a large buffer of n bytes that Reset will not keep.
+func (a *Arena) noteLoose(n uintptr) {
 	a.hold.loose += int64(n)
-	a.hold.looseHeap += heap
-	a.noteReserved(int64(n), heap)
+	a.noteReserved(int64(n), 0)
 	a.noteClosed(n)
+	a.hold.looseUsed.Add(int64(n))
 }
 
 // noteClosed records n bytes handed out in a chunk the region left or in
@@ -298,8 +302,8 @@ func (a *Arena) noteReset() {
 	}
 	if h.loose != 0 {
 		h.reserved.Add(-h.loose)
-		h.heap.Add(-h.looseHeap)
-		h.loose, h.looseHeap = 0, 0
+		h.looseUsed.Store(0)
+		h.loose = 0
 	}
 }
 
@@ -310,6 +314,7 @@ func (a *Arena) noteDropped() {
 	h.closed.Store(0)
 	h.reserved.Store(0)
 	h.heap.Store(0)
+	h.looseUsed.Store(0)
 	h.loose = 0
 }
 
@@ -411,6 +416,7 @@ func readHoldings() []holdings.Holding {
 				Reserved: h.reserved.Load(),
 				Heap:     h.heap.Load(),
 				Used:     usedNow(h, a),
+				Loose:    h.looseUsed.Load(),
 			})
 		case holdIdle:
 			p := h.pool.Load()

@@ -67,11 +67,13 @@ type Breakdown struct {
 //
 // The runtime's off-heap memory (metadata, profiling buckets, other)
 // lies in anonymous mappings beside C's; runtime/metrics gives its mapped
-// bytes M, not its resident ones: go/runtime is min(M, the anonymous
-// resident bytes outside the heap) plus the main thread's stack, nongo the
-// rest of the anonymous memory and the brk heap. go/runtime is so an upper
-// bound on the runtime's resident bytes and nongo a lower bound on C's,
-// by at most the runtime's mapped but untouched pages: the note says M.
+// bytes M, not its resident ones. So the anonymous memory outside the
+// heap resident at init (A0, before main: the runtime's and the binary's
+// zeroed data) is taken as the runtime's, and what it mapped since
+// (M-M0) as resident: go/runtime is min(A0+M-M0, the anonymous resident
+// bytes outside the heap) plus the main thread's stack, nongo the rest of
+// the anonymous memory and the brk heap. Without a baseline, go/runtime
+// is min(M, ...), an upper bound. The note says which.
 func Classify(r *Reading) *Breakdown {
 	b := &Breakdown{}
 	m := func(i int) int64 { return int64(r.metric[i]) }
@@ -88,7 +90,7 @@ func Classify(r *Reading) *Breakdown {
 			continue
 		}
 		arenaHeap += h.Heap
-		arenaUsed += min(h.Used, h.Heap)
+		arenaUsed += min(max(0, h.Used-h.Loose), h.Heap)
 	}
 	if offHeapArena > 0 {
 		b.Notes = append(b.Notes, fmt.Sprintf("%d bytes of checked-mode arena chunks are mapped off the Go heap: they count in nongo", offHeapArena))
@@ -99,7 +101,7 @@ func Classify(r *Reading) *Breakdown {
 	live := min(max(0, m(mLive)-arenaHeap), objects-arenaHeap)
 	dead := objects - arenaHeap - live
 	stacks := m(mHeapStacks)
-	runtimeMapped := m(mMcacheFree) + m(mMcacheInuse) + m(mMspanFree) + m(mMspanInuse) + m(mMetaOther) + m(mBuckets) + m(mOther)
+	runtimeMapped := r.runtimeMapped()
 	osStacks := m(mOSStacks)
 	b.Bytes[iArenaUsed] = arenaUsed
 	b.Bytes[iArenaFree] = arenaHeap - arenaUsed
@@ -129,13 +131,23 @@ func Classify(r *Reading) *Breakdown {
 	anon := g.anon
 	st := min(osStacks, anon)
 	anon -= st
-	rt := min(runtimeMapped, anon)
+	// The runtime's off-heap resident bytes: its baseline at init and
+	// what it mapped since, or its mapped bytes without a baseline.
+	rt := runtimeMapped
+	if baseline.ok {
+		rt = baseline.anon + max(0, runtimeMapped-baseline.mapped)
+	}
+	rt = min(rt, anon)
 	b.Bytes[iStacks] = stacks + st
 	b.Bytes[iRuntime] = rt + g.stack
 	b.Bytes[iNonGo] = anon - rt + g.brk
 	b.Bytes[iBinary] = g.binary
 	b.Bytes[iFiles] = g.files + g.special
-	b.Notes = append(b.Notes, fmt.Sprintf("go/runtime counts the runtime's off-heap memory as mapped (%d bytes): an upper bound on its resident part, and nongo a lower bound by as much", runtimeMapped))
+	if baseline.ok {
+		b.Notes = append(b.Notes, fmt.Sprintf("go/runtime is the anonymous memory resident at start (%d bytes) and what the runtime mapped since (%d bytes); nongo the rest of the anonymous memory: runtime memory released since start, or mapped and not yet touched, counts in nongo, C memory taken before main in go/runtime", baseline.anon, max(0, runtimeMapped-baseline.mapped)))
+	} else {
+		b.Notes = append(b.Notes, fmt.Sprintf("go/runtime counts the runtime's off-heap memory as mapped (%d bytes): an upper bound on its resident part, and nongo a lower bound by as much", runtimeMapped))
+	}
 	var sum int64
 	for _, v := range b.Bytes[:iUnattributed] {
 		sum += v

@@ -234,8 +234,9 @@ func (b *builder) arenas(hs []holdings.Holding, bd *Breakdown, add func(string, 
 		if h.Heap <= 0 {
 			continue
 		}
-		used := min(h.Used, h.Heap, leftUsed)
-		free := min(h.Heap-min(h.Used, h.Heap), leftFree)
+		held := min(max(0, h.Used-h.Loose), h.Heap)
+		used := min(held, leftUsed)
+		free := min(h.Heap-held, leftFree)
 		leftUsed -= used
 		leftFree -= free
 		var site []*profile.Location

@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,22 +121,54 @@ var state struct {
 // smapsPath is the file read; tests point it elsewhere.
 var smapsPath = "/proc/self/smaps"
 
+// baseline is the anonymous resident memory outside the Go heap, and the
+// runtime's off-heap mapped bytes, when the package was initialized:
+// before main, when that memory is the runtime's (and the binary's
+// zeroed data) all but what C libraries' initializers took. Classify
+// takes the runtime's off-heap resident bytes as the baseline's plus what
+// the runtime mapped since (metadata of new spans and arenas, profiling
+// buckets: memory it writes as it maps it).
+var baseline struct {
+	anon, mapped int64
+	ok           bool
+}
+
+func init() {
+	r := &Reading{}
+	state.buf = make([]byte, 64<<10)
+	state.exe, state.exeErr = os.Readlink("/proc/self/exe")
+	state.exeOnce = true
+	state.samples = make([]metrics.Sample, numMetrics)
+	for i, n := range metricNames {
+		state.samples[i].Name = n
+	}
+	r.readSmaps()
+	if r.SmapsErr != nil {
+		return
+	}
+	metrics.Read(state.samples)
+	for i, s := range state.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			r.metric[i] = s.Value.Uint64()
+		}
+	}
+	baseline.anon, baseline.mapped, baseline.ok = r.maps.anon, r.runtimeMapped(), true
+}
+
+// runtimeMapped is the runtime's off-heap memory as runtime/metrics maps
+// it: metadata, profiling buckets and other.
+func (r *Reading) runtimeMapped() int64 {
+	m := func(i int) int64 { return int64(r.metric[i]) }
+	return m(mMcacheFree) + m(mMcacheInuse) + m(mMspanFree) + m(mMspanInuse) + m(mMetaOther) + m(mBuckets) + m(mOther)
+}
+
 // Read reads the process's memory from every source within one GC cycle
 // (retried when a cycle ends during the read).
 func Read() *Reading {
 	state.mu.Lock()
 	defer state.mu.Unlock()
-	if state.samples == nil {
-		state.samples = make([]metrics.Sample, numMetrics)
-		for i, n := range metricNames {
-			state.samples[i].Name = n
-		}
+	if state.arenaPC == nil {
 		state.arenaPC = make(map[uintptr]bool)
-		state.buf = make([]byte, 64<<10)
-	}
-	if !state.exeOnce {
-		state.exeOnce = true
-		state.exe, state.exeErr = os.Readlink("/proc/self/exe")
 	}
 	r := &Reading{CgroupCurrent: -1, CgroupMax: -1}
 	for try := 0; try < tries; try++ {
@@ -259,8 +292,10 @@ func isArenaStack(st []uintptr) bool {
 	return false
 }
 
-// cgroupMemory returns the cgroup v2 memory.current and memory.max of the
-// process (-1 for none, and for a memory.max of "max").
+// cgroupMemory returns the cgroup's memory.current and memory.max of the
+// process (cgroup v2), or memory.usage_in_bytes and memory.limit_in_bytes
+// (v1): -1 for none, and for no limit ("max", or v1's page-rounded
+// 2^63-1).
 func cgroupMemory() (current, limit int64) {
 	current, limit = -1, -1
 	b, err := os.ReadFile("/proc/self/cgroup")
@@ -268,16 +303,32 @@ func cgroupMemory() (current, limit int64) {
 		return
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		path, ok := strings.CutPrefix(line, "0::")
-		if !ok {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
 			continue
 		}
-		dir := "/sys/fs/cgroup" + path
-		if v, err := readInt(dir + "/memory.current"); err == nil {
-			current = v
+		var dirs []string
+		var cur, max string
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			dirs, cur, max = []string{"/sys/fs/cgroup" + parts[2]}, "memory.current", "memory.max"
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			// Inside a container the hierarchy's root is often the
+			// container's own cgroup.
+			dirs, cur, max = []string{"/sys/fs/cgroup/memory" + parts[2], "/sys/fs/cgroup/memory"}, "memory.usage_in_bytes", "memory.limit_in_bytes"
+		default:
+			continue
 		}
-		if v, err := readInt(dir + "/memory.max"); err == nil {
-			limit = v
+		for _, dir := range dirs {
+			v, err := readInt(dir + "/" + cur)
+			if err != nil {
+				continue
+			}
+			current = v
+			if v, err := readInt(dir + "/" + max); err == nil && v < 1<<62 {
+				limit = v
+			}
+			return
 		}
 	}
 	return
