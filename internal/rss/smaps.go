@@ -44,7 +44,7 @@ func parseSmaps(r io.Reader, buf []byte, exe string, vmas []vma) ([]vma, error) 
 	for sc.Scan() {
 		line := sc.Bytes()
 		sp := bytes.IndexByte(line, ' ')
-		if sp < 0 {
+		if sp <= 0 {
 			continue
 		}
 		first := line[:sp]
