@@ -21,6 +21,7 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/rss"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -55,7 +56,8 @@ type Config struct {
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
-	//	/debug/arenaprof/rss     where the resident memory (RSS) goes, every byte in one class
+	//	/debug/arenaprof/rss     where the resident memory (RSS) goes, every byte in one class;
+	//	                         ?peak=1: at the highest RSS since Start
 	//	/debug/arenaprof/ui      the live page: the running profile in a browser
 	//	/debug/arenaprof/stats   Session.Stats as JSON: uploads, retries, failures, last error
 	//
@@ -199,6 +201,8 @@ type Session struct {
 	stopErr  error
 
 	desc string // names the session in the error of a second Start
+	// stopWatch ends the session's watch of the RSS for its peak.
+	stopWatch func()
 	// Start set the sampling mean to mean, from prevMean; Stop restores
 	// prevMean while the mean is still the one Start set.
 	meanSet        bool
@@ -381,6 +385,7 @@ func start(cfg Config, s *Session) (err error) {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
 	}
+	s.stopWatch = rss.Watch()
 	if mux != nil {
 		if err := mount(mux, map[string]http.Handler{
 			handlerPath:       s.handler,
@@ -544,6 +549,9 @@ func (s *Session) Stop(ctx context.Context) error {
 		}
 		if s.prof != nil {
 			s.prof.Stop()
+		}
+		if s.stopWatch != nil {
+			s.stopWatch()
 		}
 		if s.meanSet && hooks.MeanBytes() == s.mean {
 			hooks.SetMeanBytes(s.prevMean)

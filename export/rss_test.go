@@ -9,14 +9,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/rss"
 )
 
 var rssKeep [][]byte
@@ -107,4 +110,52 @@ func TestRSSHandler(t *testing.T) {
 		}
 	}
 	t.Log(cum)
+}
+
+// TestRSSPeakHandler: peak=1 without a watch is 404; with one it serves
+// the peak profile; bad parameters are 400.
+func TestRSSPeakHandler(t *testing.T) {
+	srv := httptest.NewServer(export.RSSHandler())
+	defer srv.Close()
+	get := func(q string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	for _, c := range []struct {
+		q    string
+		code int
+		want string
+	}{
+		{"?peak=1", http.StatusNotFound, "no RSS watch runs"},
+		{"?peak=yes", http.StatusBadRequest, "use peak=1"},
+		{"?seconds=1", http.StatusBadRequest, "give peak=1"},
+		{"?debug=1", http.StatusBadRequest, "takes peak=1 and seconds=N"},
+		{"?peak=1&seconds=0", http.StatusBadRequest, ""},
+	} {
+		if code, body := get(c.q); code != c.code || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %q, want %d and %q", c.q, code, body, c.code, c.want)
+		}
+	}
+	stop := rss.Watch()
+	defer stop()
+	time.Sleep(2 * rss.WatchTick)
+	for _, q := range []string{"?peak=1", "?peak=1&seconds=1"} {
+		code, body := get(q)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, code, body)
+		}
+		p, err := profile.ParseData(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(p.Comments, func(c string) bool { return strings.HasPrefix(c, "arenaprof rss peak since=") }) {
+			t.Errorf("%s: no peak comment in %q", q, p.Comments)
+		}
+	}
 }

@@ -10,7 +10,7 @@
 //	arenaprof advise -seconds N [flags] URL
 //	arenaprof html [-o FILE] [-open] [top's flags] PROFILE
 //	arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
-//	arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] SOURCE
+//	arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/arenaprof/arenaprof/report"
 )
 
-const rssUsage = `usage: arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] SOURCE
+const rssUsage = `usage: arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
 
 Where the resident memory (RSS) of a service goes: every resident byte in
 one class, as a tree with bytes and share of RSS, and below go/heap/live
@@ -27,6 +27,11 @@ SOURCE is the service's base URL (http://host:port: /debug/arenaprof/rss
 is read), the URL of the resident-memory profile, a saved profile
 (rss.pb.gz), or - for standard input. A profile of another kind is
 refused, naming what it is.
+
+-peak reads the profile at the highest RSS since the service's
+arenaprof.Start (the URL's ?peak=1; add &seconds=N to the URL for the
+highest within the next N seconds): the RSS is watched every 250 ms and
+read in full when it makes a new high by 3% or 1 MiB.
 
 The classes:
   go/heap/live   heap objects live at the last GC, by allocation site
@@ -54,6 +59,7 @@ type rssOptions struct {
 	n    int
 	conf float64
 	json bool
+	peak bool
 	src  string
 }
 
@@ -79,6 +85,7 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 	fs.IntVar(&o.n, "n", 10, "rows shown per class; 0 shows all")
 	fs.Float64Var(&o.conf, "confidence", 0.95, "confidence `level` of the intervals, strictly between 0 and 1")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.peak, "peak", false, "the profile at the highest RSS since the service started (a URL's ?peak=1)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), rssUsage)
 		fs.PrintDefaults()
@@ -99,6 +106,8 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 		return o, topUsageErr("-confidence %v: want a level strictly between 0 and 1, e.g. 0.95", o.conf)
 	case o.n < 0:
 		return o, topUsageErr("-n %d: want 0 (all) or more", o.n)
+	case o.peak && !isProfileURL(pos[0]):
+		return o, topUsageErr("-peak asks a running service for its peak: give its URL, not %s (a saved peak profile says so in its heading without -peak)", pos[0])
 	}
 	o.src = pos[0]
 	return o, nil
@@ -107,8 +116,9 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 // rssPath is where arenaprof.Start serves the resident-memory profile.
 const rssPath = "/debug/arenaprof/rss"
 
-// rssSource turns a service's base URL into the profile's URL.
-func rssSource(src string) string {
+// rssSource turns a service's base URL into the profile's URL, asking
+// for the peak when peak is set.
+func rssSource(src string, peak bool) string {
 	if !isProfileURL(src) {
 		return src
 	}
@@ -118,13 +128,17 @@ func rssSource(src string) string {
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = rssPath
-		return u.String()
 	}
-	return src
+	if peak {
+		q := u.Query()
+		q.Set("peak", "1")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 func rssCommand(o rssOptions, stdout io.Writer) error {
-	s, err := openProfileSource(rssSource(o.src))
+	s, err := openProfileSource(rssSource(o.src, o.peak))
 	if err != nil {
 		return err
 	}
@@ -166,6 +180,9 @@ func firstRows(rows []rss.Row, n int) []rss.Row {
 // class.
 func formatRSS(w io.Writer, res *rss.Result, src string) error {
 	var head strings.Builder
+	if res.PeakSince != nil {
+		fmt.Fprintf(&head, "peak: the highest RSS seen since %s, read every 250 ms\n", res.PeakSince.UTC().Format(time.DateTime+" UTC"))
+	}
 	if res.Smaps {
 		fmt.Fprintf(&head, "RSS %s (%d bytes) of %s", tabfmt.Bytes(float64(res.RSSBytes)), res.RSSBytes, src)
 	} else {

@@ -11,8 +11,10 @@ import (
 	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arenaprof/arenaprof/export"
+	"github.com/arenaprof/arenaprof/internal/rss"
 )
 
 // rssServer serves the resident-memory profile of this process where
@@ -107,5 +109,25 @@ func TestRSSRefuses(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("arenaprof %s: exit %d, %q; want exit %d and %q", strings.Join(c.args, " "), code, errOut.String(), c.code, c.want)
 		}
+	}
+}
+
+// TestRSSPeak reads the peak of a service whose RSS is watched.
+func TestRSSPeak(t *testing.T) {
+	stop := rss.Watch()
+	defer stop()
+	time.Sleep(2 * rss.WatchTick)
+	srv := rssServer(t)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"rss", "-peak", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("arenaprof rss -peak: exit %d: %s", code, errOut.String())
+	}
+	if !strings.HasPrefix(out.String(), "peak: the highest RSS seen since ") {
+		t.Errorf("no peak heading:\n%s", out.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"rss", "-peak", "rss.pb.gz"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "give its URL") {
+		t.Errorf("-peak on a file: exit %d, %q", code, errOut.String())
 	}
 }

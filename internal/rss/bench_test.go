@@ -167,3 +167,19 @@ func TestBenchProcess(t *testing.T) {
 		t.Errorf("%d more mappings, want 500", d)
 	}
 }
+
+// BenchmarkWatchTick is what the peak watch costs at each tick while the
+// RSS makes no new high: one read of /proc/self/statm and the compare
+// (4 a second: cpu-ms/op times 4 is its CPU per second).
+func BenchmarkWatchTick(b *testing.B) {
+	stop := Watch()
+	defer stop()
+	buf := make([]byte, 256)
+	check(buf) // the first peak
+	b.ReportAllocs()
+	cpu := cputime.Process()
+	for b.Loop() {
+		check(buf)
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}

@@ -31,6 +31,9 @@ const (
 	commentMax     = "arenaprof cgroup_memory_max="
 	commentNote    = "arenaprof note: "
 	commentNoSmaps = "arenaprof smaps=unread"
+	// commentPeak marks a peak profile: the highest RSS the watch saw
+	// since the time it gives (RFC 3339), read every WatchTick.
+	commentPeak = "arenaprof rss peak since="
 	// restFrame is the frame of go/heap/live's bytes not in a sampled
 	// row's estimate: the exact class total minus the estimates.
 	restFrame = "(exact total minus sampled estimates)"

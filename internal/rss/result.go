@@ -23,6 +23,9 @@ type Result struct {
 	Smaps    bool  `json:"smaps"`
 	// Time is when the process was read.
 	Time time.Time `json:"time"`
+	// PeakSince, for a peak profile, is when the span whose highest RSS
+	// it is began.
+	PeakSince *time.Time `json:"peak_since,omitempty"`
 	// CgroupCurrent and CgroupMax are the cgroup's memory.current and
 	// memory.max, -1 where there are none.
 	CgroupCurrent int64 `json:"cgroup_memory_current"`
@@ -92,6 +95,10 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 				return nil, fmt.Errorf("malformed comment %q", c)
 			}
 			res.RSSBytes, rssSeen = v, true
+		case strings.HasPrefix(c, commentPeak):
+			if t, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(c, commentPeak)); err == nil {
+				res.PeakSince = &t
+			}
 		case c == commentNoSmaps:
 			res.Smaps = false
 		case strings.HasPrefix(c, commentTime):
