@@ -1,6 +1,7 @@
 package arenaprof
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,11 @@ type Config struct {
 	OTLP *agent.OTLPConfig
 
 	// Dir, if set, writes profiles into this directory (created if
-	// missing), keeping at most 10000 files (see agent.DirConfig).
+	// missing), keeping at most 10000 files (see agent.DirConfig). With
+	// Dir set, each new peak of RSS at 90% of a limit (GOMEMLIMIT or the
+	// cgroup's memory.max) or more is written there at once as an "rss"
+	// profile (see /debug/arenaprof/rss?peak=1), before an OOM kill can
+	// come.
 	Dir string
 
 	// Interval between uploads; default 15 s, at least 1 ms.
@@ -201,8 +206,9 @@ type Session struct {
 	stopErr  error
 
 	desc string // names the session in the error of a second Start
-	// stopWatch ends the session's watch of the RSS for its peak.
-	stopWatch func()
+	// stopWatch ends the session's watch of the RSS for its peak;
+	// removeNear removes its near-limit hook (with Config.Dir).
+	stopWatch, removeNear func()
 	// Start set the sampling mean to mean, from prevMean; Stop restores
 	// prevMean while the mean is still the one Start set.
 	meanSet        bool
@@ -322,6 +328,7 @@ func start(cfg Config, s *Session) (err error) {
 		opts = append(opts, profiler.WithMaxBuckets(cfg.MaxBuckets))
 	}
 	var uploaders []agent.Uploader
+	var dir agent.Uploader
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
 		if err != nil && cfg.Pyroscope == nil {
@@ -348,6 +355,7 @@ func start(cfg Config, s *Session) (err error) {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, d)
+		dir = d
 	}
 	if cfg.SampleMeanBytes != 0 {
 		prev := hooks.MeanBytes()
@@ -386,6 +394,9 @@ func start(cfg Config, s *Session) (err error) {
 		}
 	}
 	s.stopWatch = rss.Watch()
+	if dir != nil {
+		s.removeNear = rss.OnNearLimit(nearLimitWriter(cfg, dir))
+	}
 	if mux != nil {
 		if err := mount(mux, map[string]http.Handler{
 			handlerPath:       s.handler,
@@ -403,6 +414,31 @@ func start(cfg Config, s *Session) (err error) {
 		}
 	}
 	return nil
+}
+
+// nearLimitWriter returns the hook that writes each new peak of RSS near
+// a limit (90% of GOMEMLIMIT or of the cgroup's memory.max) to
+// Config.Dir as an "rss" profile, before an OOM kill can come.
+func nearLimitWriter(cfg Config, dir agent.Uploader) func(*rss.Peak, int64, string) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return func(p *rss.Peak, limit int64, what string) {
+		prof, err := rss.NearLimitProfile(p, limit, what)
+		if err == nil {
+			var buf bytes.Buffer
+			if err = prof.Write(&buf); err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err = dir.Upload(ctx, &agent.Upload{AppName: cfg.AppName, Labels: cfg.Labels, Profile: "rss",
+					From: p.Since, Until: p.Reading.Time, Data: buf.Bytes()})
+				cancel()
+			}
+		}
+		if err != nil {
+			logger.Warn("arenaprof: writing the resident-memory profile near the limit", "limit", what, "error", err)
+		}
+	}
 }
 
 // profileSources makes the agent's source of each name Config.Profiles
@@ -549,6 +585,9 @@ func (s *Session) Stop(ctx context.Context) error {
 		}
 		if s.prof != nil {
 			s.prof.Stop()
+		}
+		if s.removeNear != nil {
+			s.removeNear()
 		}
 		if s.stopWatch != nil {
 			s.stopWatch()

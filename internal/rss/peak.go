@@ -3,7 +3,9 @@ package rss
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -44,8 +46,15 @@ type Window struct {
 	since time.Time
 }
 
+// nearShare is how close to a limit a new peak must be for the
+// near-limit hook: 90% of it.
+const nearShare = 0.9
+
 var watch struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// near is called with each new peak at 90% of a limit or more (see
+	// OnNearLimit).
+	near    func(p *Peak, limit int64, what string)
 	users   int
 	stop    chan struct{}
 	done    chan struct{}
@@ -155,18 +164,57 @@ func check(buf []byte) {
 		p.RSS = rss
 	}
 	watch.mu.Lock()
-	defer watch.mu.Unlock()
+	var near func(*Peak, int64, string)
+	var newPeak *Peak
 	if watch.peak == nil || p.RSS > watch.peak.RSS {
 		q := *p
 		q.Since = watch.since
 		watch.peak = &q
+		near, newPeak = watch.near, &q
 	}
+	defer func() {
+		watch.mu.Unlock()
+		if near != nil {
+			if limit, what := limitOf(r); limit > 0 && float64(newPeak.RSS) >= nearShare*float64(limit) {
+				near(newPeak, limit, what)
+			}
+		}
+	}()
 	for w := range watch.windows {
 		if w.peak == nil || p.RSS > w.peak.RSS {
 			q := *p
 			q.Since = w.since
 			w.peak = &q
 		}
+	}
+}
+
+// limitOf returns the tightest memory limit of the process and its name:
+// GOMEMLIMIT (which bounds the Go runtime's memory, a part of RSS) or the
+// cgroup's memory.max; 0 when there is none.
+func limitOf(r *Reading) (int64, string) {
+	limit, what := int64(0), ""
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		limit, what = l, "GOMEMLIMIT"
+	}
+	if m := r.CgroupMax; m > 0 && (limit == 0 || m < limit) {
+		limit, what = m, "the cgroup's memory.max"
+	}
+	return limit, what
+}
+
+// OnNearLimit sets the function called, from the watch, with each new
+// peak whose RSS is 90% of a limit or more (GOMEMLIMIT or the cgroup's
+// memory.max: the limit and its name are given), and returns the function
+// that removes it. One at a time: a second replaces the first.
+func OnNearLimit(f func(p *Peak, limit int64, what string)) (remove func()) {
+	watch.mu.Lock()
+	watch.near = f
+	watch.mu.Unlock()
+	return func() {
+		watch.mu.Lock()
+		watch.near = nil
+		watch.mu.Unlock()
 	}
 }
 
@@ -208,5 +256,16 @@ func PeakProfile(p *Peak) (*profile.Profile, error) {
 		return nil, err
 	}
 	prof.Comments = append(prof.Comments, commentPeak+p.Since.UTC().Format(time.RFC3339Nano))
+	return prof, nil
+}
+
+// NearLimitProfile writes a peak near a limit as a peak profile whose
+// note says how near.
+func NearLimitProfile(p *Peak, limit int64, what string) (*profile.Profile, error) {
+	prof, err := PeakProfile(p)
+	if err != nil {
+		return nil, err
+	}
+	prof.Comments = append(prof.Comments, fmt.Sprintf("%swritten near a limit: RSS %d bytes is %.1f%% of %s (%d bytes)", commentNote, p.RSS, 100*float64(p.RSS)/float64(limit), what, limit))
 	return prof, nil
 }
