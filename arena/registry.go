@@ -72,10 +72,9 @@ type holding struct {
 	idx   int // position in registry.all, -1 if not listed; guarded by registry.mu
 	// listed is whether the record is in the registry (see enlist); the
 	// owner's.
-	listed    bool
-	loose     int64        // bytes of large buffers not kept by Reset; the owner's
-	looseHeap int64        // their heap bytes; the owner's
-	taker     *takerFrames // the owner's; nil until a Get while profiling is on
+	listed bool
+	loose  int64        // bytes of large buffers not kept by Reset; the owner's
+	taker  *takerFrames // the owner's; nil until a Get while profiling is on
 }
 
 // takerFrames are the physical frames of the last Get that took an arena

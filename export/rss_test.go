@@ -144,7 +144,11 @@ func TestRSSPeakHandler(t *testing.T) {
 	}
 	stop := rss.Watch()
 	defer stop()
-	time.Sleep(2 * rss.WatchTick)
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(rss.WatchTick / 5) {
+		if pk, _ := rss.CurrentPeak(); pk != nil {
+			break // the watch's first read
+		}
+	}
 	for _, q := range []string{"?peak=1", "?peak=1&seconds=1"} {
 		code, body := get(q)
 		if code != http.StatusOK {

@@ -116,7 +116,11 @@ func TestRSSRefuses(t *testing.T) {
 func TestRSSPeak(t *testing.T) {
 	stop := rss.Watch()
 	defer stop()
-	time.Sleep(2 * rss.WatchTick)
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(rss.WatchTick / 5) {
+		if pk, _ := rss.CurrentPeak(); pk != nil {
+			break // the watch's first read
+		}
+	}
 	srv := rssServer(t)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"rss", "-peak", srv.URL}, &out, &errOut); code != 0 {

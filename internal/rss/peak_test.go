@@ -11,10 +11,15 @@ var spike []byte
 
 // TestPeakCaught holds 64 MiB (touched) for one second, then frees it and
 // returns it to the OS: the peak, read after, holds it, and a window open
-// across the spike has it too; a window after it has not.
+// across the spike has it too; a window after it has not. On a loaded
+// machine the watch's ticks may come late: the spike is then held until
+// the watch has seen it (10 s at most), and the delay logged.
 func TestPeakCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits seconds")
+	}
+	if raceOn {
+		t.Skip("the race detector's shadow memory moves RSS with every allocation")
 	}
 	stop := Watch()
 	defer stop()
@@ -30,11 +35,27 @@ func TestPeakCaught(t *testing.T) {
 		spike[i] = 1
 	}
 	time.Sleep(time.Second)
+	for start := time.Now(); ; time.Sleep(WatchTick) {
+		if pk, _ := CurrentPeak(); pk.RSS >= before.RSS+size*9/10 || time.Since(start) > 10*time.Second {
+			if d := time.Since(start); d > WatchTick {
+				t.Logf("the watch saw the spike %v after the first second", d)
+			}
+			break
+		}
+	}
 	spike = nil
 	runtime.GC()
 	debug.FreeOSMemory()
 	after := OpenWindow()
 	time.Sleep(2 * WatchTick)
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(WatchTick) {
+		watch.mu.Lock()
+		seen := after.peak != nil
+		watch.mu.Unlock()
+		if seen {
+			break
+		}
+	}
 	pk, _ := CurrentPeak()
 	if pk.RSS < before.RSS+size*9/10 {
 		t.Errorf("the peak's RSS %d, before the spike %d: the 64 MiB held for a second were missed", pk.RSS, before.RSS)

@@ -3,6 +3,7 @@ package rss
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,11 +218,18 @@ func (b *builder) heapRows(r *Reading, rule goheap.Rule, live int64, add func(st
 }
 
 // trimRuntime drops the runtime's frames at the leaf of a heap record's
-// stack (mallocgc and its callers), as runtime/pprof's heap profile does,
-// unless every frame is the runtime's.
+// stack (mallocgc and its callers), as runtime/pprof's heap profile does;
+// of a stack of the runtime's own allocations (a new goroutine's g, say),
+// only its allocator's frames.
 func trimRuntime(st []uintptr) []uintptr {
 	for i, pc := range st {
 		if f := runtime.FuncForPC(pc - 1); f == nil || !strings.HasPrefix(f.Name(), "runtime.") {
+			return st[i:]
+		}
+	}
+	for i, pc := range st {
+		name := runtime.FuncForPC(pc - 1).Name()
+		if !slices.ContainsFunc([]string{"runtime.malloc", "runtime.new", "runtime.make", "runtime.grow"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			return st[i:]
 		}
 	}

@@ -29,10 +29,6 @@ type vma struct {
 	kind       vmaKind
 }
 
-// heapArenaBytes is the size and alignment of the Go heap's arena
-// reservations on 64-bit Linux (runtime.heapArenaBytes).
-const heapArenaBytes = 64 << 20
-
 // parseSmaps reads /proc/self/smaps from r into vmas (reused), naming
 // the executable's file exe. It reads every mapping's Rss; other fields
 // are skipped without being converted.
