@@ -109,6 +109,11 @@ func TestRSSHandler(t *testing.T) {
 			t.Errorf("go tool pprof -top -cum has no frame %q:\n%s", strings.TrimSpace(f), cum)
 		}
 	}
+	// -raw lists every sample with its class frames, root last.
+	raw := run("-raw")
+	if !strings.Contains(raw, "go/heap/live") || !strings.Contains(raw, "resident/bytes") {
+		t.Errorf("go tool pprof -raw shows no go/heap/live sample or resident/bytes type:\n%.2000s", raw)
+	}
 	t.Log(cum)
 }
 
