@@ -1,6 +1,7 @@
 package arenaprof
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/arenaprof/arenaprof/export/agent"
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/rss"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -30,6 +32,7 @@ const (
 	memoryHandlerPath = "/debug/arenaprof/memory"
 	arenasHandlerPath = "/debug/arenaprof/arenas"
 	peakHandlerPath   = "/debug/arenaprof/peak"
+	rssHandlerPath    = "/debug/arenaprof/rss"
 	uiHandlerPath     = "/debug/arenaprof/ui"
 	statsHandlerPath  = "/debug/arenaprof/stats"
 )
@@ -47,13 +50,15 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets these six handlers and nothing else (the
+	// Mux, if not nil, gets these seven handlers and nothing else (the
 	// profiles take go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
 	//	/debug/arenaprof/memory  all memory: arenas and the Go heap
 	//	/debug/arenaprof/arenas  the live arenas: where arena memory is held now
 	//	/debug/arenaprof/peak    in-use arena memory at its highest estimate
+	//	/debug/arenaprof/rss     where the resident memory (RSS) goes, every byte in one class;
+	//	                         ?peak=1: at the highest RSS since Start
 	//	/debug/arenaprof/ui      the live page: the running profile in a browser
 	//	/debug/arenaprof/stats   Session.Stats as JSON: uploads, retries, failures, last error
 	//
@@ -107,7 +112,11 @@ type Config struct {
 	OTLP *agent.OTLPConfig
 
 	// Dir, if set, writes profiles into this directory (created if
-	// missing), keeping at most 10000 files (see agent.DirConfig).
+	// missing), keeping at most 10000 files (see agent.DirConfig). With
+	// Dir set, each new peak of RSS at 90% of a limit (GOMEMLIMIT or the
+	// cgroup's memory.max) or more is written there at once as an "rss"
+	// profile (see /debug/arenaprof/rss?peak=1), before an OOM kill can
+	// come.
 	Dir string
 
 	// Interval between uploads; default 15 s, at least 1 ms.
@@ -205,6 +214,9 @@ type Session struct {
 	stopErr  error
 
 	desc string // names the session in the error of a second Start
+	// stopWatch ends the session's watch of the RSS for its peak;
+	// removeNear removes its near-limit hook (with Config.Dir).
+	stopWatch, removeNear func()
 	// Start set the sampling mean to mean, from prevMean; Stop restores
 	// prevMean while the mean is still the one Start set.
 	meanSet        bool
@@ -289,7 +301,7 @@ func describe(cfg Config) string {
 func start(cfg Config, s *Session) (err error) {
 	mux := routerOf(cfg.Mux)
 	if mux != nil {
-		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, uiHandlerPath, statsHandlerPath} {
+		for _, path := range []string{handlerPath, memoryHandlerPath, arenasHandlerPath, peakHandlerPath, rssHandlerPath, uiHandlerPath, statsHandlerPath} {
 			if taken(mux, path) {
 				return fmt.Errorf("arenaprof: cannot mount on Config.Mux: %s is already registered", path)
 			}
@@ -324,6 +336,7 @@ func start(cfg Config, s *Session) (err error) {
 		opts = append(opts, profiler.WithMaxBuckets(cfg.MaxBuckets))
 	}
 	var uploaders []agent.Uploader
+	var dir agent.Uploader
 	if pc != nil {
 		py, err := agent.NewPyroscope(*pc)
 		if err != nil && cfg.Pyroscope == nil {
@@ -350,6 +363,7 @@ func start(cfg Config, s *Session) (err error) {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
 		uploaders = append(uploaders, d)
+		dir = d
 	}
 	if cfg.SampleMeanBytes != 0 {
 		prev := hooks.MeanBytes()
@@ -387,12 +401,17 @@ func start(cfg Config, s *Session) (err error) {
 			return fmt.Errorf("arenaprof: %w", err)
 		}
 	}
+	s.stopWatch = rss.Watch()
+	if dir != nil {
+		s.removeNear = rss.OnNearLimit(nearLimitWriter(cfg, dir))
+	}
 	if mux != nil {
 		if err := mount(mux, map[string]http.Handler{
 			handlerPath:       s.handler,
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
 			peakHandlerPath:   buildlimit.Share(limit, export.PeakHandler(p)),
+			rssHandlerPath:    buildlimit.Share(limit, export.RSSHandler()),
 			uiHandlerPath:     buildlimit.Share(limit, export.UIHandler(p)), // the live page
 			statsHandlerPath:  s.statsHandler(),
 		}); err != nil {
@@ -403,6 +422,31 @@ func start(cfg Config, s *Session) (err error) {
 		}
 	}
 	return nil
+}
+
+// nearLimitWriter returns the hook that writes each new peak of RSS near
+// a limit (90% of GOMEMLIMIT or of the cgroup's memory.max) to
+// Config.Dir as an "rss" profile, before an OOM kill can come.
+func nearLimitWriter(cfg Config, dir agent.Uploader) func(*rss.Peak, int64, string) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return func(p *rss.Peak, limit int64, what string) {
+		prof, err := rss.NearLimitProfile(p, limit, what)
+		if err == nil {
+			var buf bytes.Buffer
+			if err = prof.Write(&buf); err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err = dir.Upload(ctx, &agent.Upload{AppName: cfg.AppName, Labels: cfg.Labels, Profile: "rss",
+					From: p.Since, Until: p.Reading.Time, Data: buf.Bytes()})
+				cancel()
+			}
+		}
+		if err != nil {
+			logger.Warn("arenaprof: writing the resident-memory profile near the limit", "limit", what, "error", err)
+		}
+	}
 }
 
 // profileSources makes the agent's source of each name Config.Profiles
@@ -549,6 +593,12 @@ func (s *Session) Stop(ctx context.Context) error {
 		}
 		if s.prof != nil {
 			s.prof.Stop()
+		}
+		if s.removeNear != nil {
+			s.removeNear()
+		}
+		if s.stopWatch != nil {
+			s.stopWatch()
 		}
 		if s.meanSet && hooks.MeanBytes() == s.mean {
 			hooks.SetMeanBytes(s.prevMean)

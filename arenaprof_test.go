@@ -47,6 +47,7 @@ const (
 	memoryPath  = "/debug/arenaprof/memory"
 	arenasPath  = "/debug/arenaprof/arenas"
 	peakPath    = "/debug/arenaprof/peak"
+	rssPath     = "/debug/arenaprof/rss"
 	uiPath      = "/debug/arenaprof/ui"
 	statsPath   = "/debug/arenaprof/stats"
 )
@@ -573,7 +574,7 @@ func TestStartRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{handlerPath, arenasPath, memoryPath, peakPath, statsPath, uiPath}
+	want := []string{handlerPath, arenasPath, memoryPath, peakPath, rssPath, statsPath, uiPath}
 	if got := slices.Sorted(maps.Keys(r.handlers)); !slices.Equal(got, want) {
 		t.Errorf("mounted %q, want %q", got, want)
 	}

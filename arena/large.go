@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"unsafe"
+
+	"github.com/arenaprof/arenaprof/internal/sizeclass"
 )
 
 // Objects larger than a chunk get memory of their own: a large buffer.
@@ -77,7 +79,7 @@ func (a *Arena) takeLarge(r *region, ti *typeInfo, count, n uintptr) unsafe.Poin
 		return b.base
 	}
 	b := largeBuf{size: size, used: n}
-	a.noteReserved(int64(size))
+	a.noteReserved(int64(size), sizeclass.HeapBytes(int64(size), ti.ptrs))
 	a.noteClosed(n)
 	if ti.ptrs {
 		b.base = ti.newSlab(int(size / ti.size))
@@ -94,7 +96,7 @@ func (a *Arena) resetLarge(r *region) {
 	for i, b := range r.largeUsed {
 		r.largeUsed[i] = largeBuf{}
 		if a.largeKept+b.size > a.largeRetain {
-			a.noteReserved(-int64(b.size)) // dropped: the garbage collector reclaims it
+			a.noteReserved(-int64(b.size), -sizeclass.HeapBytes(int64(b.size), r.ti != nil)) // dropped: the garbage collector reclaims it
 			continue
 		}
 		switch {

@@ -55,6 +55,14 @@ type holding struct {
 	labels   atomic.Pointer[hooks.Labels]
 	pool     atomic.Pointer[poolRecord]
 	reserved atomic.Int64 // bytes of chunks and large buffers
+	// heap is the Go heap bytes the chunks and kept large buffers take
+	// (their size classes and malloc headers; 0 for checked mode's mapped
+	// chunks). Large buffers Reset does not keep are the caller's: the
+	// arena holds no reference to them, so they are not counted.
+	heap atomic.Int64
+	// looseUsed is the bytes handed out in large buffers Reset will not
+	// keep (counted in closed).
+	looseUsed atomic.Int64
 	// closed is the bytes handed out since the last Reset in the chunks
 	// the arena has left and in large buffers; the bytes of each
 	// region's current chunk are its offset (see usedNow).
@@ -247,20 +255,25 @@ func captureStack(skip int, scratch []uintptr) *heldStack {
 	return s
 }
 
-// noteReserved records a new chunk or large buffer of n bytes, or, for a
-// negative n, one dropped.
-func (a *Arena) noteReserved(n int64) {
+// noteReserved records a new chunk or large buffer of n bytes taking heap
+// bytes of the Go heap (sizeclass.HeapBytes; 0 for memory mapped off the
+// heap), or, for a negative n and heap, one dropped.
+func (a *Arena) noteReserved(n, heap int64) {
 	if !a.hold.listed {
 		a.enlist()
 	}
 	a.hold.reserved.Add(n)
+	if heap != 0 {
+		a.hold.heap.Add(heap)
+	}
 }
 
 // noteLoose records a large buffer of n bytes that Reset will not keep.
 func (a *Arena) noteLoose(n uintptr) {
 	a.hold.loose += int64(n)
-	a.noteReserved(int64(n))
+	a.noteReserved(int64(n), 0)
 	a.noteClosed(n)
+	a.hold.looseUsed.Add(int64(n))
 }
 
 // noteClosed records n bytes handed out in a chunk the region left or in
@@ -291,6 +304,7 @@ func (a *Arena) noteReset() {
 	}
 	if h.loose != 0 {
 		h.reserved.Add(-h.loose)
+		h.looseUsed.Store(0)
 		h.loose = 0
 	}
 }
@@ -301,6 +315,8 @@ func (a *Arena) noteDropped() {
 	h := a.hold
 	h.closed.Store(0)
 	h.reserved.Store(0)
+	h.heap.Store(0)
+	h.looseUsed.Store(0)
 	h.loose = 0
 }
 
@@ -400,7 +416,9 @@ func readHoldings() []holdings.Holding {
 				Age:      time.Duration(max(0, t-mark>>2)),
 				Arenas:   1,
 				Reserved: h.reserved.Load(),
+				Heap:     h.heap.Load(),
 				Used:     usedNow(h, a),
+				Loose:    h.looseUsed.Load(),
 			})
 		case holdIdle:
 			p := h.pool.Load()
@@ -418,6 +436,7 @@ func readHoldings() []holdings.Holding {
 			}
 			s.Arenas++
 			s.Reserved += h.reserved.Load()
+			s.Heap += h.heap.Load()
 		}
 	}
 	for _, p := range pools {

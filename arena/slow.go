@@ -9,6 +9,7 @@ import (
 
 	"github.com/arenaprof/arenaprof/hooks"
 	"github.com/arenaprof/arenaprof/internal/samplingstate"
+	"github.com/arenaprof/arenaprof/internal/sizeclass"
 	"github.com/arenaprof/arenaprof/internal/unwind"
 )
 
@@ -388,14 +389,14 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	if r.ti == nil {
 		if a.checked != nil {
 			c := a.checkedChunk(r, n)
-			a.noteReserved(int64(c.size))
+			a.noteReserved(int64(c.size), 0) // mapped off the heap
 			return c
 		}
 		// 8 bytes of slack past the end: a zero-size object the fast path
 		// places at the chunk's end still points into the chunk.
 		size := max(a.chunkSize, n)
 		s := make([]uint64, size/8+1)
-		a.noteReserved(int64(len(s)) * 8)
+		a.noteReserved(int64(len(s))*8, sizeclass.HeapBytes(int64(len(s))*8, false))
 		return chunk{base: unsafe.Pointer(unsafe.SliceData(s)), size: size}
 	}
 	if r.next == 0 {
@@ -404,7 +405,7 @@ func (a *Arena) newChunk(r *region, n uintptr) chunk {
 	size := max(r.next, n)
 	r.next = min(2*r.next, a.chunkSize)
 	elems := size / r.ti.size
-	a.noteReserved(int64(elems * r.ti.size))
+	a.noteReserved(int64(elems*r.ti.size), sizeclass.HeapBytes(int64(elems*r.ti.size), true))
 	return chunk{base: r.ti.newSlab(int(elems)), size: elems * r.ti.size}
 }
 

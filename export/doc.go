@@ -34,7 +34,10 @@
 // bytes, exact, by creating stack and age; and the peak profile (served by
 // [PeakHandler], uploaded by the agent's PeakSource), the in-use profile at
 // the highest estimated live arena bytes. [BuildMemory] (served by [MemoryHandler]) puts the arenas' and the
-// Go heap's in-use memory in one profile. [UIHandler] serves the live page:
+// Go heap's in-use memory in one profile. [RSSHandler] serves the
+// resident-memory profile: every byte of the process's RSS in one class
+// (the Go heap by site, stacks, the runtime, arenas, the binary, files,
+// memory from C). [UIHandler] serves the live page:
 // the running profile as an HTML page with intervals and a flame graph
 // (package report/htmlreport). [Handlers] returns all of them by path,
 // sharing one bound on builds, for a program that mounts them itself.

@@ -104,7 +104,7 @@ func (u *uiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Handlers returns the handler set of p, keyed by the path each is meant
 // for: the profile ([Handler]) at /debug/arenaprof, and [MemoryHandler],
-// [ArenasHandler], [PeakHandler] and the live page ([UIHandler]) beside
+// [ArenasHandler], [PeakHandler], [RSSHandler] and the live page ([UIHandler]) beside
 // it. They share one bound on concurrent builds (one at a time). Mount
 // them all, e.g.
 //
@@ -119,6 +119,7 @@ func Handlers(p *profiler.Profiler, opts ...HandlerOption) map[string]http.Handl
 		"/debug/arenaprof/memory": share(MemoryHandler(p, opts...)),
 		"/debug/arenaprof/arenas": share(ArenasHandler(opts...)),
 		"/debug/arenaprof/peak":   share(PeakHandler(p, opts...)),
+		"/debug/arenaprof/rss":    share(RSSHandler(opts...)),
 		"/debug/arenaprof/ui":     share(UIHandler(p, opts...)),
 	}
 }

@@ -92,7 +92,7 @@ func TestHandlers(t *testing.T) {
 		mux.Handle(path, h)
 	}
 	slices.Sort(paths)
-	want := []string{"/debug/arenaprof", "/debug/arenaprof/arenas", "/debug/arenaprof/memory", "/debug/arenaprof/peak", "/debug/arenaprof/ui"}
+	want := []string{"/debug/arenaprof", "/debug/arenaprof/arenas", "/debug/arenaprof/memory", "/debug/arenaprof/peak", "/debug/arenaprof/rss", "/debug/arenaprof/ui"}
 	if !slices.Equal(paths, want) {
 		t.Fatalf("paths %v, want %v", paths, want)
 	}

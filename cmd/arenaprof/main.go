@@ -10,6 +10,7 @@
 //	arenaprof advise -seconds N [flags] URL
 //	arenaprof html [-o FILE] [-open] [top's flags] PROFILE
 //	arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
+//	arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //
@@ -43,6 +44,7 @@ func commands() []command {
 		{"diff", "which groups really changed between two profiles, with an interval on the ratio", runDiff},
 		{"advise", "which Go heap allocations to move into arenas, and the GC cycles it saves", runAdvise},
 		{"html", "top's table with interval bars and a flame graph, or diff's ratios, as one HTML page", runHTML},
+		{"rss", "where the resident memory (RSS) goes: every byte in one class, sites with intervals", runRSS},
 	}
 }
 

@@ -38,11 +38,20 @@ type Holding struct {
 	Arenas int64
 	// Reserved is the bytes of chunks and large buffers held.
 	Reserved int64
+	// Heap is the bytes of the Go heap the chunks and the large buffers
+	// Reset keeps take: each allocation's size class and malloc header
+	// included. Checked mode's chunks are mapped off the heap and take
+	// none; large buffers Reset does not keep are the caller's (the arena
+	// holds no reference to them) and are not counted.
+	Heap int64
 	// Used is the bytes handed out since the last Reset (for idle arenas,
 	// zero): exact for an arena not in use while the registry is read, and
 	// off by at most a chunk per type of value for one being allocated
 	// from at that moment.
 	Used int64
+	// Loose is the part of Used handed out in large buffers Reset does
+	// not keep (see Heap).
+	Loose int64
 	// Pool is, for idle arenas, a number that tells their pool apart from
 	// the process's other pools; zero for a live arena.
 	Pool uint64

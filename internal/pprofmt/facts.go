@@ -28,6 +28,9 @@ const (
 	KindGoHeap
 	// KindHoldings is a live-arenas profile: exact counts, not samples.
 	KindHoldings
+	// KindRSS is a resident-memory profile (RSSSampleTypes): read by
+	// arenaprof rss, not by the sampled-memory tables.
+	KindRSS
 )
 
 // Facts are what a profile is, derived once from its sample types, its
@@ -192,6 +195,8 @@ func (f *Facts) kindOf(p *profile.Profile) {
 		f.Kind = KindGoHeap
 	case IsHoldings(p):
 		f.Kind = KindHoldings
+	case IsRSS(p):
+		f.Kind = KindRSS
 	default:
 		for i, want := range SampleTypes() {
 			if f.Arena[i] < 0 {
@@ -346,6 +351,9 @@ func IsGoHeap(p *profile.Profile) bool {
 // cpu/nanoseconds)", "a profile (sample types none)".
 func (f *Facts) What() string {
 	what := "a profile"
+	if f.Kind == KindRSS {
+		return "a resident-memory profile (arenaprof rss reads it)"
+	}
 	switch f.PeriodType {
 	case "cpu":
 		what = "a CPU profile"
@@ -381,6 +389,8 @@ func (f *Facts) CheckSampledMemory() error {
 		}
 	case KindOther:
 		return f.NotMemory
+	case KindRSS:
+		return fmt.Errorf("report: %s: its classes are read with arenaprof rss", f.What())
 	}
 	return nil
 }

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenaprof/arenaprof/internal/pprofread"
+	"github.com/arenaprof/arenaprof/internal/rss"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
+	"github.com/arenaprof/arenaprof/report"
+)
+
+const rssUsage = `usage: arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
+
+Where the resident memory (RSS) of a service goes: every resident byte in
+one class, as a tree with bytes and share of RSS, and below go/heap/live
+and arena/* the sites holding them (go/heap/live's estimated from the
+runtime's heap profile, with intervals; arena memory exact).
+
+SOURCE is the service's base URL (http://host:port: /debug/arenaprof/rss
+is read), the URL of the resident-memory profile, a saved profile
+(rss.pb.gz), or - for standard input. A profile of another kind is
+refused, naming what it is.
+
+-peak reads the profile at the highest RSS since the service's
+arenaprof.Start (the URL's ?peak=1; add &seconds=N to the URL for the
+highest within the next N seconds): the RSS is watched every 250 ms and
+read in full when it makes a new high by 3% or 1 MiB.
+
+The classes:
+  go/heap/live   heap objects live at the last GC, by allocation site
+  go/heap/dead   heap objects allocated or unreachable since, not yet swept
+  go/heap/free   resident heap memory that holds no object
+  go/stacks      goroutine stacks
+  go/runtime     the runtime's own memory (an upper bound: mapped bytes)
+  arena/used     bytes arenas have handed out and not reset, exact
+  arena/free     the rest of the heap memory arenas hold, exact
+  binary         the executable's resident file pages
+  files          other file-backed and shared mappings
+  nongo          anonymous memory not from the Go runtime (cgo, C malloc, mmap)
+  unattributed   what none of the above explains
+
+-json prints {"rss_bytes": N, "classes": [{"class", "bytes", "lo", "hi"}],
+"rows": [{"class", "key", "bytes", "lo", "hi"}], ...}; exact classes and
+rows have lo = hi = bytes.
+
+flags:
+`
+
+// rssOptions are the flags of arenaprof rss.
+type rssOptions struct {
+	by   string
+	n    int
+	conf float64
+	json bool
+	peak bool
+	src  string
+}
+
+func runRSS(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseRSSArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil {
+		err = rssCommand(opts, stdout)
+	}
+	if err != nil {
+		return exitWith(stderr, "arenaprof rss", err)
+	}
+	return 0
+}
+
+func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
+	var o rssOptions
+	fs := flag.NewFlagSet("arenaprof rss", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.by, "by", "func", "group the sites by `func` (the allocating function) or stack")
+	fs.IntVar(&o.n, "n", 10, "rows shown per class; 0 shows all")
+	fs.Float64Var(&o.conf, "confidence", 0.95, "confidence `level` of the intervals, strictly between 0 and 1")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.peak, "peak", false, "the profile at the highest RSS since the service started (a URL's ?peak=1)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), rssUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseAnywhere(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return o, err
+	}
+	if err != nil {
+		return o, topUsageErr("%v", err)
+	}
+	switch {
+	case len(pos) != 1:
+		return o, topUsageErr("%d arguments where one SOURCE was expected: the service's base URL, the profile's URL or a saved profile", len(pos))
+	case o.by != "func" && o.by != "stack":
+		return o, topUsageErr("-by %q: use func or stack", o.by)
+	case !(o.conf > 0 && o.conf < 1):
+		return o, topUsageErr("-confidence %v: want a level strictly between 0 and 1, e.g. 0.95", o.conf)
+	case o.n < 0:
+		return o, topUsageErr("-n %d: want 0 (all) or more", o.n)
+	case o.peak && !isProfileURL(pos[0]):
+		return o, topUsageErr("-peak asks a running service for its peak: give its URL, not %s (a saved peak profile says so in its heading without -peak)", pos[0])
+	}
+	o.src = pos[0]
+	return o, nil
+}
+
+// rssPath is where arenaprof.Start serves the resident-memory profile.
+const rssPath = "/debug/arenaprof/rss"
+
+// rssSource turns a service's base URL into the profile's URL, asking
+// for the peak when peak is set.
+func rssSource(src string, peak bool) string {
+	if !isProfileURL(src) {
+		return src
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return src // fetchProfile says what is wrong
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = rssPath
+	}
+	if peak {
+		q := u.Query()
+		q.Set("peak", "1")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func rssCommand(o rssOptions, stdout io.Writer) error {
+	s, err := openProfileSource(rssSource(o.src, o.peak))
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	lim := withDefaults(report.ParseOptions{})
+	p, _, err := pprofread.Read(s.r, pprofread.Options(lim))
+	if err != nil {
+		return parseErr(s, err, lim)
+	}
+	res, err := rss.Parse(p, o.by, o.conf)
+	if err != nil {
+		return topInputErr("%s: %v", s.shown, err)
+	}
+	if o.n > 0 {
+		res.Rows = firstRows(res.Rows, o.n)
+	}
+	if o.json {
+		return writeJSON(stdout, res)
+	}
+	return formatRSS(stdout, res, s.shown)
+}
+
+// firstRows keeps the first n rows of each class (rows come by class,
+// largest first).
+func firstRows(rows []rss.Row, n int) []rss.Row {
+	var out []rss.Row
+	count := map[string]int{}
+	for _, r := range rows {
+		if count[r.Class] < n {
+			out = append(out, r)
+		}
+		count[r.Class]++
+	}
+	return out
+}
+
+// formatRSS writes the class tree: each prefix of the class paths with
+// the bytes under it, share of RSS and interval, the rows under their
+// class.
+func formatRSS(w io.Writer, res *rss.Result, src string) error {
+	var head strings.Builder
+	if res.PeakSince != nil {
+		fmt.Fprintf(&head, "peak: the highest RSS seen since %s, read every 250 ms\n", res.PeakSince.UTC().Format(time.DateTime+" UTC"))
+	}
+	if res.Smaps {
+		fmt.Fprintf(&head, "RSS %s (%d bytes) of %s", tabfmt.Bytes(float64(res.RSSBytes)), res.RSSBytes, src)
+	} else {
+		fmt.Fprintf(&head, "RSS unknown of %s: smaps was not read; the Go classes only, as runtime/metrics maps them", src)
+	}
+	if !res.Time.IsZero() {
+		fmt.Fprintf(&head, ", read %s", res.Time.UTC().Format(time.DateTime+" UTC"))
+	}
+	head.WriteString("\n")
+	if res.CgroupCurrent >= 0 {
+		fmt.Fprintf(&head, "cgroup memory.current %s", tabfmt.Bytes(float64(res.CgroupCurrent)))
+		if res.CgroupMax >= 0 {
+			fmt.Fprintf(&head, ", memory.max %s", tabfmt.Bytes(float64(res.CgroupMax)))
+		} else {
+			head.WriteString(", memory.max none")
+		}
+		head.WriteString("\n")
+	}
+	fmt.Fprintf(&head, "go/heap/live rows: estimates from the runtime's heap profile with %g%% intervals; every other figure exact\n", 100*res.Confidence)
+	for _, n := range res.Notes {
+		head.WriteString("note: " + n + "\n")
+	}
+	if _, err := io.WriteString(w, head.String()+"\n"); err != nil {
+		return err
+	}
+	var total int64
+	for _, c := range res.Classes {
+		total += c.Bytes
+	}
+	share := func(v int64) string {
+		if total == 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(100*float64(v)/float64(total), 'f', 1, 64) + "%"
+	}
+	t := tabfmt.New(w)
+	t.Row([]string{"BYTES", "SHARE", "INTERVAL"}, "CLASS")
+	seen := map[string]bool{}
+	for _, c := range res.Classes {
+		parts := strings.Split(c.Class, "/")
+		for i := range parts[:len(parts)-1] {
+			prefix := strings.Join(parts[:i+1], "/")
+			if seen[prefix] {
+				continue
+			}
+			seen[prefix] = true
+			var sum int64
+			for _, d := range res.Classes {
+				if strings.HasPrefix(d.Class, prefix+"/") {
+					sum += d.Bytes
+				}
+			}
+			t.Row([]string{tabfmt.Bytes(float64(sum)), share(sum), "exact"}, strings.Repeat("  ", i)+parts[i])
+		}
+		depth := len(parts) - 1
+		t.Row([]string{tabfmt.Bytes(float64(c.Bytes)), share(c.Bytes), "exact"}, strings.Repeat("  ", depth)+parts[depth])
+		for _, r := range res.Rows {
+			if r.Class != c.Class {
+				continue
+			}
+			iv := "exact"
+			if r.Lo != r.Hi || r.Class == rss.GoHeapLive {
+				iv = "[" + tabfmt.Bytes(float64(r.Lo)) + ", " + tabfmt.Bytes(float64(r.Hi)) + "]"
+			}
+			t.Row([]string{tabfmt.Bytes(float64(r.Bytes)), share(r.Bytes), iv}, strings.Repeat("  ", depth+1)+tabfmt.Printable(r.Key))
+		}
+	}
+	return t.Flush()
+}

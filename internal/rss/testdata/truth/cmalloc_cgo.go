@@ -1,0 +1,15 @@
+//go:build cgo
+
+package main
+
+// #include <stdlib.h>
+// #include <string.h>
+// static void *take(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+import "C"
+
+// cmalloc takes n bytes from C's malloc and writes them; the memory is
+// never freed.
+func cmalloc(n int64) int64 {
+	C.take(C.size_t(n))
+	return n
+}
