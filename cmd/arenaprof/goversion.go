@@ -9,6 +9,28 @@ import (
 	"github.com/arenaprof/arenaprof/report"
 )
 
+// loadedInput is a loaded profile and the inputs it was read from.
+type loadedInput struct {
+	srcs []string
+	ap   *arenaProfile
+}
+
+// learnGoVersion returns v, the -go-version given, or when it is "" the
+// release serviceGoVersion learns for the first of the loaded profiles
+// that is a Go heap profile naming no release, read from one URL, and
+// whose service can tell.
+func learnGoVersion(v string, lim report.ParseOptions, loaded ...loadedInput) string {
+	for _, l := range loaded {
+		if v != "" {
+			break
+		}
+		if len(l.srcs) == 1 && l.ap.facts.Kind == pprofmt.KindGoHeap && len(l.ap.facts.GoVersions) == 0 {
+			v = serviceGoVersion(l.srcs[0], lim)
+		}
+	}
+	return v
+}
+
 // serviceGoVersion learns the Go release of the service that served src,
 // a net/http/pprof heap or allocs profile, whose profiles name none: a
 // service running arenaprof serves /debug/arenaprof/memory beside

@@ -15,7 +15,7 @@ import (
 
 // TestServiceGoVersion: reading a service's /debug/pprof/heap, whose
 // profile names no Go release, top and advise learn the release from the
-// same service's arenaprof handler; without arenaprof they assume the
+// same service's arenaprof handler, and so does diff; without arenaprof they assume the
 // current rule and say once how to set the version.
 func TestServiceGoVersion(t *testing.T) {
 	mux := http.NewServeMux()
@@ -47,6 +47,8 @@ func TestServiceGoVersion(t *testing.T) {
 		{"top, arenaprof", []string{with.URL + "/debug/pprof/heap"}, runTopArgs, learnt},
 		{"top, no arenaprof", []string{without.URL + "/debug/pprof/heap"}, runTopArgs, assumed},
 		{"top, -go-version wins", []string{"-go-version", "go1.23", with.URL + "/debug/pprof/heap"}, runTopArgs, "go1.23 rule (go1.23)"},
+		{"diff, arenaprof", []string{"-by", "func", with.URL + "/debug/pprof/heap", with.URL + "/debug/pprof/heap"}, runDiffArgs, "NEW " + rule.String() + " rule (" + runtime.Version() + ")"},
+		{"diff, no arenaprof", []string{"-by", "func", without.URL + "/debug/pprof/heap", without.URL + "/debug/pprof/heap"}, runDiffArgs, "NEW go1.24 rule (assumed); assumed where a profile names no Go release: pass -go-version if it ran Go 1.23 or older"},
 		{"advise, arenaprof", []string{"-seconds", "0.001", with.URL + "/debug/pprof/heap"}, runAdviseArgs, learnt},
 		{"advise, none", []string{"-seconds", "0.001", without.URL + "/debug/pprof/heap"}, runAdviseArgs, assumed},
 	} {

@@ -228,9 +228,7 @@ func top(opts topOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if opts.goVersion == "" && len(opts.srcs) == 1 && ap.facts.Kind == pprofmt.KindGoHeap && len(ap.facts.GoVersions) == 0 {
-		opts.goVersion = serviceGoVersion(opts.srcs[0], opts.limits())
-	}
+	opts.goVersion = learnGoVersion(opts.goVersion, opts.limits(), loadedInput{opts.srcs, ap})
 	return topReport(ap, opts, stdout)
 }
 
