@@ -678,3 +678,32 @@ func TestParseAnywhere(t *testing.T) {
 		t.Errorf("-n 1 after the profile not honoured:\n%s", out)
 	}
 }
+
+// FuzzParseAnywhere: any arguments (NUL-separated here) parse or fail
+// with an error, never a panic; the positional arguments come back in
+// their order, none lost to the flags but the flags' values.
+func FuzzParseAnywhere(f *testing.F) {
+	f.Add("prof.pb.gz\x00-n\x005")
+	f.Add("-focus\x00--\x00a\x00--\x00-json")
+	f.Add("-\x00-n=3\x00--n\x00")
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		fs := flag.NewFlagSet("arenaprof top", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.String("n", "10", "")
+		fs.Bool("json", false, "")
+		pos, err := parseAnywhere(fs, args)
+		if err != nil {
+			return
+		}
+		i := 0 // pos is a subsequence of args
+		for _, a := range args {
+			if i < len(pos) && a == pos[i] {
+				i++
+			}
+		}
+		if i != len(pos) {
+			t.Errorf("parseAnywhere(%q) = %q: not in order", args, pos)
+		}
+	})
+}

@@ -123,3 +123,20 @@ func TestCutKeyKinds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCutKey: keys come from profiles, whatever they hold; a cut key of
+// any kind never panics and, at a width of 12 or more (the least room a
+// table gives its keys), fits it.
+func FuzzCutKey(f *testing.F) {
+	f.Add("main.quoteAll < main.handle < net/http.(*conn).serve", "stack", 16)
+	f.Add("github.com/acme/shop/api.(*Server).order via reflect.growslice", "site", 30)
+	f.Add("net/textproto.readMIMEHeader"+StdOnly, "site", 12)
+	f.Add("github.com/x/y.F", "func", 5)
+	f.Fuzz(func(t *testing.T, key, kind string, width int) {
+		width %= 300
+		got := CutKey(key, kind, width)
+		if width >= 12 && utf8.RuneCountInString(got) > width {
+			t.Errorf("CutKey(%q, %q, %d) = %q: %d runes", key, kind, width, got, utf8.RuneCountInString(got))
+		}
+	})
+}
