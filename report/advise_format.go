@@ -36,6 +36,9 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	if r.HeapSampler != "" {
 		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
 	}
+	if groupBy(r.By).kind() == groupBySite {
+		b.WriteString("sites: the first frame outside the standard library and the runtime (yours: main's or a module's), then via the leaf that allocated\n")
+	}
 	fmt.Fprintf(&b, "candidates: groups whose mean lifetime is at most %s at the interval's upper end (Little's law: bytes in use at the end over bytes allocated per second)\n", lifetimeString(r.Lifetime))
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups (%d %s); the total and the saving cover all of them\n", len(r.Rows), r.Groups, r.Candidates, plural(r.Candidates, "candidate"))

@@ -344,6 +344,7 @@ func TestFormatAdvise(t *testing.T) {
 	t.Log("\n" + out)
 	for _, want := range []string{
 		"Go heap by site over a window of 10s, MemProfileRate 4096, 95% intervals",
+		"sites: the first frame outside the standard library and the runtime (yours: main's or a module's), then via the leaf that allocated\n",
 		"at most 100ms",
 		"3 groups, 1 candidate\n",
 		"predicted GC saving: 99.0% of GC cycles, 95% interval [",
