@@ -20,8 +20,13 @@ import (
 
 // AdviseOptions configure [Advise].
 type AdviseOptions struct {
-	// By is the grouping: "func" (the zero value), "stack" or
-	// "label=KEY", spelled as in [TableOptions.By].
+	// By is the grouping: "site" (the zero value), "func", "stack" or
+	// "label=KEY". A site is named by the first frame of the stack outside
+	// the standard library and the runtime (the frame a user can change:
+	// main's, or a module's), then the leaf that allocated, as in
+	// "main.handle via reflect.growslice"; a stack wholly in the standard
+	// library by its leaf, marked "(standard library only)". The others
+	// are spelled as in [TableOptions.By].
 	By string
 	// Confidence of every interval, strictly between 0 and 1; 0 means
 	// 0.95.
@@ -68,6 +73,10 @@ type AdviseRow struct {
 	// LifetimeHi is at most AdviseOptions.Lifetime: its objects die
 	// young enough to live in a request's arena.
 	Candidate bool
+	// Undecided reports that the group allocated in the window and is no
+	// candidate although LifetimeLo is at most AdviseOptions.Lifetime:
+	// the profiles cannot tell whether its objects die young enough.
+	Undecided bool
 	// Sizes are the object sizes the group allocated in the window, most
 	// bytes first: one size calls for arena.New of its type, many sizes
 	// or large ones for arena.MakeSlice.
@@ -76,7 +85,7 @@ type AdviseRow struct {
 
 // AdviseResult is the outcome of [Advise].
 type AdviseResult struct {
-	By         string // the grouping, "" spelled "func"
+	By         string // the grouping, "" spelled "site"
 	Confidence float64
 	Lifetime   time.Duration
 	// Window is the time between the two profiles, from their own
@@ -92,7 +101,16 @@ type AdviseResult struct {
 	// Rows are the first of them (at most AdviseOptions.N): candidates
 	// first, then the rest, each by Alloc, largest first, ties by key.
 	Groups, Candidates int
-	Rows               []AdviseRow
+	// Undecided counts the groups that allocated in the window and are
+	// no candidates although their lifetime's lower bound is at most
+	// AdviseOptions.Lifetime: the profiles cannot tell whether they die
+	// young. MinAllocRate is the allocation rate, in bytes per second, a
+	// group never seen in use needs to be a candidate (MemProfileRate
+	// times ln(2/alpha), alpha the miss probability of each side of a
+	// lifetime, over Lifetime): lowering MemProfileRate lowers it.
+	Undecided    int
+	MinAllocRate float64
+	Rows         []AdviseRow
 	// Total covers every group, and what no sample saw.
 	Total AdviseRow
 	// GCSaving is the candidates' share of all bytes allocated in the
@@ -152,10 +170,10 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	}
 	by := groupBy(opts.By)
 	if by == "" {
-		by = "func"
+		by = groupBy(groupBySite)
 	}
-	if k := by.kind(); k != groupByFunc && k != groupByStack && k != groupByLabel {
-		return nil, fmt.Errorf("report: Advise groups by func, stack or label=KEY, not %q", by)
+	if k := by.kind(); k != groupBySite && k != groupByFunc && k != groupByStack && k != groupByLabel {
+		return nil, fmt.Errorf("report: Advise groups by site, func, stack or label=KEY, not %q", by)
 	}
 	fe, _ := pprofmt.Describe(earlier) // groupHeap's modelOf returns the errors
 	fl, _ := pprofmt.Describe(later)
@@ -180,7 +198,8 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 	}
 	a := adviser{conf: conf, half: (1 + conf) / 2, window: window, rate: later.Period, rule: hm.rule, anyOrder: opts.AnyOrder}
 	res := &AdviseResult{By: string(by), Confidence: conf, Lifetime: life, Window: window, HeapRate: later.Period,
-		Limits: savingLimits, HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
+		MinAllocRate: float64(later.Period) * math.Log(2/(1-a.half)) / life.Seconds(),
+		Limits:       savingLimits, HeapSampler: hm.rule.String(), HeapGoVersion: hm.goVersion, AnyOrder: opts.AnyOrder}
 	keys := slices.Collect(maps.Keys(ag.groups))
 	for k := range lg.groups {
 		if ag.groups[k] == nil {
@@ -195,6 +214,10 @@ func Advise(earlier, later *profile.Profile, opts AdviseOptions) (*AdviseResult,
 			return nil, err
 		}
 		r.Candidate = r.AllocSamples > 0 && r.LifetimeHi <= life
+		r.Undecided = r.AllocSamples > 0 && !r.Candidate && r.LifetimeLo <= life
+		if r.Undecided {
+			res.Undecided++
+		}
 		if r.Candidate {
 			res.Candidates++
 			c := heapCounts(ag.groups[k])

@@ -1,13 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
 )
@@ -33,11 +36,17 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 	if r.HeapSampler != "" {
 		b.WriteString(heapSamplerLine(r.HeapSampler, r.HeapGoVersion, r.AnyOrder) + "\n")
 	}
+	if groupBy(r.By).kind() == groupBySite {
+		b.WriteString("sites: the first frame outside the standard library and the runtime (yours: main's or a module's), then via the leaf that allocated\n")
+	}
 	fmt.Fprintf(&b, "candidates: groups whose mean lifetime is at most %s at the interval's upper end (Little's law: bytes in use at the end over bytes allocated per second)\n", lifetimeString(r.Lifetime))
 	if len(r.Rows) < r.Groups {
 		fmt.Fprintf(&b, "showing %d of %d groups (%d %s); the total and the saving cover all of them\n", len(r.Rows), r.Groups, r.Candidates, plural(r.Candidates, "candidate"))
 	} else {
 		fmt.Fprintf(&b, "%d %s, %d %s\n", r.Groups, plural(r.Groups, "group"), r.Candidates, plural(r.Candidates, "candidate"))
+	}
+	if r.Undecided > 0 {
+		b.WriteString(undecidedLine(r) + "\n")
 	}
 	fmt.Fprintf(&b, "predicted GC saving: %s of GC cycles, %s interval [%s, %s], if the candidates allocate in arenas\n",
 		percent(r.GCSaving), confPct, percent(r.GCSavingLo), percent(r.GCSavingHi))
@@ -45,7 +54,7 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 		b.WriteString("(" + r.Limits + ")\n")
 	}
 	b.WriteString("\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if _, err := io.WriteString(w, wrapLines(b.String(), opts.Width)); err != nil {
 		return err
 	}
 	head := []string{"ARENA", "ALLOC", "INTERVAL", "LIVE", "INTERVAL", "LIFETIME", "INTERVAL", "SIZES"}
@@ -59,6 +68,8 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 			verdict = ""
 		case g.Candidate:
 			verdict = "yes"
+		case g.Undecided:
+			verdict = "?"
 		}
 		cells = append(cells, []string{
 			verdict,
@@ -68,7 +79,115 @@ func FormatAdvise(w io.Writer, r *AdviseResult, opts FormatOptions) error {
 			sizesCell(g.Sizes, i == len(rows)-1),
 		})
 	}
-	return writeKeyed(w, groupBy(r.By), head, cells, func(i int) string { return rows[i].Key }, opts.Width)
+	key := func(i int) string { return rows[i].Key }
+	if opts.Width <= 0 || tabfmt.Width(append(cells, head))+minKeyRoom <= opts.Width {
+		return writeKeyed(w, groupBy(r.By), head, cells, key, opts.Width)
+	}
+	return writeAdviseNarrow(w, groupBy(r.By), head, cells, key, opts.Width)
+}
+
+// minKeyRoom is the least room for keys on the line of a wide advise
+// table; with less, writeAdviseNarrow puts the keys on lines of their own.
+const minKeyRoom = 40
+
+// keyIndent indents the key lines of a narrow advise table: they start
+// under ALLOC, right of the verdicts.
+const keyIndent = "         "
+
+// writeAdviseNarrow writes the advise table for a terminal too narrow
+// for its keys beside its numbers: each group's numbers on one line
+// (LIVE's interval dropped: -json and -full keep it), its key cut to the
+// width on the next, and its sizes on a third unless they fit the first.
+func writeAdviseNarrow(w io.Writer, by groupBy, head []string, cells [][]string, key func(i int) string, width int) error {
+	const liveInterval, sizes = 4, 7
+	drop := func(row []string, sizesToo bool) []string {
+		out := slices.Concat(row[:liveInterval], row[liveInterval+1:sizes])
+		if !sizesToo {
+			out = append(out, row[sizes])
+		}
+		return out
+	}
+	short := make([][]string, 0, len(cells)+1)
+	for _, row := range append([][]string{head}, cells...) {
+		short = append(short, drop(row, false))
+	}
+	sizesApart := tabfmt.Width(short) > width
+	var nums bytes.Buffer
+	t := tabfmt.New(&nums)
+	for _, row := range append([][]string{head}, cells...) {
+		t.Row(drop(row, sizesApart), "")
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	room := max(width-len(keyIndent), 12)
+	var b strings.Builder
+	lines := strings.Split(strings.TrimSuffix(nums.String(), "\n"), "\n")
+	for i, line := range lines {
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+		if i == 0 {
+			b.WriteString(keyIndent + tabfmt.Cut(tabfmt.KeyHeading(string(by.kind()), by.label()), room, 0) + "\n")
+			continue
+		}
+		b.WriteString(keyIndent + tabfmt.Printable(tabfmt.CutKey(key(i-1), string(by.kind()), room)) + "\n")
+		if sz := cells[i-1][sizes]; sizesApart && sz != "-" {
+			b.WriteString(keyIndent + tabfmt.Printable(tabfmt.Cut("sizes "+sz, room, 0)) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrapLines wraps the lines of s at spaces to width runes when width is
+// above 0; a word longer than the width stays whole on its line.
+func wrapLines(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	var b strings.Builder
+	for line := range strings.SplitAfterSeq(s, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		n := 0
+		for i, word := range strings.Fields(line) {
+			wl := utf8.RuneCountInString(word)
+			switch {
+			case i == 0:
+			case n+1+wl > width:
+				b.WriteString("\n")
+				n = 0
+			default:
+				b.WriteByte(' ')
+				n++
+			}
+			b.WriteString(word)
+			n += wl
+		}
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// advisedRate is the MemProfileRate undecidedLine proposes: 4096 needs
+// 180 KB/s of a site at 100ms, and costs a service a few percent of CPU.
+const advisedRate = 4096
+
+// undecidedLine says why groups that may die young are no candidates
+// (with no candidate at all, why advise has none): the profiles'
+// MemProfileRate is too coarse to bound their lifetimes, or their window
+// too short.
+func undecidedLine(r *AdviseResult) string {
+	lead := "no candidate, but "
+	if r.Candidates > 0 {
+		lead = "beyond the candidates, "
+	}
+	why := fmt.Sprintf("%s%d %s may live under %s, undecided: at MemProfileRate %d a site never seen in use must allocate at least %s/s to be advised",
+		lead, r.Undecided, plural(r.Undecided, "group"), lifetimeString(r.Lifetime), r.HeapRate, tabfmt.Bytes(r.MinAllocRate))
+	if r.HeapRate > advisedRate {
+		return why + fmt.Sprintf("; lower the rate while you measure: GODEBUG=memprofilerate=%d in the process's environment, or runtime.MemProfileRate = %d first in main (see docs/advise.md)", advisedRate, advisedRate)
+	}
+	return why + "; take the profiles further apart under load, or accept a longer -lifetime"
 }
 
 // lifetimeString formats a lifetime with three significant digits ("1.95ms",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/testkit/fixture"
 
@@ -194,7 +195,7 @@ func TestAdviseBadInput(t *testing.T) {
 			}
 		}), AdviseOptions{}, "LATER: "},
 		{"nil", func() (*profile.Profile, *profile.Profile) { e, _ := advisePair(); return e, nil }, AdviseOptions{}, "nil profile"},
-		{"by type", advisePair, AdviseOptions{By: "type"}, `groups by func, stack or label=KEY, not "type"`},
+		{"by type", advisePair, AdviseOptions{By: "type"}, `groups by site, func, stack or label=KEY, not "type"`},
 		{"label", advisePair, AdviseOptions{By: "label=endpoint"}, `no sample carries the label "endpoint"`},
 		{"confidence", advisePair, AdviseOptions{Confidence: 1}, "confidence 1 is not strictly between 0 and 1"},
 		{"lifetime", advisePair, AdviseOptions{Lifetime: -time.Second}, "negative lifetime"},
@@ -342,7 +343,8 @@ func TestFormatAdvise(t *testing.T) {
 	out := b.String()
 	t.Log("\n" + out)
 	for _, want := range []string{
-		"Go heap by func over a window of 10s, MemProfileRate 4096, 95% intervals",
+		"Go heap by site over a window of 10s, MemProfileRate 4096, 95% intervals",
+		"sites: the first frame outside the standard library and the runtime (yours: main's or a module's), then via the leaf that allocated\n",
 		"at most 100ms",
 		"3 groups, 1 candidate\n",
 		"predicted GC saving: 99.0% of GC cycles, 95% interval [",
@@ -370,6 +372,81 @@ func TestLifetimeString(t *testing.T) {
 	} {
 		if got := lifetimeString(tc.d); got != tc.want {
 			t.Errorf("lifetimeString(%d) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestFormatAdviseWidth: on a terminal of 80 or 120 columns no line is
+// wider, and the keys stay whole: on lines of their own when the numbers
+// leave them too little room.
+func TestFormatAdviseWidth(t *testing.T) {
+	const key = "github.com/acme/shop/internal/orders.(*Handler).decodeOrder"
+	recs := func(n int64) []adviseRec {
+		return []adviseRec{{key, 4096, 1000 * n, 3}, {key, 64, 400 * n, 0}, {key, 48, 300 * n, 0}, {"main.cache", 512, 100 * n, 900}}
+	}
+	earlier := adviseProfile(4096, adviseT0, recs(1))
+	later := adviseProfile(4096, adviseT0.Add(10*time.Second), recs(11))
+	res, err := Advise(earlier, later, AdviseOptions{By: "func"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		width                      int
+		keyLines, sizesApart, full bool
+	}{
+		{0, false, false, true},
+		{80, true, true, true},
+		{120, true, false, true},
+		{400, false, false, true},
+	} {
+		var b strings.Builder
+		if err := FormatAdvise(&b, res, FormatOptions{Width: tc.width}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for line := range strings.SplitSeq(out, "\n") {
+			if n := utf8.RuneCountInString(line); tc.width > 0 && n > tc.width {
+				t.Errorf("width %d: a line of %d runes: %q", tc.width, n, line)
+			}
+		}
+		if got := strings.Contains(out, "\n"+keyIndent+key+"\n"); got != tc.keyLines {
+			t.Errorf("width %d: key on a line of its own %v, want %v:\n%s", tc.width, got, tc.keyLines, out)
+		}
+		if got := strings.Contains(out, keyIndent+"sizes 4096 B x"); got != tc.sizesApart {
+			t.Errorf("width %d: sizes on a line of their own %v, want %v:\n%s", tc.width, got, tc.sizesApart, out)
+		}
+		if !strings.Contains(out, key) {
+			t.Errorf("width %d: key not whole:\n%s", tc.width, out)
+		}
+	}
+}
+
+// TestAdviseUndecided: at the default MemProfileRate a request-scoped
+// site too slow to be told apart is undecided ("?"), and the heading
+// says why and which rate to set.
+func TestAdviseUndecided(t *testing.T) {
+	// 2 MB/s of 4 KiB buffers at 512 KiB, never seen in use: below the
+	// 21.9MiB/s a site needs at 100ms.
+	earlier := adviseProfile(512*1024, adviseT0, []adviseRec{{"main.handle", 4096, 0, 0}})
+	later := adviseProfile(512*1024, adviseT0.Add(10*time.Second), []adviseRec{{"main.handle", 4096, 40, 0}})
+	res, err := Advise(earlier, later, AdviseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Candidates != 0 || res.Undecided != 1 || !res.Rows[0].Undecided || math.Abs(res.MinAllocRate-22.97e6) > 0.01e6 {
+		t.Fatalf("candidates %d, undecided %d, min rate %.4g", res.Candidates, res.Undecided, res.MinAllocRate)
+	}
+	var b strings.Builder
+	if err := FormatAdvise(&b, res, FormatOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"no candidate, but 1 group may live under 100ms, undecided: at MemProfileRate 524288 a site never seen in use must allocate at least 21.9MiB/s to be advised",
+		"GODEBUG=memprofilerate=4096", "runtime.MemProfileRate = 4096",
+		"\n      ?  ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
 		}
 	}
 }

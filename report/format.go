@@ -125,7 +125,7 @@ func tableHeading(r *TableResult) []string {
 // heapSamplerLine says which Go heap sampler's rule the estimates assume
 // (see TableResult.HeapSampler).
 func heapSamplerLine(rule, version string, anyOrder bool) string {
-	from := "assumed: the profile names no Go release"
+	from := "assumed: the profile names no Go release; pass -go-version if it ran Go 1.23 or older"
 	if version != "" {
 		from = version
 	}

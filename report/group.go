@@ -26,6 +26,7 @@ const (
 	groupByType  groupKind = "type"
 	groupByFunc  groupKind = "func"
 	groupByStack groupKind = "stack"
+	groupBySite  groupKind = "site" // Advise's only
 	groupByLabel groupKind = "label"
 	groupBySize  groupKind = "size"
 )
@@ -43,7 +44,7 @@ func (g groupBy) kind() groupKind {
 	switch k := groupKind(g); k {
 	case "":
 		return groupByType
-	case groupByType, groupByFunc, groupByStack, groupBySize:
+	case groupByType, groupByFunc, groupByStack, groupBySite, groupBySize:
 		return k
 	}
 	if strings.HasPrefix(string(g), "label=") {
@@ -64,6 +65,8 @@ func (g groupBy) check() error {
 	switch g.kind() {
 	case "":
 		return fmt.Errorf("report: unknown grouping %q; use type, func, stack, size or label=KEY", string(g))
+	case groupBySite:
+		return errors.New("report: grouping site is Advise's; use func or stack")
 	case groupByLabel:
 		if g.label() == "" {
 			return errors.New("report: grouping label= needs a label key, e.g. label=handler")
@@ -105,6 +108,8 @@ func (g groupBy) key(s *profile.Sample) string {
 			return fmt.Sprintf("0x%x", s.Location[0].Address)
 		}
 		return noneKey
+	case groupBySite:
+		return siteKey(stackFrames(s))
 	default: // stack
 		full := stackFrames(s)
 		if len(full) == 0 {
@@ -127,6 +132,12 @@ func (g groupBy) display(key string) string {
 			return ""
 		}
 		return tabfmt.ShortFuncName(key)
+	case groupBySite:
+		frame, leaf, ok := strings.Cut(key, tabfmt.SiteVia)
+		if !ok {
+			return tabfmt.ShortFuncName(key)
+		}
+		return tabfmt.ShortFuncName(frame) + tabfmt.SiteVia + tabfmt.ShortFuncName(leaf)
 	case groupByStack:
 		frames := strings.Split(key, stackSep)
 		for i, f := range frames {
@@ -154,6 +165,49 @@ func stackFrames(s *profile.Sample) (full []string) {
 		}
 	}
 	return full
+}
+
+// siteKey is the key grouped by site of a stack of frames, leaf first:
+// the first frame outside the standard library, the frame a user can
+// change, then the leaf that allocated ("main.handle via
+// reflect.growslice"); the frame alone when it is the leaf; the leaf and
+// tabfmt.StdOnly for a stack wholly in the standard library.
+func siteKey(frames []string) string {
+	if len(frames) == 0 {
+		return noneKey
+	}
+	leaf := frames[0]
+	for _, f := range frames {
+		if !isStdFunc(f) {
+			if f == leaf {
+				return f
+			}
+			return f + tabfmt.SiteVia + leaf
+		}
+	}
+	return leaf + tabfmt.StdOnly
+}
+
+// isStdFunc reports whether the function name is in the standard library
+// (the runtime included) by the go command's rule: a standard package's
+// import path has no dot in its first element, and every other path does
+// ("github.com/...", "example.com/..."), except main's. An address
+// (an unsymbolized frame) counts as outside.
+func isStdFunc(name string) bool {
+	if strings.HasPrefix(name, "0x") {
+		return false
+	}
+	path := name
+	if i := strings.IndexByte(path, '['); i >= 0 { // generic brackets may hold paths
+		path = path[:i]
+	}
+	first := path
+	if i := strings.IndexByte(first, '/'); i >= 0 {
+		first = first[:i]
+	} else if i := strings.IndexByte(first, '.'); i >= 0 {
+		first = first[:i] // a one-element path: the package, then '.', then the function
+	}
+	return first != "main" && !strings.Contains(first, ".")
 }
 
 // sizeClass returns the power-of-two size class of an object of size bytes,

@@ -99,3 +99,28 @@ func TestFormatFullKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteKey: a site is the first frame outside the standard library
+// (main's or a module's), then the leaf that allocated.
+func TestSiteKey(t *testing.T) {
+	for _, tc := range []struct {
+		frames []string
+		want   string
+	}{
+		{nil, noneKey},
+		{[]string{"main.handle", "net/http.HandlerFunc.ServeHTTP"}, "main.handle"},
+		{[]string{"reflect.growslice", "reflect.Value.grow", "encoding/json.(*decodeState).array", "encoding/json.(*Decoder).Decode", "main.handleOrder", "net/http.(*conn).serve"},
+			"main.handleOrder via reflect.growslice"},
+		{[]string{"runtime.makeslice", "github.com/acme/shop/api.(*Server).order", "main.main"},
+			"github.com/acme/shop/api.(*Server).order via runtime.makeslice"},
+		{[]string{"encoding/json.Marshal", "gopkg.in/yaml.v3.(*encoder).marshal"}, "gopkg.in/yaml.v3.(*encoder).marshal via encoding/json.Marshal"},
+		{[]string{"slices.Grow[go.shape.[]uint8,go.shape.uint8]", "main.f"}, "main.f via slices.Grow[go.shape.[]uint8,go.shape.uint8]"},
+		{[]string{"net/textproto.readMIMEHeader", "net/http.readRequest", "net/http.(*conn).serve"}, "net/textproto.readMIMEHeader (standard library only)"},
+		{[]string{"vendor/golang.org/x/net/http2/hpack.(*Decoder).readString", "net/http.(*http2Framer).readMetaFrame"}, "vendor/golang.org/x/net/http2/hpack.(*Decoder).readString (standard library only)"},
+		{[]string{"internal/strconv.FormatInt", "0x4a5b6c"}, "0x4a5b6c via internal/strconv.FormatInt"},
+	} {
+		if got := siteKey(tc.frames); got != tc.want {
+			t.Errorf("siteKey(%q) = %q, want %q", tc.frames, got, tc.want)
+		}
+	}
+}

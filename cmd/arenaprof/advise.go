@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/arenaprof/arenaprof/internal/goheap"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/internal/pprofread"
@@ -42,10 +44,17 @@ For each group, with intervals at -confidence:
             window, from the profiles' own times);
   ARENA     yes when the group allocated in the window and LIFETIME's
             upper bound is at most -lifetime: its objects die within a
-            request and fit a request's arena;
+            request and fit a request's arena; ? when only its lower
+            bound is (undecided: the profiles cannot tell; a line above
+            the table says what MemProfileRate would);
   SIZES     the object sizes allocated, most bytes first, with their
             counts: one size of a struct calls for arena.New, many sizes
             or buffers for arena.MakeSlice.
+Groups are sites by default: the first frame of the stack outside the
+standard library and the runtime (main's, or a module's: the frame you
+can change), then "via" the leaf function that allocated, as in
+"main.handle via reflect.growslice"; a stack wholly in the standard
+library is named by its leaf and "(standard library only)".
 Candidates come first, largest first. The predicted GC saving is the
 candidates' share of every byte allocated in the window (the total row:
 groups not shown and bytes no sample saw count), with its interval: under
@@ -62,27 +71,31 @@ with counts below EARLIER's (two processes, or a restart), and a change
 of MemProfileRate between them.
 
 flags:
-  -by func|stack|label=KEY
-        group by leaf function (default), whole stack (leaf first), or the
-        value of a string label
+  -by site|func|stack|label=KEY
+        group by site (default; see above), leaf function, whole stack
+        (leaf first), or the value of a string label
   -lifetime D
         the longest mean lifetime of a candidate (default 100ms: the span
         of a request); a Go duration, e.g. 50ms or 2s
   -seconds N
         fetch URL twice, N seconds apart (a number of seconds, e.g. 30 or
-        2.5), printing the time left on standard error while it waits
+        2.5), printing the time left on standard error while it waits: one
+        line updated in place on a terminal, a line every tenth of N
+        otherwise
   -n N  show the first N groups, 0 for all (default 10); the total row and
         the saving always cover every group
   -confidence C
         confidence of the intervals, strictly between 0 and 1 (default 0.95)
 ` + fullUsage + heapUsage + readLimitsUsage + `  -json print JSON instead of a table: {"window_s", "gc_saving",
         "gc_saving_lo", "gc_saving_hi", "by", "confidence", "lifetime_max_s",
-        "memprofilerate", "heap_sampler", "groups", "candidates", "limits",
-        "rows": [{"key", "alloc_bytes", "alloc_lo", "alloc_hi",
-        "alloc_samples", "live_bytes", "live_lo", "live_hi", "live_samples",
-        "lifetime_s", "lifetime_lo", "lifetime_hi", "candidate", "sizes":
-        [{"size", "objects"}]}], "total": {...}}; bytes and seconds are
-        numbers; a lifetime without allocations in the window is null
+        "memprofilerate", "heap_sampler", "groups", "candidates",
+        "undecided", "min_alloc_rate" (bytes/s a site never seen in use
+        needs to be a candidate), "limits", "rows": [{"key", "alloc_bytes",
+        "alloc_lo", "alloc_hi", "alloc_samples", "live_bytes", "live_lo",
+        "live_hi", "live_samples", "lifetime_s", "lifetime_lo",
+        "lifetime_hi", "candidate", "undecided", "sizes": [{"size",
+        "objects"}]}], "total": {...}}; bytes and seconds are numbers; a
+        lifetime without allocations in the window is null
 `
 
 // adviseOptions are the parsed flags and arguments of arenaprof advise.
@@ -116,7 +129,7 @@ const maxAdviseSeconds = 86400
 func parseAdviseArgs(args []string) (adviseOptions, error) {
 	fs := flag.NewFlagSet("arenaprof advise", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	by := fs.String("by", "func", "")
+	by := fs.String("by", "site", "")
 	n := fs.String("n", "10", "")
 	conf := fs.String("confidence", "0.95", "")
 	life := fs.String("lifetime", "100ms", "")
@@ -133,12 +146,12 @@ func parseAdviseArgs(args []string) (adviseOptions, error) {
 	}
 	var o adviseOptions
 	switch b := strings.TrimSpace(*by); {
-	case b == "func" || b == "stack":
+	case b == "site" || b == "func" || b == "stack":
 		o.by = b
 	case strings.HasPrefix(b, "label=") && len(b) > len("label="):
 		o.by = b
 	default:
-		return o, topUsageErr("bad -by %q; use func, stack or label=KEY (a Go heap profile records no types)", *by)
+		return o, topUsageErr("bad -by %q; use site, func, stack or label=KEY (a Go heap profile records no types)", *by)
 	}
 	if o.n, err = strconv.Atoi(strings.TrimSpace(*n)); err != nil || o.n < 0 {
 		return o, topUsageErr("bad -n %q; use a whole number of rows, 0 for all", *n)
@@ -267,6 +280,9 @@ func advise(opts adviseOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.goVersion == "" && len(earlier.facts.GoVersions) == 0 {
+		opts.goVersion = serviceGoVersion(earlierSrc, opts.limits())
+	}
 	if opts.seconds > 0 {
 		laterSrc = earlierSrc
 		waitWithProgress(opts.seconds, stderr)
@@ -292,13 +308,37 @@ func advise(opts adviseOptions, stdout, stderr io.Writer) error {
 	return report.FormatAdvise(stdout, res, report.FormatOptions{Width: opts.width})
 }
 
-// waitWithProgress waits d, saying on w how long is left: at the start,
-// then every tenth of d (at least every second, at most every minute).
+// stderrIsTerminal reports whether standard error is a terminal, where
+// advise's countdown updates one line in place; tests replace it.
+var stderrIsTerminal = func() bool { return term.IsTerminal(int(os.Stderr.Fd())) }
+
+// waitWithProgress waits d, saying on w how long is left. On a terminal
+// that can return to the start of its line (termWriter), one line counts
+// down every second in place; elsewhere (a file, a pipe, a log) a line
+// is written at the start, then every tenth of d (at least every second,
+// at most every minute).
 func waitWithProgress(d time.Duration, w io.Writer) {
+	cr, inPlace := w.(interface{ CarriageReturn() error })
+	inPlace = inPlace && stderrIsTerminal()
 	step := min(max(d/10, time.Second), time.Minute)
+	if inPlace {
+		step = time.Second
+	}
+	width := 0
 	for left := d; left > 0; left -= step {
-		fmt.Fprintf(w, "arenaprof advise: EARLIER taken; LATER in %s\n", left.Round(time.Second/10))
+		msg := fmt.Sprintf("arenaprof advise: EARLIER taken; LATER in %s", left.Round(time.Second/10))
+		if !inPlace {
+			fmt.Fprintln(w, msg)
+		} else {
+			_ = cr.CarriageReturn()
+			fmt.Fprintf(w, "%-*s", width, msg) // spaces clear a longer line before it
+			width = max(width, len(msg))
+		}
 		adviseSleep(min(step, left))
+	}
+	if inPlace {
+		_ = cr.CarriageReturn()
+		fmt.Fprintf(w, "%-*s\n", width, "arenaprof advise: EARLIER taken; taking LATER")
 	}
 }
 
@@ -317,6 +357,7 @@ type adviseRowJSON struct {
 	LifetimeLo   *float64        `json:"lifetime_lo"`
 	LifetimeHi   *float64        `json:"lifetime_hi"`
 	Candidate    bool            `json:"candidate"`
+	Undecided    bool            `json:"undecided"`
 	Sizes        []sizeCountJSON `json:"sizes"`
 }
 
@@ -338,6 +379,8 @@ type adviseJSON struct {
 	Sampler     string          `json:"heap_sampler,omitempty"`
 	Groups      int             `json:"groups"`
 	Candidates  int             `json:"candidates"`
+	Undecided   int             `json:"undecided"`
+	MinRate     float64         `json:"min_alloc_rate"`
 	Limits      string          `json:"limits"`
 	Rows        []adviseRowJSON `json:"rows"`
 	Total       adviseRowJSON   `json:"total"`
@@ -359,7 +402,7 @@ func writeAdviseJSON(w io.Writer, res *report.AdviseResult) error {
 			Key: r.Key, AllocBytes: r.Alloc, AllocLo: r.AllocLo, AllocHi: r.AllocHi, AllocSamples: r.AllocSamples,
 			LiveBytes: r.Live, LiveLo: r.LiveLo, LiveHi: r.LiveHi, LiveSamples: r.LiveSamples,
 			Lifetime: lifetimeJSON(r.Lifetime), LifetimeLo: lifetimeJSON(r.LifetimeLo), LifetimeHi: lifetimeJSON(r.LifetimeHi),
-			Candidate: r.Candidate, Sizes: []sizeCountJSON{},
+			Candidate: r.Candidate, Undecided: r.Undecided, Sizes: []sizeCountJSON{},
 		}
 		for _, s := range r.Sizes {
 			j.Sizes = append(j.Sizes, sizeCountJSON{Size: s.Size, Objects: s.Objects})
@@ -370,6 +413,7 @@ func writeAdviseJSON(w io.Writer, res *report.AdviseResult) error {
 		Window: res.Window.Seconds(), GCSaving: res.GCSaving, GCSavingLo: res.GCSavingLo, GCSavingHi: res.GCSavingHi,
 		By: res.By, Confidence: res.Confidence, LifetimeMax: res.Lifetime.Seconds(), Rate: res.HeapRate,
 		Sampler: res.HeapSampler, Groups: res.Groups, Candidates: res.Candidates, Limits: res.Limits,
+		Undecided: res.Undecided, MinRate: res.MinAllocRate,
 		Rows: []adviseRowJSON{}, Total: row(res.Total),
 	}
 	for _, r := range res.Rows {

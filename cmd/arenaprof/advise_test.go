@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,9 +41,9 @@ func TestAdviseTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"Go heap by func over a window of 408ms, MemProfileRate 4096, 95% intervals",
+		"Go heap by site over a window of 408ms, MemProfileRate 4096, 95% intervals",
 		"at most 100ms",
-		"showing 3 of 30 groups (5 candidates)",
+		"showing 3 of 32 groups (5 candidates)",
 		"predicted GC saving: 80.3% of GC cycles, 95% interval [79.4%, 81.2%]",
 		"GOMEMLIMIT",
 		"4096 B x 7.96k  " + siteBuf,
@@ -192,6 +194,10 @@ func TestAdviseSeconds(t *testing.T) {
 	var n atomic.Int32
 	var queries [2]string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/pprof/heap" { // no arenaprof to name the Go release
+			http.NotFound(w, r)
+			return
+		}
 		i := n.Add(1) - 1
 		if i < 2 {
 			queries[i] = r.URL.RawQuery
@@ -286,5 +292,134 @@ func TestAdviseHelp(t *testing.T) {
 	var o, e bytes.Buffer
 	if code := run([]string{"help", "advise"}, &o, &e); code != 0 || !strings.Contains(o.String(), "-lifetime D") {
 		t.Errorf("arenaprof help advise: exit %d, %q", code, o.String())
+	}
+}
+
+// jsonServiceProfiles builds testdata/jsonservice (a JSON service on
+// encoding/json and net/http), runs it for requests paced by pause at
+// GODEBUG=memprofilerate=rate (0: the runtime's default) and returns the
+// two heap profiles it writes.
+func jsonServiceProfiles(t *testing.T, bin string, rate, requests int, pause time.Duration) (earlier, later string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, dir, strconv.Itoa(requests), pause.String())
+	cmd.Env = os.Environ()
+	if rate > 0 {
+		cmd.Env = append(cmd.Env, "GODEBUG=memprofilerate="+strconv.Itoa(rate))
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("jsonservice: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "earlier.pb.gz"), filepath.Join(dir, "later.pb.gz")
+}
+
+// TestAdviseJSONService: on a real JSON service advise names the frame
+// the service owns, with the standard library's leaf beside it; at the
+// default MemProfileRate it says why it has no candidate and which rate
+// to set.
+func TestAdviseJSONService(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "jsonservice")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/jsonservice").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Run("memprofilerate=512", func(t *testing.T) {
+		// 300 requests decode about 3 MiB through reflect.growslice: at
+		// rate 512 the chance that no sample sees it is below e^-6000,
+		// and its objects die within the request.
+		e, l := jsonServiceProfiles(t, bin, 512, 300, time.Millisecond)
+		code, out, errOut := runAdviseArgs("-json", "-n", "0", e, l)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var res adviseJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range res.Rows {
+			frame, leaf, via := strings.Cut(r.Key, " via ")
+			if !strings.HasPrefix(frame, "main.") && !strings.HasSuffix(r.Key, " (standard library only)") {
+				t.Errorf("row %q names no frame of the service", r.Key)
+			}
+			if via && strings.HasPrefix(leaf, "main.") {
+				t.Errorf("row %q: the leaf is the service's own", r.Key)
+			}
+			if r.Key == "main.handleOrder via reflect.growslice" {
+				found = true
+				t.Logf("%s: candidate %v, %.3g bytes [%.3g, %.3g]", r.Key, r.Candidate, r.AllocBytes, r.AllocLo, r.AllocHi)
+				if !r.Candidate {
+					t.Errorf("%s is no candidate: %+v", r.Key, r)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row main.handleOrder via reflect.growslice in\n%s", out)
+		}
+	})
+	t.Run("default rate", func(t *testing.T) {
+		// About 10 MiB over at least 0.9 s at 512 KiB, about 20 samples:
+		// no group reaches the 21.9 MiB/s a candidate needs unless its
+		// samples come at more than twice their mean (Poisson(20) >= 45:
+		// p < 1e-6).
+		e, l := jsonServiceProfiles(t, bin, 0, 300, 3*time.Millisecond)
+		code, out, errOut := runAdviseArgs(e, l)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		for _, want := range []string{"0 candidates", "no candidate, but ", "GODEBUG=memprofilerate=4096"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no %q in\n%s", want, out)
+			}
+		}
+	})
+}
+
+// TestWaitWithProgress: on a terminal the countdown updates one line in
+// place each second; to a file or pipe it writes whole lines, a tenth of
+// the wait apart.
+func TestWaitWithProgress(t *testing.T) {
+	isTerm := stderrIsTerminal
+	defer func() { adviseSleep, stderrIsTerminal = time.Sleep, isTerm }()
+	adviseSleep = func(time.Duration) {}
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		d        time.Duration
+		want     string
+	}{
+		{"terminal", true, 3 * time.Second,
+			"\rarenaprof advise: EARLIER taken; LATER in 3s" +
+				"\rarenaprof advise: EARLIER taken; LATER in 2s" +
+				"\rarenaprof advise: EARLIER taken; LATER in 1s" +
+				"\rarenaprof advise: EARLIER taken; taking LATER\n"},
+		{"terminal, shorter line after", true, 10500 * time.Millisecond, ""},
+		{"pipe", false, 20 * time.Second,
+			"arenaprof advise: EARLIER taken; LATER in 20s\narenaprof advise: EARLIER taken; LATER in 18s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stderrIsTerminal = func() bool { return tc.terminal }
+			var b bytes.Buffer
+			w := &termWriter{w: &b}
+			waitWithProgress(tc.d, w)
+			got := b.String()
+			if tc.want != "" && !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %q, want it to start %q", got, tc.want)
+			}
+			if tc.terminal {
+				// Every update is as long as the longest before it, so it
+				// covers that one whole; one newline, at the end.
+				parts := strings.Split(strings.TrimSuffix(got, "\n"), "\r")[1:]
+				for i := 1; i < len(parts); i++ {
+					if len(parts[i]) < len(parts[i-1]) {
+						t.Errorf("update %q shorter than %q before it", parts[i], parts[i-1])
+					}
+				}
+				if strings.Count(got, "\n") != 1 || !strings.HasSuffix(got, "\n") {
+					t.Errorf("newlines in %q", got)
+				}
+			} else if strings.Contains(got, "\r") {
+				t.Errorf("carriage return in %q", got)
+			}
+		})
 	}
 }

@@ -357,6 +357,7 @@ func diffCompare(opts diffOptions, base, next *arenaProfile) (_, _ *arenaProfile
 	if err := opts.filter.applyBoth(opts.base, opts.next, base, next); err != nil {
 		return nil, nil, nil, err
 	}
+	opts.goVersion = learnGoVersion(opts.goVersion, opts.limits(), loadedInput{opts.bases, base}, loadedInput{opts.nexts, next})
 	by := opts.diffGrouping(base, next)
 	for _, ap := range []struct {
 		src string
@@ -623,6 +624,11 @@ func diffSamplerLine(res *report.DiffResult, anyOrder bool) string {
 	s := "Go heap sampler: BASE " + side(0) + ", NEW " + side(1)
 	if anyOrder {
 		s += "; intervals hold for any allocation order"
+	}
+	for i := range 2 {
+		if res.HeapSampler[i] != "" && res.HeapGoVersion[i] == "" {
+			return s + "; assumed where a profile names no Go release: pass -go-version if it ran Go 1.23 or older"
+		}
 	}
 	return s
 }

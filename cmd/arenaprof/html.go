@@ -158,6 +158,7 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.goVersion = learnGoVersion(opts.goVersion, opts.limits(), loadedInput{opts.srcs, ap})
 	if ap.facts.Kind == pprofmt.KindHoldings {
 		return htmlHoldings(w, ap, opts)
 	}

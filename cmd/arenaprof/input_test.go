@@ -120,7 +120,7 @@ func TestGoHeapSamplerRule(t *testing.T) {
 		code                    int
 		sampler, version, words string
 	}{
-		{[]string{heap}, 0, "go1.24", "", "Go heap sampler: go1.24 rule (assumed: the profile names no Go release)"},
+		{[]string{heap}, 0, "go1.24", "", "Go heap sampler: go1.24 rule (assumed: the profile names no Go release; pass -go-version if it ran Go 1.23 or older)"},
 		{[]string{"-go-version", "go1.23", heap}, 0, "go1.23", "go1.23", "Go heap sampler: go1.23 rule (go1.23), exact weights"},
 		{[]string{"-go-version", "go1.22.3", upload}, 0, "go1.24", runtime.Version(), "Go heap sampler: go1.24 rule (" + runtime.Version() + ")"},
 		{[]string{"-any-order", heap}, 0, "go1.24", "", "intervals hold for any allocation order"},

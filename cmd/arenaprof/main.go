@@ -6,7 +6,7 @@
 //	arenaprof interval -samples S -tail U [-mean BYTES] [-confidence C] [-window aligned|start|end|both] [-json]
 //	arenaprof top [-by type|func|stack|size|label=KEY] [-sample alloc|inuse] [-n N] [-confidence C] [-focus RE] [-ignore RE] [-tagfocus F] [-tagignore F] [-json] PROFILE
 //	arenaprof diff [same flags as top] [-fail-above R [-min-share S] [-min-bytes N]] BASE NEW
-//	arenaprof advise [-by func|stack|label=KEY] [-lifetime D] [-n N] [-confidence C] [-json] EARLIER LATER
+//	arenaprof advise [-by site|func|stack|label=KEY] [-lifetime D] [-n N] [-confidence C] [-json] EARLIER LATER
 //	arenaprof advise -seconds N [flags] URL
 //	arenaprof html [-o FILE] [-open] [top's flags] PROFILE
 //	arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW

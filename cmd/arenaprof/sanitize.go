@@ -219,6 +219,13 @@ func (t *termWriter) Write(p []byte) (int, error) {
 
 // Flush writes what an incomplete UTF-8 sequence at the end held back, as
 // U+FFFD.
+// CarriageReturn writes a carriage return, which Write would replace: a
+// line that updates in place (advise's countdown) starts with it.
+func (t *termWriter) CarriageReturn() error {
+	_, err := io.WriteString(t.w, "\r")
+	return err
+}
+
 func (t *termWriter) Flush() error {
 	if len(t.carry) == 0 {
 		return nil

@@ -40,5 +40,7 @@ const fullUsage = `  -full print group keys whole on a terminal too. Keys (funct
         last on each line. Printed to a terminal they are cut in the middle
         to fit its width ($COLUMNS if set, else the terminal's own width),
         marked by …, keeping the last package element and the function of a
-        function name; printed to a file or a pipe they are always whole
+        function name; a stack drops its import paths and keeps its leaf
+        function whole, cutting the root side; printed to a file or a pipe
+        they are always whole
 `

@@ -141,8 +141,10 @@ const heapUsage = `  -go-version V
         e.g. go1.23 or go1.26.8. Go 1.24 and later skip a byte after each
         sample; the estimates are weighted for it, and runtime/pprof's
         values (and go tool pprof's totals) are about one byte per sample
-        short. Default: the rule of Go 1.24 and later; the heading says
-        which rule was used
+        short. Default: for a URL of a service's /debug/pprof/heap or
+        /allocs, the release its /debug/arenaprof/memory names when it
+        runs arenaprof; else the rule of Go 1.24 and later. The heading
+        says which rule was used, and from what
   -any-order
         Go heap intervals that hold for any order of the process's
         allocations: the byte skipped after a sample lands on whatever
@@ -226,6 +228,7 @@ func top(opts topOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opts.goVersion = learnGoVersion(opts.goVersion, opts.limits(), loadedInput{opts.srcs, ap})
 	return topReport(ap, opts, stdout)
 }
 
@@ -407,23 +410,58 @@ func addGroupFlags(fs *flag.FlagSet) groupFlags {
 }
 
 // parseAnywhere parses args with the flags before, between or after the
-// positional arguments, and returns those in order.
+// positional arguments, and returns those in order; "--" ends the flags,
+// so a profile named "-n" is given as "-- -n". Go's flag package stops at
+// the first positional argument, so the flags are moved before the
+// positional arguments first (permute), then parsed. Libraries that
+// intersperse flags (spf13/pflag) do so for GNU syntax, where -focus
+// would read as -f -o -c -u -s: the commands keep Go's single-dash long
+// flags, as go tool pprof has them.
 func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, topUsageErr("%v; run '%s -h' for the flags", err, fs.Name())
+	flags, pos := permute(fs, args)
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		return nil, topUsageErr("%v; run '%s -h' for the flags", err, fs.Name())
 	}
+	return append(pos, fs.Args()...), nil
+}
+
+// permute splits args into the flags of fs, with their values, and the
+// positional arguments, each in order. A flag is an argument that starts
+// with "-" and is not "-" (standard input); a flag of fs that is not
+// boolean and has no "=" takes the next argument as its value, whatever
+// it is. Everything after "--" is positional. Unknown flags stay with the
+// flags, for fs.Parse to refuse.
+func permute(fs *flag.FlagSet, args []string) (flags, pos []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flags, append(pos, args[i+1:]...)
+		case len(a) < 2 || a[0] != '-':
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return flags, pos
+}
+
+// isBoolFlag reports whether f is a boolean flag, which takes no value
+// argument.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // values checks the shared flags and returns their values.

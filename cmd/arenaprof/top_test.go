@@ -1,19 +1,19 @@
 package main
 
 import (
-	"github.com/arenaprof/arenaprof/internal/pprofmt"
-
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -23,6 +23,8 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
 	"github.com/arenaprof/arenaprof/internal/estimate"
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
 	"github.com/arenaprof/arenaprof/profiler"
 )
 
@@ -218,6 +220,20 @@ func TestTopTableWidth(t *testing.T) {
 			for _, line := range strings.Split(buf.String(), "\n") {
 				if n := utf8.RuneCountInString(line); n > 80 {
 					t.Errorf("-by %s -sample %s: line of %d columns: %q", by, sample, n, line)
+				}
+			}
+			if by == "stack" { // the leaf function whole, the root side cut
+				whole := strings.Split(out, "\n")
+				for i, line := range strings.Split(buf.String(), "\n") {
+					leaf, _, ok := strings.Cut(whole[i], " < ")
+					if !ok {
+						continue
+					}
+					at := strings.LastIndex(leaf, "  ") + 2
+					leaf = tabfmt.ShortFuncName(leaf[at:])
+					if len(leaf) < 80-at && !strings.Contains(line, "  "+leaf+" <") && !strings.HasSuffix(line, "  "+leaf+"…") {
+						t.Errorf("-by stack -sample %s: leaf %q cut at 80 columns: %q", sample, leaf, line)
+					}
 				}
 			}
 		}
@@ -604,6 +620,90 @@ func FuzzTopProfile(f *testing.F) {
 			if s := out.String(); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
 				t.Fatalf("non-finite number in output:\n%s", s)
 			}
+		}
+	})
+}
+
+// TestParseAnywhere: flags before, between or after the positional
+// arguments, values that look like flags, "-" for standard input, and
+// "--" ending the flags.
+func TestParseAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		n       string
+		json    bool
+		focus   string
+		pos     []string
+		wantErr string
+	}{
+		{args: []string{"prof.pb.gz", "-n", "5"}, n: "5", pos: []string{"prof.pb.gz"}},
+		{args: []string{"-n", "5", "prof.pb.gz"}, n: "5", pos: []string{"prof.pb.gz"}},
+		{args: []string{"a", "-json", "b", "-n=3"}, n: "3", json: true, pos: []string{"a", "b"}},
+		{args: []string{"a", "--n", "7", "b"}, n: "7", pos: []string{"a", "b"}},
+		{args: []string{"-focus", "-n", "a"}, n: "10", focus: "-n", pos: []string{"a"}},
+		{args: []string{"-", "-json"}, n: "10", json: true, pos: []string{"-"}},
+		{args: []string{"a", "--", "-n", "5"}, n: "10", pos: []string{"a", "-n", "5"}},
+		{args: []string{"-focus", "--", "a", "--", "-json"}, n: "10", focus: "--", pos: []string{"a", "-json"}},
+		{args: []string{"a", "-json=false", "-n", "2"}, n: "2", pos: []string{"a"}},
+		{args: []string{"a", "-nope"}, wantErr: "flag provided but not defined: -nope"},
+		{args: []string{"a", "-n"}, wantErr: "flag needs an argument: -n"},
+	} {
+		fs := flag.NewFlagSet("arenaprof top", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		n := fs.String("n", "10", "")
+		js := fs.Bool("json", false, "")
+		focus := fs.String("focus", "", "")
+		pos, err := parseAnywhere(fs, tc.args)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: error %v, want %q", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if *n != tc.n || *js != tc.json || *focus != tc.focus || !slices.Equal(pos, tc.pos) {
+			t.Errorf("%q: -n %q -json %v -focus %q, positional %q; want %q %v %q %q", tc.args, *n, *js, *focus, pos, tc.n, tc.json, tc.focus, tc.pos)
+		}
+	}
+	// Through a command: top's -n after the profile is honoured.
+	path := fixturePath(t)
+	code, out, errOut := runTopArgs(path, "-n", "1", "-by", "func")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "showing 1 of") {
+		t.Errorf("-n 1 after the profile not honoured:\n%s", out)
+	}
+}
+
+// FuzzParseAnywhere: any arguments (NUL-separated here) parse or fail
+// with an error, never a panic; the positional arguments come back in
+// their order, none lost to the flags but the flags' values.
+func FuzzParseAnywhere(f *testing.F) {
+	f.Add("prof.pb.gz\x00-n\x005")
+	f.Add("-focus\x00--\x00a\x00--\x00-json")
+	f.Add("-\x00-n=3\x00--n\x00")
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		fs := flag.NewFlagSet("arenaprof top", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.String("n", "10", "")
+		fs.Bool("json", false, "")
+		pos, err := parseAnywhere(fs, args)
+		if err != nil {
+			return
+		}
+		i := 0 // pos is a subsequence of args
+		for _, a := range args {
+			if i < len(pos) && a == pos[i] {
+				i++
+			}
+		}
+		if i != len(pos) {
+			t.Errorf("parseAnywhere(%q) = %q: not in order", args, pos)
 		}
 	})
 }

@@ -136,14 +136,16 @@ func SignedBytes(d float64) string {
 }
 
 // KeyHeading is the heading of the key column of a table grouped by kind
-// ("type", "func", "stack", "size" or "label", the last with the label's
-// key).
+// ("type", "func", "stack", "site", "size" or "label", the last with the
+// label's key).
 func KeyHeading(kind, label string) string {
 	switch kind {
 	case "func":
 		return "FUNCTION"
 	case "stack":
 		return "STACK (LEAF FIRST)"
+	case "site":
+		return "YOUR FRAME" + SiteVia + "LEAF"
 	case "size":
 		return "OBJECT SIZE"
 	case "label":
@@ -152,16 +154,72 @@ func KeyHeading(kind, label string) string {
 	return "TYPE"
 }
 
-// CutKey cuts a key of a table grouped by kind to width runes with [Cut]:
-// a function name keeps its last package element and the function whole
-// when they fit; other keys (stacks, types, labels) keep their start and
-// their end. Width 0 or less leaves the key whole.
+// SiteVia joins the two functions of a key grouped by site: the first
+// frame of the stack outside the standard library, then the leaf
+// function that allocated ("main.handle via reflect.growslice").
+const SiteVia = " via "
+
+// StdOnly ends the key grouped by site of a stack with no frame outside
+// the standard library: the leaf function, then StdOnly.
+const StdOnly = " (standard library only)"
+
+// CutKey cuts a key of a table grouped by kind to width runes: a function
+// name keeps its last package element and the function whole when they
+// fit ([Cut]); a stack drops its frames' import paths, keeps its leaf
+// function whole and cuts the root side; a site keeps its frame whole and then its leaf; other keys
+// (types, labels) keep their start and their end. Width 0 or less leaves
+// the key whole.
 func CutKey(key, kind string, width int) string {
-	tail := 0
-	if kind == "func" {
-		tail = utf8.RuneCountInString(ShortFuncName(key))
+	if width <= 0 || utf8.RuneCountInString(key) <= width {
+		return key
 	}
-	return Cut(key, width, tail)
+	switch kind {
+	case "func":
+		return Cut(key, width, utf8.RuneCountInString(ShortFuncName(key)))
+	case "stack":
+		// Frames by their short names, then the root side cut.
+		frames := strings.Split(key, " < ")
+		for i, f := range frames {
+			frames[i] = ShortFuncName(f)
+		}
+		if short := strings.Join(frames, " < "); utf8.RuneCountInString(short) <= width {
+			return short
+		}
+		if utf8.RuneCountInString(frames[0]) >= width {
+			return CutKey(frames[0], "func", width)
+		}
+		r := []rune(strings.Join(frames, " < "))
+		return string(r[:width-1]) + "…"
+	case "site":
+		frame, leaf, ok := strings.Cut(key, SiteVia)
+		if !ok {
+			frame, leaf = strings.TrimSuffix(key, StdOnly), ""
+			if frame == key {
+				return CutKey(key, "func", width)
+			}
+		}
+		// The frame whole, else its short name; the leaf in what is left.
+		if utf8.RuneCountInString(frame) > width-len(SiteVia)-12 {
+			frame = ShortFuncName(frame)
+		}
+		if leaf == "" {
+			for _, mark := range []string{StdOnly, " (std)"} {
+				if utf8.RuneCountInString(frame)+len(mark) <= width {
+					return frame + mark
+				}
+			}
+			return CutKey(frame, "func", width)
+		}
+		room := width - utf8.RuneCountInString(frame) - len(SiteVia)
+		if room < 8 {
+			return CutKey(frame, "func", width)
+		}
+		if utf8.RuneCountInString(leaf) > room {
+			leaf = ShortFuncName(leaf)
+		}
+		return frame + SiteVia + CutKey(leaf, "func", room)
+	}
+	return Cut(key, width, 0)
 }
 
 // ShortFuncName drops the import path of a function name, keeping the last

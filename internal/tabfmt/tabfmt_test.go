@@ -3,6 +3,7 @@ package tabfmt
 import (
 	"math"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestHumanUnits(t *testing.T) {
@@ -87,4 +88,55 @@ func TestCutKeepsFunction(t *testing.T) {
 			t.Errorf("CutKey(%d) = %q, want %q", width, got, want)
 		}
 	}
+}
+
+// TestCutKeyKinds: a stack keeps its leaf function whole and loses its
+// root side; a site keeps its frame whole, then its leaf.
+func TestCutKeyKinds(t *testing.T) {
+	stack := "main.quoteAll < main.handle < net/http.HandlerFunc.ServeHTTP < net/http.(*conn).serve"
+	site := "github.com/acme/shop/api.(*Server).order via reflect.growslice"
+	for _, tc := range []struct {
+		key, kind string
+		width     int
+		want      string
+	}{
+		{stack, "stack", 0, stack},
+		{stack, "stack", 40, "main.quoteAll < main.handle < http.Hand…"},
+		{stack, "stack", 16, "main.quoteAll <…"},
+		{"github.com/acme/shop/api.quoteAll < main.x", "stack", 30, "api.quoteAll < main.x"},
+		{"github.com/acme/shop/api.quoteAll < main.x", "stack", 10, "….quoteAll"},
+		{site, "site", 0, site},
+		{site, "site", 80, site},
+		{site, "site", 45, "api.(*Server).order via reflect.growslice"},
+		{site, "site", 40, "api.(*Server).order via …flect.growslice"},
+		{site, "site", 30, "api.(*Server).order"},
+		{"main.handle", "site", 8, "….handle"},
+		{"net/textproto.readMIMEHeader" + StdOnly, "site", 60, "net/textproto.readMIMEHeader" + StdOnly},
+		{"net/textproto.readMIMEHeader" + StdOnly, "site", 40, "textproto.readMIMEHeader (std)"},
+	} {
+		got := CutKey(tc.key, tc.kind, tc.width)
+		if got != tc.want {
+			t.Errorf("CutKey(%q, %s, %d) = %q, want %q", tc.key, tc.kind, tc.width, got, tc.want)
+		}
+		if n := utf8.RuneCountInString(got); tc.width > 0 && n > tc.width {
+			t.Errorf("CutKey(%q, %s, %d) is %d runes", tc.key, tc.kind, tc.width, n)
+		}
+	}
+}
+
+// FuzzCutKey: keys come from profiles, whatever they hold; a cut key of
+// any kind never panics and, at a width of 12 or more (the least room a
+// table gives its keys), fits it.
+func FuzzCutKey(f *testing.F) {
+	f.Add("main.quoteAll < main.handle < net/http.(*conn).serve", "stack", 16)
+	f.Add("github.com/acme/shop/api.(*Server).order via reflect.growslice", "site", 30)
+	f.Add("net/textproto.readMIMEHeader"+StdOnly, "site", 12)
+	f.Add("github.com/x/y.F", "func", 5)
+	f.Fuzz(func(t *testing.T, key, kind string, width int) {
+		width %= 300
+		got := CutKey(key, kind, width)
+		if width >= 12 && utf8.RuneCountInString(got) > width {
+			t.Errorf("CutKey(%q, %q, %d) = %q: %d runes", key, kind, width, got, utf8.RuneCountInString(got))
+		}
+	})
 }
