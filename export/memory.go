@@ -126,13 +126,12 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 		}
 		arena.Sample = append(arena.Sample, smp)
 	}
-	// The header, as Merge combines headers: the earliest start, the sum of
-	// the durations. The period stays the arena's mean and the comments the
-	// arena's: the heap's rate is in the numeric label memprofilerate.
-	if arena.TimeNanos == 0 || h.TimeNanos < arena.TimeNanos {
-		arena.TimeNanos = h.TimeNanos
-	}
-	arena.DurationNanos += h.DurationNanos
+	// The header: the two parts cover one window side by side (not one
+	// after the other, as the profiles Merge adds up), so the combined
+	// profile spans from the earlier start to the later end. The period
+	// stays the arena's mean and the comments the arena's: the heap's rate
+	// is in the numeric label memprofilerate.
+	arena.TimeNanos, arena.DurationNanos = spanOf(arena.TimeNanos, arena.DurationNanos, h.TimeNanos, h.DurationNanos)
 	arena.Comments = append(arena.Comments, fmt.Sprintf("arenaprof memory: arena samples (memory=arena) and the Go heap's allocs profile at MemProfileRate %d (memory=heap)", heap.Period))
 	for _, v := range pprofmt.GoVersionsOf(h) {
 		arena.Comments = append(arena.Comments, pprofmt.GoVersionComment(v))
@@ -141,6 +140,22 @@ func combineMemory(arena, heap *profile.Profile) (*profile.Profile, error) {
 		return nil, fmt.Errorf("export: combining the arena and heap profiles: %w", err)
 	}
 	return arena, nil
+}
+
+// spanOf returns the start and length of the smallest window holding the
+// windows (t1, d1) and (t2, d2); a window with no start (0) adds nothing
+// but its length when neither has one.
+func spanOf(t1, d1, t2, d2 int64) (start, length int64) {
+	switch {
+	case t1 == 0 && t2 == 0:
+		return 0, max(d1, d2)
+	case t2 == 0:
+		return t1, d1
+	case t1 == 0:
+		return t2, d2
+	}
+	start = min(t1, t2)
+	return start, max(t1+d1, t2+d2) - start
 }
 
 // functionKey identifies a function as profile.Merge does.

@@ -82,7 +82,7 @@ func canonical(p *profile.Profile) []string {
 }
 
 // TestCombineMemoryMatchesMerge: the memory profile reads the same as the
-// profile.Merge of its two parts.
+// profile.Merge of its two parts, but for its window (see spanOf).
 func TestCombineMemoryMatchesMerge(t *testing.T) {
 	var stack [unwind.MaxStackDepth]uintptr
 	labels := []hooks.Labels{{}, hooks.NewLabels("handler", "/a"), hooks.NewLabels("handler", "/b")}
@@ -128,6 +128,10 @@ func TestCombineMemoryMatchesMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Merge adds the two durations up (profiles of successive windows);
+	// the memory profile's parts cover one window side by side, so it
+	// spans the two windows instead.
+	want.TimeNanos, want.DurationNanos = spanOf(arena2.TimeNanos, arena2.DurationNanos, heap.TimeNanos, heap.DurationNanos)
 	got, err := combineMemory(arena2, heap.Copy())
 	if err != nil {
 		t.Fatal(err)
@@ -185,3 +189,18 @@ func testCallers(pcs []uintptr) int {
 var combineHeapSink []byte
 
 var runtimeCallers = func(pcs []uintptr) int { return runtime.Callers(1, pcs) }
+
+func TestSpanOf(t *testing.T) {
+	for _, c := range []struct{ t1, d1, t2, d2, start, length int64 }{
+		{100, 50, 100, 50, 100, 50}, // one window, side by side: not 100 long
+		{100, 50, 120, 50, 100, 70},
+		{120, 50, 100, 10, 100, 70},
+		{100, 50, 0, 30, 100, 50},
+		{0, 30, 100, 50, 100, 50},
+		{0, 30, 0, 40, 0, 40},
+	} {
+		if s, l := spanOf(c.t1, c.d1, c.t2, c.d2); s != c.start || l != c.length {
+			t.Errorf("spanOf(%d, %d, %d, %d) = %d, %d, want %d, %d", c.t1, c.d1, c.t2, c.d2, s, l, c.start, c.length)
+		}
+	}
+}

@@ -99,6 +99,9 @@ func Classify(r *Reading) *Breakdown {
 	arenaHeap = min(arenaHeap, objects)
 	arenaUsed = min(arenaUsed, arenaHeap)
 	live := min(max(0, m(mLive)-arenaHeap), objects-arenaHeap)
+	if arenaHeap > m(mLive) {
+		b.Notes = append(b.Notes, fmt.Sprintf("the arenas take %d heap bytes, more than the %d live at the last GC, so some were made since: go/heap/live shows 0 and may be short by up to %d bytes (counted in go/heap/dead) until the next GC", arenaHeap, m(mLive), m(mLive)))
+	}
 	dead := objects - arenaHeap - live
 	stacks := m(mHeapStacks)
 	runtimeMapped := r.runtimeMapped()
