@@ -34,6 +34,13 @@ func NewPool(opts ...Option) *Pool {
 // the pprof labels of ctx (see [runtime/pprof.WithLabels] and
 // [runtime/pprof.Do]) on top of the pool's own labels. ctx may be nil.
 // Give the arena back with [Pool.Put].
+//
+// A label set Get met recently costs nothing. Any other (one new on every
+// request, such as a span's ID) is added to the arena's labels at its
+// first event or first slow-path allocation, so that Get still costs no
+// allocation; until then the live arenas view shows the pool's labels.
+// Under a context from [ContextWithUsage], the arena reports what it
+// handed out when it is Reset or Put.
 func (p *Pool) Get(ctx context.Context) *Arena {
 	a, _ := p.p.Get().(*Arena)
 	if a == nil {
@@ -43,8 +50,17 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
-		if l := ctxlabels.FromContext(ctx); l.Key() != "" {
+		// A label set met recently is taken now, at no cost; any other
+		// is built when the arena first emits an event (most requests'
+		// arenas never do), so that a set new on every request (a span's
+		// ID) costs a Get nothing.
+		if l, hit, has := ctxlabels.Cached(ctx); hit {
 			a.labels = p.withLabels(a, l)
+		} else if has {
+			a.lctx = ctx
+		}
+		if f, ok := ctx.Value(usageKey{}).(func(int64, int64)); ok {
+			a.tally = f
 		}
 	}
 	a.publishLabels()
@@ -66,6 +82,7 @@ func (p *Pool) Put(a *Arena) {
 	a.pooled = true
 	a.Reset()
 	a.labels = a.base
+	a.lctx, a.tally = nil, nil
 	a.idle()
 	p.p.Put(a)
 }

@@ -27,6 +27,7 @@ const layoutKnown = true
 func newFast[T any](a *Arena, slow func(*Arena, any) unsafe.Pointer) unsafe.Pointer {
 	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && descOf[T]().elem.ptrBytes == 0 {
 		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
+		a.bytes.allocs++
 		return unsafe.Add(a.bytes.base, off)
 	}
 	return slow(a, (*T)(nil))

@@ -37,25 +37,53 @@ var (
 // set (a map, a sort, a canonical key) costs about 500 ns and six
 // allocations, which a labelled Pool.Get would pay on every request.
 func FromContext(ctx context.Context) hooks.Labels {
+	l, hit, has := Cached(ctx)
+	if hit || !has {
+		return l
+	}
+	h, _ := hashLabels(ctx)
+	kv := pairs(ctx)
+	l = hooks.NewLabels(kv...)
+	cache[h%cacheSize].Store(&entry{hash: h, kv: kv, labels: l})
+	return l
+}
+
+// Cached returns the pprof labels of ctx if the cache holds their set
+// (hit), without building or storing anything; has reports whether ctx
+// has labels at all. A set seen once per request (a span's ID) would only
+// push the sets that recur out of the cache: a caller that expects such
+// sets resolves them later, and only when needed, with [Build].
+func Cached(ctx context.Context) (l hooks.Labels, hit, has bool) {
 	if ctx == nil {
-		return hooks.Labels{}
+		return hooks.Labels{}, false, false
 	}
 	h, n := hashLabels(ctx)
 	if n == 0 {
+		return hooks.Labels{}, false, false
+	}
+	if e := cache[h%cacheSize].Load(); e != nil && e.hash == h && e.matches(ctx, n) {
+		return e.labels, true, true
+	}
+	return hooks.Labels{}, false, true
+}
+
+// Build returns the pprof labels of ctx as a new label set, leaving the
+// cache alone.
+func Build(ctx context.Context) hooks.Labels {
+	if ctx == nil {
 		return hooks.Labels{}
 	}
-	slot := &cache[h%cacheSize]
-	if e := slot.Load(); e != nil && e.hash == h && e.matches(ctx, n) {
-		return e.labels
-	}
-	kv := make([]string, 0, 2*n)
+	return hooks.NewLabels(pairs(ctx)...)
+}
+
+// pairs returns ctx's label pairs in the order ForLabels gives them.
+func pairs(ctx context.Context) []string {
+	var kv []string
 	pprof.ForLabels(ctx, func(k, v string) bool {
 		kv = append(kv, k, v)
 		return true
 	})
-	l := hooks.NewLabels(kv...)
-	slot.Store(&entry{hash: h, kv: kv, labels: l})
-	return l
+	return kv
 }
 
 // hashLabels returns a hash of ctx's label pairs, in the order ForLabels
