@@ -52,6 +52,12 @@ type collectorConfig struct {
 // event past all three bounds (a mean without one, when all are taken) is
 // dropped and counted in [Stats.Lost]. So the profiler never
 // holds more than n + max(1, n/16) + 16 buckets, whatever the workload.
+//
+// Span IDs (the label span_id, new on every request) would fill the bound
+// one sampled request at a time: at most a quarter of it, max(1, n/4)
+// buckets, carry one; past that, events lose their span_id label, keep the
+// others (span_name among them), and are counted in
+// [Stats.SpanIDsDropped].
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -86,6 +92,8 @@ type Profiler struct {
 	lost            atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
+	spanBuckets     atomic.Int64 // regular buckets whose labels carry a span ID
+	spanIDsDropped  atomic.Uint64
 
 	// The peak (see peak.go): the peak watches. The estimated live bytes
 	// are kept per shard (collectorShard.live).
@@ -258,6 +266,11 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	if p.stopped.Load() {
 		return
 	}
+	if p.spanBuckets.Load() >= p.maxSpanBuckets() {
+		if _, ok := e.Labels.Get(spanIDLabel); ok {
+			e = p.withoutSpanID(e)
+		}
+	}
 	h := collectorHash(e)
 	sh := &p.shards[collectorShardOf(e.Arena)]
 	sh.mu.Lock()
@@ -358,7 +371,36 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	}
 	b.next = sh.buckets[h]
 	sh.buckets[h] = b
+	if _, ok := e.Labels.Get(spanIDLabel); ok {
+		p.spanBuckets.Add(1)
+	}
 	return b
+}
+
+// spanIDLabel is the label tracing integrations (the module otelarena)
+// put a request's span ID in: a value new on every request, so that each
+// sampled request would make buckets of its own.
+const spanIDLabel = "span_id"
+
+// maxSpanBuckets bounds the buckets whose labels carry a span ID: a
+// quarter of the bucket bound, so that span IDs never take the buckets
+// of the sites that recur. Past it, events keep their other labels (the
+// span's name among them) and lose their span ID.
+func (p *Profiler) maxSpanBuckets() int64 { return int64(max(1, p.maxBuckets/4)) }
+
+// withoutSpanID returns a copy of e whose labels lack the span ID, and
+// counts it.
+func (p *Profiler) withoutSpanID(e *hooks.Event) *hooks.Event {
+	p.spanIDsDropped.Add(1)
+	var kv []string
+	for k, v := range e.Labels.All {
+		if k != spanIDLabel {
+			kv = append(kv, k, v)
+		}
+	}
+	c := *e
+	c.Labels = hooks.NewLabels(kv...)
+	return &c
 }
 
 // typelessBucket returns the typeless bucket of a mean, creating it if
@@ -477,6 +519,12 @@ type Stats struct {
 	Lost            uint64 // events past every bound (no typeless bucket left for their mean)
 	Dropped         uint64 // events not aggregated: without a valid weight, or Lost
 	LiveArenas      int    // arenas with sampled objects not yet released
+	// SpanBuckets counts the regular buckets whose labels carry a span ID
+	// (label span_id, set by tracing integrations); at most a quarter of
+	// MaxBuckets. Past that bound events lose their span_id label, keep
+	// the others, and are counted in SpanIDsDropped.
+	SpanBuckets    int
+	SpanIDsDropped uint64
 }
 
 // Stats returns the profiler's counters.
@@ -490,6 +538,8 @@ func (p *Profiler) Stats() Stats {
 		TypelessEvents:  p.typelessEvents.Load(),
 		Lost:            p.lost.Load(),
 		Dropped:         p.dropped.Load(),
+		SpanBuckets:     int(p.spanBuckets.Load()),
+		SpanIDsDropped:  p.spanIDsDropped.Load(),
 	}
 	p.typelessMu.Lock()
 	s.TypelessBuckets = len(p.typeless)
