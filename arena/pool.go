@@ -35,10 +35,13 @@ func NewPool(opts ...Option) *Pool {
 // [runtime/pprof.Do]) on top of the pool's own labels. ctx may be nil.
 // Give the arena back with [Pool.Put].
 //
-// A label set Get met recently costs nothing. Any other (one new on every
-// request, such as a span's ID) is added to the arena's labels at its
-// first event or first slow-path allocation, so that Get still costs no
-// allocation; until then the live arenas view shows the pool's labels.
+// A label set that recurs (a route's) costs Get nothing once cached. Any
+// other (a set new on every request, such as a span's ID) is added to the
+// arena's labels at its first event or first slow-path allocation (a new
+// chunk), so that Get costs no allocation; until then the live arenas
+// view shows the pool's labels. A set is cached when it was built for
+// two arenas. Under a context from [ContextWithUsage] Get does not look
+// the labels up: they are added at the first event or slow path.
 // Under a context from [ContextWithUsage], the arena reports what it
 // handed out when it is Reset or Put.
 func (p *Pool) Get(ctx context.Context) *Arena {
@@ -50,17 +53,19 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
-		// A label set met recently is taken now, at no cost; any other
-		// is built when the arena first emits an event (most requests'
-		// arenas never do), so that a set new on every request (a span's
-		// ID) costs a Get nothing.
-		if l, hit, has := ctxlabels.Cached(ctx); hit {
-			a.labels = p.withLabels(a, l)
-		} else if has {
-			a.lctx = ctx
-		}
+		// A label set in the cache is taken now; any other is built
+		// when the arena first needs it (see resolveLabels), so that a
+		// set new on every request (a span's ID) costs a Get no
+		// allocation. A context with a usage function is a request's
+		// from a tracing integration, whose labels are new on every
+		// request: they are not even looked up.
 		if f, ok := ctx.Value(usageKey{}).(func(int64, int64)); ok {
 			a.tally = f
+			a.lctx = ctx
+		} else if l, ok := ctxlabels.Cached(ctx); !ok {
+			a.lctx = ctx
+		} else if l.Key() != "" {
+			a.labels = p.withLabels(a, l)
 		}
 	}
 	a.publishLabels()

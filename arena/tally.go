@@ -39,28 +39,17 @@ func ContextWithUsage(ctx context.Context, f func(bytes, allocs int64)) context.
 // reset to its usage function, if it has one, and restarts the counts. Reset
 // and Free call it first.
 func (a *Arena) endTally() {
-	var bytes, allocs uintptr
-	for r := range a.regions {
-		if a.tally != nil {
+	if a.tally != nil {
+		bytes, allocs := a.bytes.handedOut(), a.bytes.allocs
+		for _, r := range a.slabs {
 			bytes += r.handedOut()
 			allocs += r.allocs
 		}
-		r.allocs, r.large = 0, 0
-	}
-	if a.tally != nil {
 		a.tally(int64(bytes), int64(allocs))
 	}
-}
-
-// regions calls yield with the arena's byte region and each typed slab.
-func (a *Arena) regions(yield func(*region) bool) {
-	if !yield(&a.bytes) {
-		return
-	}
+	a.bytes.allocs, a.bytes.large = 0, 0
 	for _, r := range a.slabs {
-		if !yield(r) {
-			return
-		}
+		r.allocs, r.large = 0, 0
 	}
 }
 
@@ -81,7 +70,7 @@ func (r *region) handedOut() uintptr {
 // resolveLabels adds the pprof labels of the context the arena was taken
 // under, not yet in its labels, to them, and publishes the result.
 func (a *Arena) resolveLabels() {
-	l := ctxlabels.FromContext(a.lctx)
+	l := ctxlabels.Resolve(a.lctx)
 	a.lctx = nil
 	a.labels = mergeLabels(a.base, l)
 	a.publishLabels()

@@ -155,7 +155,7 @@ func TestExactBytesOnSpans(t *testing.T) {
 		case w.arenas > 0 && hasB && hasN && b.AsInt64() == w.bytes && n.AsInt64() == w.allocs:
 			exact++
 		default:
-			t.Errorf("span %s with %d arenas: bytes %v, allocations %v; want %d, %d", s.Name(), w.arenas, b.Emit(), n.Emit(), w.bytes, w.allocs)
+			t.Errorf("span %s with %d arenas: bytes %v, allocations %v; want %d, %d", s.Name(), w.arenas, b.String(), n.String(), w.bytes, w.allocs)
 		}
 	}
 	t.Logf("exactness: %d local root spans checked, %d exact", checked, exact)

@@ -12,7 +12,7 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 )
 
-// cacheSize is the number of label sets FromContext remembers. A service
+// cacheSize is the number of label sets the cache holds. A service
 // labels its requests with few distinct sets (a route, a tenant); a set
 // pushed out by another one whose hash takes its slot is built again the
 // next time, so the bound costs speed, never correctness.
@@ -32,49 +32,50 @@ var (
 	seed  = maphash.MakeSeed()
 )
 
-// FromContext returns the pprof labels of ctx as a label set. A set met
-// recently comes from a bounded cache and costs no allocation: building a
-// set (a map, a sort, a canonical key) costs about 500 ns and six
-// allocations, which a labelled Pool.Get would pay on every request.
-func FromContext(ctx context.Context) hooks.Labels {
-	l, hit, has := Cached(ctx)
-	if hit || !has {
+// Cached returns the pprof labels of ctx when that costs no allocation
+// (ok): ctx has none, or the cache holds their set. It never builds a
+// set: a set not cached may be one seen once per request (a span's ID),
+// which the caller builds later, and only if needed, with [Resolve].
+func Cached(ctx context.Context) (l hooks.Labels, ok bool) {
+	if ctx == nil {
+		return hooks.Labels{}, true
+	}
+	h, n := hashLabels(ctx)
+	if n == 0 {
+		return hooks.Labels{}, true
+	}
+	if e := cache[h%cacheSize].Load(); e != nil && e.hash == h && e.matches(ctx, n) {
+		return e.labels, true
+	}
+	return hooks.Labels{}, false
+}
+
+// Resolve builds the pprof labels of ctx, and caches the set if Resolve
+// met it before (a set that recurs, such as a route's), so that [Cached]
+// finds it from then on. A set met once (a span's ID) is only noted by its
+// hash: it does not push the sets that recur out of the cache.
+func Resolve(ctx context.Context) hooks.Labels {
+	if l, ok := Cached(ctx); ok {
 		return l
 	}
 	h, _ := hashLabels(ctx)
 	kv := pairs(ctx)
-	l = hooks.NewLabels(kv...)
-	cache[h%cacheSize].Store(&entry{hash: h, kv: kv, labels: l})
+	l := hooks.NewLabels(kv...)
+	if s := &seen[h%seenSize]; s.Load() == h {
+		cache[h%cacheSize].Store(&entry{hash: h, kv: kv, labels: l})
+	} else {
+		s.Store(h)
+	}
 	return l
 }
 
-// Cached returns the pprof labels of ctx if the cache holds their set
-// (hit), without building or storing anything; has reports whether ctx
-// has labels at all. A set seen once per request (a span's ID) would only
-// push the sets that recur out of the cache: a caller that expects such
-// sets resolves them later, and only when needed, with [Build].
-func Cached(ctx context.Context) (l hooks.Labels, hit, has bool) {
-	if ctx == nil {
-		return hooks.Labels{}, false, false
-	}
-	h, n := hashLabels(ctx)
-	if n == 0 {
-		return hooks.Labels{}, false, false
-	}
-	if e := cache[h%cacheSize].Load(); e != nil && e.hash == h && e.matches(ctx, n) {
-		return e.labels, true, true
-	}
-	return hooks.Labels{}, false, true
-}
+// seenSize is the number of label-set hashes Resolve remembers, to tell
+// a set that recurs from one seen once.
+const seenSize = 1024
 
-// Build returns the pprof labels of ctx as a new label set, leaving the
-// cache alone.
-func Build(ctx context.Context) hooks.Labels {
-	if ctx == nil {
-		return hooks.Labels{}
-	}
-	return hooks.NewLabels(pairs(ctx)...)
-}
+// seen holds the hashes of sets Resolve met and did not cache: a set is
+// cached when Resolve meets it again before another set takes its slot.
+var seen [seenSize]atomic.Uint64
 
 // pairs returns ctx's label pairs in the order ForLabels gives them.
 func pairs(ctx context.Context) []string {
