@@ -20,8 +20,10 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 )
 
+//lint:ignore U1000 only the size matters
 type obj24 struct{ a, b, c int64 }
 
+//lint:ignore U1000 only the layout matters: a type with pointers, in typed slabs
 type withPtr struct {
 	s string
 	n int64
