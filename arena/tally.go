@@ -28,9 +28,10 @@ type usageKey struct{}
 // and must not use the arena. Tracing integrations use it to put each
 // request's exact bytes on its span.
 //
-// The counts cost the allocation fast path nothing it did not already do:
-// the byte count comes from the chunks' offsets, the allocation count is
-// one increment beside the bump, in the cache line the bump writes.
+// The byte count costs the allocation fast path nothing (it comes from
+// the chunks' offsets); the allocation count is one increment beside the
+// bump, in the cache line the bump writes, kept on whether or not a usage
+// function listens.
 func ContextWithUsage(ctx context.Context, f func(bytes, allocs int64)) context.Context {
 	return context.WithValue(ctx, usageKey{}, f)
 }
