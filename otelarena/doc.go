@@ -19,7 +19,8 @@
 // one) then
 //
 //   - has the attribute pyroscope.profile.id, its span ID, so that
-//     Grafana's span profiles find it;
+//     Grafana's span profiles find it (set when it ends, with the arena
+//     attributes: one call instead of two);
 //   - returns a context with the pprof labels span_id (its ID, 16
 //     lowercase hex digits) and span_name (its name at Start): an arena
 //     taken with [arena.Pool.Get] under it, or under any of its

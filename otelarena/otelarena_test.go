@@ -23,7 +23,6 @@ import (
 //lint:ignore U1000 only the size matters
 type obj24 struct{ a, b, c int64 }
 
-//lint:ignore U1000 only the layout matters: a type with pointers, in typed slabs
 type withPtr struct {
 	s string
 	n int64
