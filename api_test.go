@@ -14,8 +14,13 @@ import (
 // publicPackages are the module's packages users import.
 var publicPackages = []string{".", "arena", "export", "export/agent", "hooks", "profiler", "report", "report/htmlreport"}
 
-// maxExported bounds the public surface (issue 26's count).
-const maxExported = 150
+// maxExported bounds the public surface: issue 26's count, 149, and one
+// function for each capability added since that no existing name could
+// carry: export.RSSHandler (the resident-memory profile, served like the
+// other handlers) and arena.ContextWithUsage (a request's exact bytes for
+// a tracing module outside the core, without an interface and its
+// method).
+const maxExported = 151
 
 // TestAPISurface counts the exported identifiers of the public packages
 // (funcs, methods of exported types, types, consts and vars of non-test

@@ -188,6 +188,7 @@ func growInPlace[T any](a *Arena, s []T, newCap int) ([]T, bool) {
 	extra := end - r.off
 	if off := r.off; off+extra <= r.combined {
 		r.off = off + extra
+		r.allocs++
 	} else if !a.extend(r, infoOf[T](), extra) {
 		return nil, false
 	}
@@ -223,6 +224,7 @@ func (a *Arena) extend(r *region, ti *typeInfo, extra uintptr) bool {
 		r.sampleAt = uint64(r.off+extra) + uint64(a.sampler.Next())
 	}
 	r.off += extra
+	r.allocs++
 	r.combined = combined(r)
 	a.pickUpMean()
 	return true

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -41,10 +42,14 @@ var zeroBase uint64
 // Offsets, not addresses, are kept, so that no pointer ever points past the
 // end of a chunk and no address is ever formed from a gap.
 type region struct {
-	off      uintptr        // offset of the next free byte in the chunk
-	combined uintptr        // min(sampleAt, limit): the fast path's bound
-	base     unsafe.Pointer // the current chunk
-	limit    uintptr        // the chunk's size in bytes
+	off      uintptr // offset of the next free byte in the chunk
+	combined uintptr // min(sampleAt, limit): the fast path's bound
+	// allocs counts the allocations served from the region since the
+	// last Reset: one increment beside the bump, in the cache line the
+	// bump writes (see tally.go).
+	allocs uintptr
+	base   unsafe.Pointer // the current chunk
+	limit  uintptr        // the chunk's size in bytes
 	// sampleAt is the offset in the current chunk of the byte holding the
 	// next successful trial of this region's stream; it may lie beyond the
 	// chunk's end (the gap carries into the next chunk). noSample when the
@@ -61,6 +66,7 @@ type region struct {
 	// check failed (see rtype.go).
 	slowOnly bool
 
+	large     uintptr                // bytes of the large buffers handed out since Reset
 	scratch   sliceHeader            // for ti.clear
 	largeUsed []largeBuf             // large buffers handed out since Reset
 	largeFree map[uintptr][]largeBuf // kept by Reset, by size class
@@ -101,9 +107,14 @@ type Arena struct {
 
 	slabs map[uintptr]*region // typed slabs by type key
 
-	id        uint64
-	labels    hooks.Labels
-	base      hooks.Labels // the labels a Pool restores on Put
+	id     uint64
+	labels hooks.Labels
+	base   hooks.Labels // the labels a Pool restores on Put
+	// lctx, when not nil, is the context of the Get whose pprof labels
+	// are still to be added to labels: a set not in the cache is built
+	// only when an event needs it (see resolveLabels).
+	lctx      context.Context
+	tally     func(bytes, allocs int64) // see ContextWithUsage
 	chunkSize uintptr
 	poison    bool
 	checked   *checkedArena // nil unless in checked mode (see checked.go)
@@ -261,6 +272,7 @@ func New[T any](a *Arena) *T {
 func tryNew[T any](a *Arena) *T {
 	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && layoutKnown && pointerFree[T]() {
 		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
+		a.bytes.allocs++
 		return (*T)(unsafe.Add(a.bytes.base, off))
 	}
 	return nil
@@ -278,6 +290,7 @@ func MakeSlice[T any](a *Arena, len, cap int) []T {
 		n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
 		if off := a.bytes.off; off+n <= a.bytes.combined {
 			a.bytes.off = off + n
+			a.bytes.allocs++
 			return unsafe.Slice((*T)(unsafe.Add(a.bytes.base, off)), cap)[:len]
 		}
 	}
@@ -292,6 +305,7 @@ func tryMakeTyped[T any](a *Arena, cap int) unsafe.Pointer {
 	n := uintptr(cap) * unsafe.Sizeof(*new(T))
 	if off := r.off; off+n <= r.combined && n != 0 {
 		r.off = off + n
+		r.allocs++
 		return unsafe.Add(r.base, off)
 	}
 	return nil
@@ -306,9 +320,10 @@ func String(a *Arena, s string) string {
 // else the slow path, passed as a parameter so that String inlines (see
 // newFast).
 func stringFast(a *Arena, s string, slow func(*Arena, string) string) string {
-	if off, n := a.bytes.off, (uintptr(len(s))+7)&^7; off+n <= a.bytes.combined {
-		a.bytes.off = off + n
-		p := (*byte)(unsafe.Add(a.bytes.base, off))
+	if r, n := &a.bytes, (uintptr(len(s))+7)&^7; r.off+n <= r.combined {
+		p := (*byte)(unsafe.Add(r.base, r.off))
+		r.off += n
+		r.allocs++
 		copy(unsafe.Slice(p, len(s)), s)
 		return unsafe.String(p, len(s))
 	}
@@ -321,6 +336,7 @@ func stringFast(a *Arena, s string, slow func(*Arena, string) string) string {
 func stringSlow(a *Arena, s string) string {
 	if len(s) == 0 {
 		a.check() // String panics after Free, even for ""
+		a.bytes.allocs++
 		return ""
 	}
 	p := a.allocBytes(uintptr(len(s)), kindString, skipString+1)
@@ -336,11 +352,12 @@ func Bytes(a *Arena, b []byte) []byte {
 
 // bytesFast is Bytes's body, like stringFast.
 func bytesFast(a *Arena, b []byte, slow func(*Arena, []byte) []byte) []byte {
-	if off, n := a.bytes.off, (uintptr(len(b))+7)&^7; off+n <= a.bytes.combined && b != nil {
-		a.bytes.off = off + n
+	if r, n := &a.bytes, (uintptr(len(b))+7)&^7; r.off+n <= r.combined && b != nil {
+		r.allocs++
+		r.off += n
 		// append to a slice of capacity len(b) never grows it; the
 		// inliner charges it less than copy and a return.
-		return append(unsafe.Slice((*byte)(unsafe.Add(a.bytes.base, off)), len(b))[:0], b...)
+		return append(unsafe.Slice((*byte)(unsafe.Add(r.base, r.off-n)), len(b))[:0], b...)
 	}
 	return slow(a, b)
 }
@@ -350,6 +367,9 @@ func bytesFast(a *Arena, b []byte, slow func(*Arena, []byte) []byte) []byte {
 //go:noinline
 func bytesSlow(a *Arena, b []byte) []byte {
 	a.check() // Bytes panics after Free, even for nil and empty b
+	if len(b) == 0 {
+		a.bytes.allocs++
+	}
 	if b == nil {
 		return nil
 	}

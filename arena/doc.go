@@ -182,7 +182,8 @@
 //
 // New is inlined into its caller. For a pointer-free type its fast path is
 // one compare against the byte chunk's combined limit (the end of the chunk
-// or the next sampled byte, whichever comes first) and one bump: no lookup,
+// or the next sampled byte, whichever comes first), one bump and one
+// increment of the allocation count beside it (see [ContextWithUsage]): no lookup,
 // so its cost does not depend on how many types a program allocates. A type
 // with pointers costs one call more: a probe of the arena's collision-free
 // type table, then the same compare and bump in the type's slab. Everything
@@ -203,4 +204,12 @@
 // does not keep arenas alive. The live-arenas profile shows it (exact
 // counts, not samples): arenaprof.Start serves it at
 // /debug/arenaprof/arenas, and package export builds it.
+//
+// # Exact bytes per request
+//
+// An arena taken with [Pool.Get] under a context from [ContextWithUsage]
+// reports, at each Reset, Put and Free, the exact bytes and allocations it
+// handed out since it was taken or last reset. The module
+// github.com/arenaprof/arenaprof/otelarena uses it to put each request's
+// bytes on its OpenTelemetry span.
 package arena

@@ -68,3 +68,12 @@ func (r *recorder) take() []recorded {
 	r.events = nil
 	return ev
 }
+
+// labelsOf returns a's labels, with those of the context it was taken
+// under added as its first slow path or event would add them.
+func labelsOf(a *Arena) hooks.Labels {
+	if a.lctx != nil {
+		a.resolveLabels()
+	}
+	return a.labels
+}

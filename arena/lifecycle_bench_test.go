@@ -2,6 +2,7 @@ package arena
 
 import (
 	"context"
+	"fmt"
 	"runtime/metrics"
 	"runtime/pprof"
 	"testing"
@@ -92,6 +93,24 @@ func BenchmarkPoolGetPutLabels(b *testing.B) {
 			}
 		})
 	}
+	// A set new on every Get (a span's ID and name): 4096 sets in turn,
+	// more than the label cache holds, so that none is ever found there.
+	ctxs := make([]context.Context, 4096)
+	for i := range ctxs {
+		ctxs[i] = pprof.WithLabels(context.Background(), pprof.Labels("span_id", fmt.Sprintf("%016x", 0x5eed<<32+i), "span_name", "GET /api/users"))
+	}
+	b.Run("labels=span", func(b *testing.B) {
+		p := NewPool()
+		b.ReportAllocs()
+		defer cpuPerOp(b)()
+		i := 0
+		for b.Loop() {
+			a := p.Get(ctxs[i%len(ctxs)])
+			sink32 = New[obj32](a)
+			p.Put(a)
+			i++
+		}
+	})
 }
 
 func BenchmarkReset(b *testing.B) {

@@ -34,6 +34,16 @@ func NewPool(opts ...Option) *Pool {
 // the pprof labels of ctx (see [runtime/pprof.WithLabels] and
 // [runtime/pprof.Do]) on top of the pool's own labels. ctx may be nil.
 // Give the arena back with [Pool.Put].
+//
+// A label set that recurs (a route's) costs Get nothing once cached. Any
+// other (a set new on every request, such as a span's ID) is added to the
+// arena's labels at its first event or first slow-path allocation (a new
+// chunk), so that Get costs no allocation; until then the live arenas
+// view shows the pool's labels. A set is cached when it was built for
+// two arenas. Under a context from [ContextWithUsage] Get does not look
+// the labels up: they are added at the first event or slow path.
+// Under a context from [ContextWithUsage], the arena reports what it
+// handed out when it is Reset or Put.
 func (p *Pool) Get(ctx context.Context) *Arena {
 	a, _ := p.p.Get().(*Arena)
 	if a == nil {
@@ -43,7 +53,18 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 	a.pooled = false
 	a.labels = a.base
 	if ctx != nil {
-		if l := ctxlabels.FromContext(ctx); l.Key() != "" {
+		// A label set in the cache is taken now; any other is built
+		// when the arena first needs it (see resolveLabels), so that a
+		// set new on every request (a span's ID) costs a Get no
+		// allocation. A context with a usage function is a request's
+		// from a tracing integration, whose labels are new on every
+		// request: they are not even looked up.
+		if f, ok := ctx.Value(usageKey{}).(func(int64, int64)); ok {
+			a.tally = f
+			a.lctx = ctx
+		} else if l, ok := ctxlabels.Cached(ctx); !ok {
+			a.lctx = ctx
+		} else if l.Key() != "" {
 			a.labels = p.withLabels(a, l)
 		}
 	}
@@ -66,6 +87,7 @@ func (p *Pool) Put(a *Arena) {
 	a.pooled = true
 	a.Reset()
 	a.labels = a.base
+	a.lctx, a.tally = nil, nil
 	a.idle()
 	p.p.Put(a)
 }

@@ -25,11 +25,13 @@ const layoutKnown = true
 // before the first chunk, and never past the 8 bytes of slack every byte
 // chunk has after its end.
 func newFast[T any](a *Arena, slow func(*Arena, any) unsafe.Pointer) unsafe.Pointer {
-	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && descOf[T]().elem.ptrBytes == 0 {
-		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
-		return unsafe.Add(a.bytes.base, off)
+	var x any = (*T)(nil) // its type word is *T's descriptor (see descOf)
+	if r := &a.bytes; r.off+unsafe.Sizeof(rounded[T]{}) <= r.combined && (*(**ptrTypeHeader)(unsafe.Pointer(&x))).elem.ptrBytes == 0 {
+		r.allocs++
+		r.off += unsafe.Sizeof(rounded[T]{})
+		return unsafe.Add(r.base, r.off-unsafe.Sizeof(rounded[T]{}))
 	}
-	return slow(a, (*T)(nil))
+	return slow(a, x)
 }
 
 // pointerFree reports whether values of T hold no pointers, reading T's

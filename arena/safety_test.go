@@ -475,7 +475,7 @@ func TestPoolContextLabels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, ctx := range []context.Context{c.ctx, users, c.ctx, orders, c.ctx} {
 				a := c.pool.Get(ctx)
-				got := a.labels.String()
+				got := labelsOf(a).String()
 				c.pool.Put(a)
 				if ctx == c.ctx && got != c.want {
 					t.Fatalf("labels %s, want %s", got, c.want)

@@ -163,6 +163,7 @@ func newSlowKey(a *Arena, x any) unsafe.Pointer {
 		r := e.reg
 		if off := r.off; off+e.size <= r.combined {
 			r.off = off + e.size
+			r.allocs++
 			return unsafe.Add(r.base, off)
 		}
 	}
@@ -176,6 +177,7 @@ func newSlower(a *Arena, key uintptr) unsafe.Pointer {
 	ti := infoByKey(key)
 	if ti.size == 0 {
 		a.check()
+		a.bytes.allocs++ // counted like the fast path's zero-size bump
 		return unsafe.Pointer(&zeroBase)
 	}
 	return a.alloc(ti, 1, kindObject, skipString+1)
@@ -203,6 +205,7 @@ func makeSlow[T any](a *Arena, len, cap int) []T {
 	}
 	if cap == 0 || ti.size == 0 {
 		a.check()
+		a.bytes.allocs++
 		return unsafe.Slice((*T)(unsafe.Pointer(&zeroBase)), cap)[:len]
 	}
 	p := a.alloc(ti, uintptr(cap), kindSlice, skipString)
@@ -277,7 +280,11 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 			a.state = st
 		}
 	}
+	if a.lctx != nil {
+		a.resolveLabels() // before the first chunk, so that the live view has them
+	}
 	r := a.regionFor(ti)
+	r.allocs++
 	n := count * ti.size
 	if !ti.ptrs {
 		// Pointer-free values share the byte chunk: keep every offset
@@ -322,6 +329,7 @@ func (a *Arena) alloc(ti *typeInfo, count uintptr, kind int, skip int) unsafe.Po
 //go:noinline
 func (a *Arena) allocLarge(r *region, ti *typeInfo, count, n uintptr, kind int, skip int) unsafe.Pointer {
 	p := a.takeLarge(r, ti, count, n)
+	r.large += n
 	if r.sampleAt != noSample {
 		rem := r.sampleAt - uint64(r.off)
 		if rem < uint64(n) {
@@ -482,6 +490,9 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	e := &a.event
 	e.TypeName, e.Type = ti.name, ti.typ
 	e.Size, e.Offset, e.MeanBytes = size, offset, a.mean
+	if a.lctx != nil {
+		a.resolveLabels()
+	}
 	e.Labels, e.Arena = a.labels, a.id
 	if kind == kindSlice {
 		e.Type, e.TypeName = ti.slice()
@@ -581,6 +592,7 @@ func isEntryFrame(pc uintptr) bool {
 // told through [hooks.Release]. Reset panics if the arena was freed.
 func (a *Arena) Reset() {
 	a.check()
+	a.endTally()
 	a.release()
 	if a.checked != nil {
 		a.resetChecked(howReset)
@@ -638,6 +650,7 @@ func (a *Arena) Free() {
 	if a.freed {
 		return
 	}
+	a.endTally()
 	a.release()
 	if a.checked != nil {
 		a.resetChecked(howFree)

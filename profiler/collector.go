@@ -53,6 +53,12 @@ type collectorConfig struct {
 // event past all three bounds (a mean without one, when all are taken) is
 // dropped and counted in [Stats.Lost]. So the profiler never
 // holds more than n + max(1, n/16) + 16 buckets, whatever the workload.
+//
+// Span IDs (the label span_id, new on every request) would fill the bound
+// one sampled request at a time: at most a quarter of it, max(1, n/4)
+// buckets, carry one; past that, events lose their span_id label, keep the
+// others (span_name among them), and are counted in
+// [Stats.SpanIDsDropped].
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -91,6 +97,8 @@ type Profiler struct {
 	lost            atomic.Uint64
 	releases        atomic.Uint64
 	dropped         atomic.Uint64
+	spanBuckets     atomic.Int64 // regular buckets whose labels carry a span ID
+	spanIDsDropped  atomic.Uint64
 
 	// The peak (see peak.go): the peak watches. The estimated live bytes
 	// are kept per shard (collectorShard.live).
@@ -266,6 +274,11 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	if p.stopped.Load() {
 		return
 	}
+	if p.spanBuckets.Load() >= p.maxSpanBuckets() {
+		if _, ok := e.Labels.Get(spanIDLabel); ok {
+			e = p.withoutSpanID(e)
+		}
+	}
 	h := collectorHash(e)
 	sh := &p.shards[collectorShardOf(e.Arena)]
 	sh.mu.Lock()
@@ -366,7 +379,36 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	}
 	b.next = sh.buckets[h]
 	sh.buckets[h] = b
+	if _, ok := e.Labels.Get(spanIDLabel); ok {
+		p.spanBuckets.Add(1)
+	}
 	return b
+}
+
+// spanIDLabel is the label tracing integrations (the module otelarena)
+// put a request's span ID in: a value new on every request, so that each
+// sampled request would make buckets of its own.
+const spanIDLabel = "span_id"
+
+// maxSpanBuckets bounds the buckets whose labels carry a span ID: a
+// quarter of the bucket bound, so that span IDs never take the buckets
+// of the sites that recur. Past it, events keep their other labels (the
+// span's name among them) and lose their span ID.
+func (p *Profiler) maxSpanBuckets() int64 { return int64(max(1, p.maxBuckets/4)) }
+
+// withoutSpanID returns a copy of e whose labels lack the span ID, and
+// counts it.
+func (p *Profiler) withoutSpanID(e *hooks.Event) *hooks.Event {
+	p.spanIDsDropped.Add(1)
+	var kv []string
+	for k, v := range e.Labels.All {
+		if k != spanIDLabel {
+			kv = append(kv, k, v)
+		}
+	}
+	c := *e
+	c.Labels = hooks.NewLabels(kv...)
+	return &c
 }
 
 // typelessBucket returns the typeless bucket of a mean, creating it if
@@ -490,6 +532,12 @@ type Stats struct {
 	// window of a delta): the requests a window served, for arenaprof diff
 	// -per request.
 	PoolGets uint64
+	// SpanBuckets counts the regular buckets whose labels carry a span ID
+	// (label span_id, set by tracing integrations); at most a quarter of
+	// MaxBuckets. Past that bound events lose their span_id label, keep
+	// the others, and are counted in SpanIDsDropped.
+	SpanBuckets    int
+	SpanIDsDropped uint64
 }
 
 // Stats returns the profiler's counters.
@@ -504,6 +552,8 @@ func (p *Profiler) Stats() Stats {
 		Lost:            p.lost.Load(),
 		Dropped:         p.dropped.Load(),
 		PoolGets:        poolgets.Total() - p.gets,
+		SpanBuckets:     int(p.spanBuckets.Load()),
+		SpanIDsDropped:  p.spanIDsDropped.Load(),
 	}
 	if g := p.stopGets.Load(); g != nil {
 		s.PoolGets = *g

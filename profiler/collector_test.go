@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"fmt"
 	"github.com/arenaprof/arenaprof/internal/estimate"
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
 
@@ -444,5 +445,40 @@ func TestBucketGlobalCap(t *testing.T) {
 	}
 	if uint64(n)+st.Lost != events || st.Events != events-st.Lost {
 		t.Errorf("%d events aggregated + %d lost, want %d; stats %+v", n, st.Lost, events, st)
+	}
+}
+
+// TestCollectorSpanIDBound takes one sampled object under each of 100 span
+// IDs with a bucket bound of 200: the first 50 span IDs (a quarter of the
+// bound) get buckets of their own, the others lose their span_id label and
+// keep span_name, and no byte is lost.
+func TestCollectorSpanIDBound(t *testing.T) {
+	setMeanBytes(t, 1)
+	p := startCollector(t, WithMaxBuckets(200))
+	for i := range 100 {
+		a := newCollectorTestArena(t, uint64(1000+i), hooks.NewLabels("span_id", fmt.Sprintf("%016x", i), "span_name", "GET /x"))
+		collectorAllocSized(a, 32)
+	}
+	st := p.Stats()
+	if st.SpanBuckets != 50 || st.SpanIDsDropped != 50 || st.Events != 100 || st.OverflowEvents != 0 {
+		t.Errorf("stats %+v, want 50 span buckets, 50 span IDs dropped, 100 events, no overflow", st)
+	}
+	s := p.Snapshot()
+	withID, without := 0, int64(0)
+	for _, r := range s.Records {
+		if r.AllocSamples == 0 {
+			continue // a mean's empty row
+		}
+		if name, _ := r.Labels.Get("span_name"); name != "GET /x" {
+			t.Errorf("record %+v", r)
+		}
+		if _, ok := r.Labels.Get("span_id"); ok {
+			withID++
+		} else {
+			without += r.AllocSamples
+		}
+	}
+	if withID != 50 || without != 50 || collectorSum(s).samples != 100 {
+		t.Errorf("%d records with a span ID, %d samples without, want 50 and 50", withID, without)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/arenaprof/arenaprof/hooks"
 )
 
-// cacheSize is the number of label sets FromContext remembers. A service
+// cacheSize is the number of label sets the cache holds. A service
 // labels its requests with few distinct sets (a route, a tenant); a set
 // pushed out by another one whose hash takes its slot is built again the
 // next time, so the bound costs speed, never correctness.
@@ -32,30 +32,59 @@ var (
 	seed  = maphash.MakeSeed()
 )
 
-// FromContext returns the pprof labels of ctx as a label set. A set met
-// recently comes from a bounded cache and costs no allocation: building a
-// set (a map, a sort, a canonical key) costs about 500 ns and six
-// allocations, which a labelled Pool.Get would pay on every request.
-func FromContext(ctx context.Context) hooks.Labels {
+// Cached returns the pprof labels of ctx when that costs no allocation
+// (ok): ctx has none, or the cache holds their set. It never builds a
+// set: a set not cached may be one seen once per request (a span's ID),
+// which the caller builds later, and only if needed, with [Resolve].
+func Cached(ctx context.Context) (l hooks.Labels, ok bool) {
 	if ctx == nil {
-		return hooks.Labels{}
+		return hooks.Labels{}, true
 	}
 	h, n := hashLabels(ctx)
 	if n == 0 {
-		return hooks.Labels{}
+		return hooks.Labels{}, true
 	}
-	slot := &cache[h%cacheSize]
-	if e := slot.Load(); e != nil && e.hash == h && e.matches(ctx, n) {
-		return e.labels
+	if e := cache[h%cacheSize].Load(); e != nil && e.hash == h && e.matches(ctx, n) {
+		return e.labels, true
 	}
-	kv := make([]string, 0, 2*n)
+	return hooks.Labels{}, false
+}
+
+// Resolve builds the pprof labels of ctx, and caches the set if Resolve
+// met it before (a set that recurs, such as a route's), so that [Cached]
+// finds it from then on. A set met once (a span's ID) is only noted by its
+// hash: it does not push the sets that recur out of the cache.
+func Resolve(ctx context.Context) hooks.Labels {
+	if l, ok := Cached(ctx); ok {
+		return l
+	}
+	h, _ := hashLabels(ctx)
+	kv := pairs(ctx)
+	l := hooks.NewLabels(kv...)
+	if s := &seen[h%seenSize]; s.Load() == h {
+		cache[h%cacheSize].Store(&entry{hash: h, kv: kv, labels: l})
+	} else {
+		s.Store(h)
+	}
+	return l
+}
+
+// seenSize is the number of label-set hashes Resolve remembers, to tell
+// a set that recurs from one seen once.
+const seenSize = 1024
+
+// seen holds the hashes of sets Resolve met and did not cache: a set is
+// cached when Resolve meets it again before another set takes its slot.
+var seen [seenSize]atomic.Uint64
+
+// pairs returns ctx's label pairs in the order ForLabels gives them.
+func pairs(ctx context.Context) []string {
+	var kv []string
 	pprof.ForLabels(ctx, func(k, v string) bool {
 		kv = append(kv, k, v)
 		return true
 	})
-	l := hooks.NewLabels(kv...)
-	slot.Store(&entry{hash: h, kv: kv, labels: l})
-	return l
+	return kv
 }
 
 // hashLabels returns a hash of ctx's label pairs, in the order ForLabels

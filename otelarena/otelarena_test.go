@@ -1,0 +1,332 @@
+package otelarena
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/arenaprof/arenaprof/arena"
+	"github.com/arenaprof/arenaprof/hooks"
+)
+
+//lint:ignore U1000 only the size matters
+type obj24 struct{ a, b, c int64 }
+
+type withPtr struct {
+	s string
+	n int64
+}
+
+// setup returns a wrapped provider over the real SDK, with its span
+// recorder and metric reader.
+func setup(t *testing.T, sampler sdktrace.Sampler) (trace.TracerProvider, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	return NewTracerProvider(tp, WithMeterProvider(mp)), rec, reader
+}
+
+// work allocates at random in a and returns the exact bytes and
+// allocations it took, worked out from the sizes asked for.
+func work(rng *rand.Rand, a *arena.Arena) (bytes, allocs int64) {
+	for range rng.IntN(200) {
+		switch k := rng.IntN(10); {
+		case k < 4:
+			arena.New[obj24](a)
+			bytes += 24
+		case k < 6:
+			arena.New[withPtr](a)
+			bytes += 24
+		case k < 8:
+			n := rng.IntN(3000) // across chunks, sometimes
+			arena.MakeSlice[byte](a, n, n)
+			bytes += int64((n + 7) &^ 7)
+		case k < 9:
+			s := strings.Repeat("y", 1+rng.IntN(40))
+			arena.String(a, s)
+			bytes += int64((len(s) + 7) &^ 7)
+		default:
+			n := 2_000 + rng.IntN(20_000) // larger than a chunk
+			arena.MakeSlice[int32](a, 0, n)
+			bytes += int64((4*n + 7) &^ 7)
+		}
+		allocs++
+	}
+	return bytes, allocs
+}
+
+// TestExactBytesOnSpans runs 2000 requests, each a local root span of one
+// of four names with 0 to 3 arenas taken under it or under a child span,
+// some on goroutines of their own, some Reset and used again, and checks
+// every ended root span's attributes against the bytes and allocations
+// asked for, and the histogram against their sums per span name.
+func TestExactBytesOnSpans(t *testing.T) {
+	wrapped, rec, reader := setup(t, sdktrace.AlwaysSample())
+	tr := wrapped.Tracer("test")
+	pool := arena.NewPool(arena.WithChunkSize(4096))
+	rng := rand.New(rand.NewPCG(45, 2))
+	type truth struct {
+		bytes, allocs int64
+		arenas        int
+		name          string
+	}
+	want := map[trace.SpanID]*truth{}
+	perName := map[string][]int64{}
+	const spans = 2000
+	for i := range spans {
+		name := fmt.Sprintf("GET /r%d", i%4)
+		ctx, span := tr.Start(context.Background(), name)
+		w := &truth{name: name}
+		want[span.SpanContext().SpanID()] = w
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range rng.IntN(4) {
+			w.arenas++
+			actx := ctx
+			var child trace.Span
+			if rng.IntN(2) == 0 {
+				actx, child = tr.Start(ctx, "child")
+			}
+			seed := rng.Uint64()
+			use := func() {
+				r := rand.New(rand.NewPCG(seed, 0))
+				a := pool.Get(actx)
+				b, n := work(r, a)
+				if r.IntN(3) == 0 {
+					a.Reset()
+					b2, n2 := work(r, a)
+					b, n = b+b2, n+n2
+				}
+				pool.Put(a)
+				mu.Lock()
+				w.bytes, w.allocs = w.bytes+b, w.allocs+n
+				mu.Unlock()
+				if child != nil {
+					child.End()
+				}
+			}
+			if rng.IntN(2) == 0 {
+				wg.Go(use)
+			} else {
+				use()
+			}
+		}
+		wg.Wait()
+		span.End()
+		if w.arenas > 0 {
+			perName[name] = append(perName[name], w.bytes)
+		}
+	}
+	checked, exact := 0, 0
+	for _, s := range rec.Ended() {
+		w, ok := want[s.SpanContext().SpanID()]
+		if !ok {
+			continue // a child
+		}
+		checked++
+		attrs := map[attribute.Key]attribute.Value{}
+		for _, kv := range s.Attributes() {
+			attrs[kv.Key] = kv.Value
+		}
+		if id := attrs[attrProfileID].AsString(); id != s.SpanContext().SpanID().String() || len(id) != 16 {
+			t.Errorf("span %s: %s = %q", s.Name(), attrProfileID, id)
+		}
+		b, hasB := attrs[attrBytes]
+		n, hasN := attrs[attrAllocs]
+		switch {
+		case w.arenas == 0 && !hasB && !hasN:
+			exact++
+		case w.arenas > 0 && hasB && hasN && b.AsInt64() == w.bytes && n.AsInt64() == w.allocs:
+			exact++
+		default:
+			t.Errorf("span %s with %d arenas: bytes %v, allocations %v; want %d, %d", s.Name(), w.arenas, b.String(), n.String(), w.bytes, w.allocs)
+		}
+	}
+	t.Logf("exactness: %d local root spans checked, %d exact", checked, exact)
+	if checked != spans || exact != spans {
+		t.Errorf("%d spans checked, %d exact, want %d", checked, exact, spans)
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "arena.request.allocated" {
+				continue
+			}
+			if m.Unit != "By" {
+				t.Errorf("unit %q", m.Unit)
+			}
+			for _, dp := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+				name, _ := dp.Attributes.Value("span.name")
+				vs := perName[name.AsString()]
+				var sum, mx int64
+				for _, v := range vs {
+					sum += v
+					mx = max(mx, v)
+				}
+				if gotMax, ok := dp.Max.Value(); int(dp.Count) != len(vs) || dp.Sum != sum || !ok || gotMax != mx {
+					t.Errorf("%s: count %d sum %d, want %d and %d (max %d)", name.AsString(), dp.Count, dp.Sum, len(vs), sum, mx)
+				}
+				found++
+			}
+		}
+	}
+	if found != 4 {
+		t.Errorf("%d histogram series, want 4", found)
+	}
+}
+
+// events collects the labels of sampled allocations.
+type events struct {
+	mu     sync.Mutex
+	labels []hooks.Labels
+}
+
+func (e *events) Sampled(ev *hooks.Event) {
+	e.mu.Lock()
+	e.labels = append(e.labels, ev.Labels)
+	e.mu.Unlock()
+}
+
+func (*events) Released(uint64) {}
+
+// TestLabelsOnSamples samples every allocation (mean 1) of arenas taken
+// under a local root span, under its child, and under a remote parent's
+// local root: each sample carries the local root's span_id and span_name.
+func TestLabelsOnSamples(t *testing.T) {
+	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
+	tr := wrapped.Tracer("test")
+	old := hooks.MeanBytes()
+	if err := hooks.SetMeanBytes(1); err != nil {
+		t.Fatal(err)
+	}
+	ev := &events{}
+	unregister := hooks.Register(ev)
+	defer func() {
+		unregister()
+		_ = hooks.SetMeanBytes(old)
+	}()
+	remote := trace.ContextWithRemoteSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled, Remote: true,
+	}))
+	cases := []struct {
+		name   string
+		parent context.Context
+		child  bool
+	}{
+		{"root", context.Background(), false},
+		{"child", context.Background(), true},
+		{"remote parent", remote, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, root := tr.Start(c.parent, "GET /x")
+			id := root.SpanContext().SpanID().String()
+			if c.child {
+				var child trace.Span
+				ctx, child = tr.Start(ctx, "db")
+				defer child.End()
+			}
+			pool := arena.NewPool()
+			a := pool.Get(ctx)
+			arena.New[obj24](a)
+			arena.New[withPtr](a)
+			pool.Put(a)
+			root.End()
+			ev.mu.Lock()
+			got := ev.labels
+			ev.labels = nil
+			ev.mu.Unlock()
+			if len(got) != 2 {
+				t.Fatalf("%d samples, want 2", len(got))
+			}
+			for _, l := range got {
+				sid, _ := l.Get(labelSpanID)
+				sname, _ := l.Get(labelSpanName)
+				if sid != id || sname != "GET /x" {
+					t.Errorf("labels %v, want span_id %s, span_name GET /x", l, id)
+				}
+			}
+		})
+	}
+}
+
+// TestLateAndNotRecording checks an arena put back after its span ended
+// (its bytes go to Late and the late counter, not to the span) and a span
+// that does not record (no labels, no attributes, no report).
+func TestLateAndNotRecording(t *testing.T) {
+	wrapped, rec, reader := setup(t, sdktrace.AlwaysSample())
+	tr := wrapped.Tracer("test")
+	pool := arena.NewPool()
+	r0, b0 := Late()
+	ctx, span := tr.Start(context.Background(), "GET /late")
+	a := pool.Get(ctx)
+	arena.New[obj24](a)
+	span.End()
+	pool.Put(a)
+	if r, b := Late(); r-r0 != 1 || b-b0 != 24 {
+		t.Errorf("late: %d reports, %d bytes, want 1 and 24", r-r0, b-b0)
+	}
+	for _, kv := range rec.Ended()[0].Attributes() {
+		if kv.Key == attrBytes || kv.Key == attrAllocs {
+			t.Errorf("ended span got %v", kv)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var lateSum int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "arena.request.late_allocated" {
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					lateSum += dp.Value
+				}
+			}
+		}
+	}
+	if lateSum != 24 {
+		t.Errorf("late counter %d, want 24", lateSum)
+	}
+
+	never, rec2, _ := setup(t, sdktrace.NeverSample())
+	ctx, span = never.Tracer("test").Start(context.Background(), "GET /off")
+	if _, ok := pprof.Label(ctx, labelSpanID); ok {
+		t.Error("a span that does not record put span_id on its context")
+	}
+	if _, ok := span.(*rootSpan); ok {
+		t.Error("a span that does not record was wrapped")
+	}
+	a = pool.Get(ctx)
+	arena.New[obj24](a)
+	span.End()
+	pool.Put(a)
+	if r, b := Late(); r-r0 != 1 || b-b0 != 24 {
+		t.Errorf("a span that does not record got a report: late %d, %d", r-r0, b-b0)
+	}
+	if n := len(rec2.Ended()); n != 0 {
+		t.Errorf("%d spans recorded", n)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package otelarena
+
+const raceEnabled = true
