@@ -60,7 +60,7 @@ func (p *Pool) Get(ctx context.Context) *Arena {
 		// from a tracing integration, whose labels are new on every
 		// request: they are not even looked up.
 		if f, ok := ctx.Value(usageKey{}).(func(int64, int64)); ok {
-			a.tally = f
+			a.startTally(f)
 			a.lctx = ctx
 		} else if l, ok := ctxlabels.Cached(ctx); !ok {
 			a.lctx = ctx
@@ -87,7 +87,9 @@ func (p *Pool) Put(a *Arena) {
 	a.pooled = true
 	a.Reset()
 	a.labels = a.base
-	a.lctx, a.tally = nil, nil
+	if a.lctx != nil || a.tally != nil {
+		a.lctx, a.tally = nil, nil
+	}
 	a.idle()
 	p.p.Put(a)
 }

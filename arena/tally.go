@@ -39,15 +39,33 @@ func ContextWithUsage(ctx context.Context, f func(bytes, allocs int64)) context.
 // endTally reports what the arena handed out since it was taken or last
 // reset to its usage function, if it has one, and restarts the counts. Reset
 // and Free call it first.
+//
+// Without a usage function it does nothing: the counts are read only by
+// one, and Get restarts them when it sets one (startTally), so that Reset
+// and Put cost nothing more for the arenas of a request without a span.
 func (a *Arena) endTally() {
-	if a.tally != nil {
-		bytes, allocs := a.bytes.handedOut(), a.bytes.allocs
-		for _, r := range a.slabs {
-			bytes += r.handedOut()
-			allocs += r.allocs
-		}
-		a.tally(int64(bytes), int64(allocs))
+	if a.tally == nil {
+		return
 	}
+	bytes, allocs := a.bytes.handedOut(), a.bytes.allocs
+	for _, r := range a.slabs {
+		bytes += r.handedOut()
+		allocs += r.allocs
+	}
+	a.tally(int64(bytes), int64(allocs))
+	a.clearTally()
+}
+
+// startTally sets the arena's usage function and restarts its counts,
+// which ran on while it had none.
+func (a *Arena) startTally(f func(bytes, allocs int64)) {
+	a.tally = f
+	a.clearTally()
+}
+
+// clearTally restarts the counts of allocations and of large buffers'
+// bytes of every region.
+func (a *Arena) clearTally() {
 	a.bytes.allocs, a.bytes.large = 0, 0
 	for _, r := range a.slabs {
 		r.allocs, r.large = 0, 0

@@ -204,3 +204,31 @@ func TestGetNewLabelSetNoAlloc(t *testing.T) {
 		t.Errorf("event labels %v", ev[0].Labels)
 	}
 }
+
+// TestUsageAfterUntallied: an arena's counts run on while no usage
+// function listens (Reset and Put leave them); a Get under a usage
+// context restarts them, so a request reports its own allocations only,
+// after any number of uses without one, large buffers and typed slabs
+// included.
+func TestUsageAfterUntallied(t *testing.T) {
+	var p Pool
+	for range 3 {
+		a := p.Get(context.Background())
+		New[int64](a)
+		New[ptrObj](a)
+		MakeSlice[byte](a, 0, 1<<20) // a large buffer
+		a.Reset()
+		String(a, "abc")
+		p.Put(a)
+	}
+	var got []usage
+	a := p.Get(tallied(&got))
+	New[int64](a)
+	New[int64](a)
+	New[ptrObj](a)
+	p.Put(a)
+	want := []usage{{8 + 8 + 16, 3}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("reports %v, want %v", got, want)
+	}
+}
