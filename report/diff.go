@@ -182,7 +182,7 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 	if opts.InUse && opts.Per != "" && opts.Per != "none" {
 		return nil, fmt.Errorf("report: cannot normalise in-use bytes per %s: they are what is live at the window's end, not what the window allocated; normalise allocated bytes", opts.Per)
 	}
-	per, div, err := diffDivisors(opts.Per, [2]*profile.Profile{base, next}, [2]*pprofmt.Facts{fb, fn})
+	per, div, err := diffDivisors(opts.Per, [2]*pprofmt.Facts{fb, fn})
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func Diff(base, next *profile.Profile, opts DiffOptions) (*DiffResult, error) {
 
 // diffDivisors checks the normalisation per and returns its name and the
 // divisors of the two profiles ps, whose facts are fs.
-func diffDivisors(per string, ps [2]*profile.Profile, fs [2]*pprofmt.Facts) (string, [2]float64, error) {
+func diffDivisors(per string, fs [2]*pprofmt.Facts) (string, [2]float64, error) {
 	var div [2]float64
 	side := [2]string{"base", "new"}
 	switch per {
@@ -259,7 +259,7 @@ func diffDivisors(per string, ps [2]*profile.Profile, fs [2]*pprofmt.Facts) (str
 			case f.Kind == pprofmt.KindArena && f.HeapSamples:
 				return "", div, fmt.Errorf("report: cannot normalise per second: the %s profile combines arena and Go heap samples without recording its window's length (its DurationNanos sums both parts'); write it again with this release, or use per request", side[i])
 			default:
-				ns = ps[i].DurationNanos
+				ns = f.DurationNanos
 			}
 			if ns <= 0 {
 				return "", div, fmt.Errorf("report: cannot normalise per second: the %s profile records no window length (DurationNanos %d): a Go heap profile taken without ?seconds=N counts since the process started; take a delta (?seconds=N), or compare arenaprof profiles", side[i], ns)

@@ -1,7 +1,9 @@
 package pprofmt
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +45,9 @@ type Facts struct {
 	// without a sampling_mean label, the MemProfileRate of a Go heap
 	// profile.
 	Period int64
+	// DurationNanos is the profile's DurationNanos: its window's length,
+	// 0 for a profile that counts since the process started.
+	DurationNanos int64
 	// Arena holds the value positions of the arenaprof sample types
 	// (IndexAllocObjects ... IndexAllocTail), -1 for one the profile lacks;
 	// Missing lists those it lacks as type/unit (for a KindOther profile).
@@ -111,7 +116,7 @@ func Describe(p *profile.Profile) (*Facts, error) {
 	if p == nil {
 		return nil, nil
 	}
-	f := &Facts{Period: p.Period, Types: len(p.SampleType), BadValues: -1, Var: [2]int{-1, -1}, Window: WindowOf(p),
+	f := &Facts{Period: p.Period, DurationNanos: p.DurationNanos, Types: len(p.SampleType), BadValues: -1, Var: [2]int{-1, -1}, Window: WindowOf(p),
 		Labels: map[string]bool{}, NumLabels: map[string]bool{}}
 	f.kindOf(p)
 	if g, ns, found, err := PoolGetsOf(p); found && err == nil {
@@ -191,7 +196,7 @@ func (f *Facts) kindOf(p *profile.Profile) {
 		f.HeapRaw = [NumHeapRawTypes]int{-1, -1, -1, -1}
 	}
 	switch {
-	case IsGoHeap(p):
+	case isGoHeap(p, raw):
 		f.Kind = KindGoHeap
 	case IsHoldings(p):
 		f.Kind = KindHoldings
@@ -324,10 +329,14 @@ func (f *Facts) InForce(inuse bool) []int64 {
 // writes it: the four alloc/inuse sample types and no arenaprof raw sums,
 // or such profiles merged (report.Merge), which adds the raw Go heap
 // counts (HeapRawSampleTypes).
-func IsGoHeap(p *profile.Profile) bool {
+func IsGoHeap(p *profile.Profile) bool { return isGoHeap(p, HasHeapRaw(p)) }
+
+// isGoHeap is IsGoHeap for a profile that carries the raw Go heap counts
+// or not (raw).
+func isGoHeap(p *profile.Profile, raw bool) bool {
 	want := map[string]string{"alloc_objects": "count", "alloc_space": "bytes", "inuse_objects": "count", "inuse_space": "bytes"}
 	n := len(want)
-	if HasHeapRaw(p) {
+	if raw {
 		for _, st := range HeapRawSampleTypes() {
 			want[st.Type] = st.Unit
 		}
@@ -397,8 +406,14 @@ func (f *Facts) CheckSampledMemory() error {
 
 // IsHoldings reports whether p is a live-arenas profile: its sample types
 // are those of HoldingTypes.
-func IsHoldings(p *profile.Profile) bool {
-	want := HoldingTypes()
+func IsHoldings(p *profile.Profile) bool { return sameTypes(p, HoldingTypes()) }
+
+// IsRSS reports whether p is a resident-memory profile: its sample types
+// are those of RSSSampleTypes.
+func IsRSS(p *profile.Profile) bool { return sameTypes(p, RSSSampleTypes()) }
+
+// sameTypes reports whether p's sample types are want, in order.
+func sameTypes(p *profile.Profile, want []*profile.ValueType) bool {
 	if len(p.SampleType) != len(want) {
 		return false
 	}
@@ -408,6 +423,43 @@ func IsHoldings(p *profile.Profile) bool {
 		}
 	}
 	return true
+}
+
+// PoolGetsOf returns the arenas handed out and the window length in
+// nanoseconds that p's pool_gets comments record, summed over the
+// comments (one per merged part); found is false without one. A malformed
+// comment is an error.
+func PoolGetsOf(p *profile.Profile) (gets, ns int64, found bool, err error) {
+	for _, c := range p.Comments {
+		rest, ok := strings.CutPrefix(c, PoolGetsCommentPrefix)
+		if !ok {
+			continue
+		}
+		n, length, ok := parsePoolGets(rest)
+		if !ok {
+			return 0, 0, false, errors.New("malformed comment " + strconv.Quote(c) + ": want " + PoolGetsCommentPrefix + "N window_ns=START+LENGTH, N and LENGTH not negative")
+		}
+		if gets > math.MaxInt64-n || ns > math.MaxInt64-length {
+			return 0, 0, false, errors.New("the comments " + PoolGetsCommentPrefix + "... sum past 2^63")
+		}
+		gets, ns, found = gets+n, ns+length, true
+	}
+	return gets, ns, found, nil
+}
+
+// parsePoolGets parses "N window_ns=START+LENGTH", digits only but
+// START's sign.
+func parsePoolGets(s string) (n, length int64, ok bool) {
+	ns, w, ok1 := strings.Cut(s, " window_ns=")
+	start, l, ok2 := strings.Cut(w, "+")
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	n, err1 := strconv.ParseInt(ns, 10, 64)
+	_, err2 := strconv.ParseInt(start, 10, 64)
+	length, err3 := strconv.ParseInt(l, 10, 64)
+	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
+	return n, length, err1 == nil && err2 == nil && err3 == nil && digits(ns) && digits(l) && digits(strings.TrimPrefix(start, "-"))
 }
 
 // WindowOf returns the window marking of a profile: the union of the flags

@@ -5,8 +5,6 @@
 package pprofmt
 
 import (
-	"errors"
-	"math"
 	"strconv"
 	"strings"
 
@@ -135,41 +133,4 @@ const PoolGetsCommentPrefix = "arenaprof pool_gets="
 // the window of length ns starting at start (Unix nanoseconds).
 func PoolGetsComment(n uint64, start, ns int64) string {
 	return PoolGetsCommentPrefix + strconv.FormatUint(n, 10) + " window_ns=" + strconv.FormatInt(start, 10) + "+" + strconv.FormatInt(ns, 10)
-}
-
-// PoolGetsOf returns the arenas handed out and the window length in
-// nanoseconds that p's pool_gets comments record, summed over the
-// comments (one per merged part); found is false without one. A malformed
-// comment is an error.
-func PoolGetsOf(p *profile.Profile) (gets, ns int64, found bool, err error) {
-	for _, c := range p.Comments {
-		rest, ok := strings.CutPrefix(c, PoolGetsCommentPrefix)
-		if !ok {
-			continue
-		}
-		n, length, ok := parsePoolGets(rest)
-		if !ok {
-			return 0, 0, false, errors.New("malformed comment " + strconv.Quote(c) + ": want " + PoolGetsCommentPrefix + "N window_ns=START+LENGTH, N and LENGTH not negative")
-		}
-		if gets > math.MaxInt64-n || ns > math.MaxInt64-length {
-			return 0, 0, false, errors.New("the comments " + PoolGetsCommentPrefix + "... sum past 2^63")
-		}
-		gets, ns, found = gets+n, ns+length, true
-	}
-	return gets, ns, found, nil
-}
-
-// parsePoolGets parses "N window_ns=START+LENGTH", digits only but
-// START's sign.
-func parsePoolGets(s string) (n, length int64, ok bool) {
-	ns, w, ok1 := strings.Cut(s, " window_ns=")
-	start, l, ok2 := strings.Cut(w, "+")
-	if !ok1 || !ok2 {
-		return 0, 0, false
-	}
-	n, err1 := strconv.ParseInt(ns, 10, 64)
-	_, err2 := strconv.ParseInt(start, 10, 64)
-	length, err3 := strconv.ParseInt(l, 10, 64)
-	digits := func(x string) bool { return x != "" && strings.Trim(x, "0123456789") == "" }
-	return n, length, err1 == nil && err2 == nil && err3 == nil && digits(ns) && digits(l) && digits(strings.TrimPrefix(start, "-"))
 }

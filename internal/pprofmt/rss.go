@@ -17,18 +17,3 @@ const (
 func RSSSampleTypes() []*profile.ValueType {
 	return []*profile.ValueType{{Type: "resident", Unit: "bytes"}, {Type: "heap_samples", Unit: "count"}}
 }
-
-// IsRSS reports whether p is a resident-memory profile: its sample types
-// are those of RSSSampleTypes.
-func IsRSS(p *profile.Profile) bool {
-	want := RSSSampleTypes()
-	if len(p.SampleType) != len(want) {
-		return false
-	}
-	for i, st := range p.SampleType {
-		if st.Type != want[i].Type || st.Unit != want[i].Unit {
-			return false
-		}
-	}
-	return true
-}
