@@ -1,0 +1,52 @@
+package rss
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/arenaprof/arenaprof/internal/holdings"
+)
+
+// TestClassifyArenaHeap checks how the arenas' heap bytes are taken out of
+// the heap objects (the Go classes alone, as without smaps): out of the
+// objects live at the last GC first, the rest out of the dead ones; where
+// the arenas hold more than was live, go/heap/live is 0 and a note says
+// by how much it may be short. Each class sums with the others to the
+// objects.
+func TestClassifyArenaHeap(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name                     string
+		objects, live, arenaHeap int64
+		wantLive, wantDead       int64
+		note                     bool
+	}{
+		{"no arenas", 10 * mib, 6 * mib, 0, 6 * mib, 4 * mib, false},
+		{"arenas within the live", 10 * mib, 6 * mib, 2 * mib, 4 * mib, 4 * mib, false},
+		{"arenas equal to the live", 10 * mib, 6 * mib, 6 * mib, 0, 4 * mib, false},
+		{"arenas made since the last GC", 10 * mib, 3 * mib, 5 * mib, 0, 5 * mib, true},
+		{"arenas past all objects", 4 * mib, 1 * mib, 5 * mib, 0, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := &Reading{SmapsErr: errors.New("no smaps here"), Consistent: true}
+			r.metric[mObjects], r.metric[mLive] = uint64(c.objects), uint64(c.live)
+			if c.arenaHeap > 0 {
+				r.Holdings = []holdings.Holding{{Reserved: c.arenaHeap, Heap: c.arenaHeap, Used: c.arenaHeap / 2}}
+			}
+			b := Classify(r)
+			arena := b.Bytes[iArenaUsed] + b.Bytes[iArenaFree]
+			if b.Bytes[iLive] != c.wantLive || b.Bytes[iDead] != c.wantDead {
+				t.Errorf("live %d, dead %d; want %d, %d", b.Bytes[iLive], b.Bytes[iDead], c.wantLive, c.wantDead)
+			}
+			if sum := b.Bytes[iLive] + b.Bytes[iDead] + arena; sum != c.objects {
+				t.Errorf("live + dead + arena = %d, the objects %d", sum, c.objects)
+			}
+			noted := strings.Contains(strings.Join(b.Notes, "\n"), "go/heap/live shows 0 and may be short")
+			if noted != c.note {
+				t.Errorf("note said: %v, want %v; notes %q", noted, c.note, b.Notes)
+			}
+		})
+	}
+}
