@@ -16,6 +16,18 @@
 // (so "bytes" keeps its unit, bytes). A sample whose values are all zero
 // carries nothing and is left out.
 //
+// A sample that carries a span, the label span_id holding one span ID (16
+// lowercase hex digits, not all zero, as tracing integrations such as
+// otelarena and grafana/otel-profiling-go set it), is linked to it: its
+// link_index points to an entry of the dictionary's link table holding
+// the span ID's 8 bytes (and the trace ID's 16 when a label trace_id
+// holds one, 32 lowercase hex digits), one entry per distinct link. The
+// link replaces the span_id (and trace_id) attribute: OTLP readers take a
+// sample's span from its link, and Grafana Pyroscope makes the label
+// span_id of it (v1.19 and v2.2; v2.2 also trace_id), so that an attribute
+// as well would give the sample the label twice. A span_id label that does
+// not hold one span ID stays an attribute.
+//
 // The pprof profile's own fields become Profile attributes, so that the
 // conversion loses nothing a reader needs: the arenaprof comments that
 // mark the window and list the sampling means as "arenaprof.window" (a
@@ -59,6 +71,12 @@ const (
 	// AttrBuildID is the mapping attribute holding a pprof mapping's build
 	// ID, under the semantic-conventions name Pyroscope reads it from.
 	AttrBuildID = "process.executable.build_id.gnu"
+)
+
+// The labels whose values a sample's link carries (see the package doc).
+const (
+	LabelSpanID  = "span_id"
+	LabelTraceID = "trace_id"
 )
 
 // KeyValue is a string attribute of the resource or the scope.
@@ -107,15 +125,30 @@ type encoder struct {
 	// profile builders give the samples of one stack one slice.
 	stackOf map[stackSlice]int32
 	attrs   map[attr]int32
+	links   map[link]int32
 	// the dictionary's tables, encoded
-	funcTable, mapTable, locTable, stackTable, attrTable table
+	funcTable, mapTable, locTable, linkTable, stackTable, attrTable table
 
 	numAsString func(*profile.Sample, string) bool
 
 	scratch []byte
 	idx     []int32
 	keys    []string
-	labels  map[labelMapsKey][]int32
+	labels  map[labelMapsKey]sampleLabels
+}
+
+// sampleLabels is what a sample's labels become: attribute indices and a
+// link index (0: none).
+type sampleLabels struct {
+	attrs []int32
+	link  int32
+}
+
+// link is an entry of the link table: a trace ID (zero when unknown) and
+// a span ID.
+type link struct {
+	trace [16]byte
+	span  [8]byte
 }
 
 type labelMapsKey struct{ label, num, unit uintptr }
@@ -132,12 +165,13 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 		stacks:    map[string]int32{"": 0},
 		stackOf:   map[stackSlice]int32{},
 		attrs:     map[attr]int32{{}: 0},
-		labels:    map[labelMapsKey][]int32{},
+		links:     map[link]int32{{}: 0},
+		labels:    map[labelMapsKey]sampleLabels{},
 
 		numAsString: r.NumAsString,
 	}
 	// Index 0 of every table is the zero value, which stands for "none".
-	for t, field := range map[*table]int{&e.mapTable: 1, &e.locTable: 2, &e.funcTable: 3, &e.attrTable: 6, &e.stackTable: 7} {
+	for t, field := range map[*table]int{&e.mapTable: 1, &e.locTable: 2, &e.funcTable: 3, &e.linkTable: 4, &e.attrTable: 6, &e.stackTable: 7} {
 		t.field = field
 		t.add(nil)
 	}
@@ -145,9 +179,9 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	// Each sample's stack and attributes, shared by all its Profiles.
 	common := make([][]byte, len(p.Sample))
 	var arena []byte
-	fAttrs, fValues := 2, 4 // Sample.attribute_indices, Sample.values
+	fAttrs, fLink, fValues := 2, 3, 4 // Sample.attribute_indices, link_index, values
 	if r.Version == V020 {
-		fAttrs, fValues = 3, 2
+		fAttrs, fLink, fValues = 3, 4, 2
 	}
 	extra := make([]int32, len(r.SampleAttributes))
 	for i, kv := range r.SampleAttributes {
@@ -157,7 +191,8 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	for i, s := range p.Sample {
 		start := len(arena)
 		arena = wire.AppendUintOpt(arena, 1, uint64(e.sampleStack(s.Location)))
-		attrs = append(attrs[:0], e.sampleAttrs(s)...)
+		sl := e.sampleLabels(s)
+		attrs = append(attrs[:0], sl.attrs...)
 		for j, kv := range r.SampleAttributes {
 			// A label of the sample's own keeps its key.
 			if _, ok := s.Label[kv.Key]; !ok && s.NumLabel[kv.Key] == nil {
@@ -165,6 +200,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 			}
 		}
 		arena = wire.AppendPacked(arena, fAttrs, attrs)
+		arena = wire.AppendUintOpt(arena, fLink, uint64(sl.link))
 		common[i] = arena[start:len(arena):len(arena)]
 	}
 	profAttrs := e.profileAttrs(p)
@@ -207,7 +243,7 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 	dict = append(dict, e.mapTable.buf...)
 	dict = append(dict, e.locTable.buf...)
 	dict = append(dict, e.funcTable.buf...)
-	dict = wire.AppendBytes(dict, 4, nil) // link_table[0]
+	dict = append(dict, e.linkTable.buf...)
 	for _, s := range e.table {
 		dict = wire.AppendTag(dict, 5, wire.Len)
 		dict = binary.AppendUvarint(dict, uint64(len(s)))
@@ -437,20 +473,29 @@ func (t *table) add(msg []byte) int32 {
 	return t.n - 1
 }
 
-// sampleAttrs returns the attribute indices of s's labels: string labels
-// sorted by key, then numeric ones sorted by key, each value in order.
-// Samples that share their label maps (the profile builders share them
-// between samples of one bucket key) share the result.
-func (e *encoder) sampleAttrs(s *profile.Sample) []int32 {
+// sampleLabels returns the attribute indices of s's labels, string labels
+// sorted by key, then numeric ones sorted by key, each value in order, and
+// the index of its link (see the package doc), whose labels are left out
+// of the attributes. Samples that share their label maps (the profile
+// builders share them between samples of one bucket key) share the result.
+func (e *encoder) sampleLabels(s *profile.Sample) sampleLabels {
 	k := labelMapsKey{mapPointer(s.Label), mapPointer(s.NumLabel), mapPointer(s.NumUnit)}
 	if k != (labelMapsKey{}) {
-		if idx, ok := e.labels[k]; ok {
-			return idx
+		if sl, ok := e.labels[k]; ok {
+			return sl
 		}
 	}
 	var idx []int32
+	l, linked := spanLink(s.Label)
+	var li int32
+	if linked {
+		li = e.link(l)
+	}
 	e.keys = e.keys[:0]
 	for key := range s.Label {
+		if linked && (key == LabelSpanID || key == LabelTraceID && l.trace != [16]byte{}) {
+			continue
+		}
 		e.keys = append(e.keys, key)
 	}
 	slices.Sort(e.keys)
@@ -479,10 +524,68 @@ func (e *encoder) sampleAttrs(s *profile.Sample) []int32 {
 			idx = append(idx, e.attr(a))
 		}
 	}
+	sl := sampleLabels{idx, li}
 	if k != (labelMapsKey{}) {
-		e.labels[k] = idx
+		e.labels[k] = sl
 	}
-	return idx
+	return sl
+}
+
+// spanLink reads the link of a sample's string labels: ok when span_id
+// holds one span ID; the trace ID is set when trace_id holds one.
+func spanLink(labels map[string][]string) (l link, ok bool) {
+	span := labels[LabelSpanID]
+	if len(span) != 1 || !hexID(l.span[:], span[0]) {
+		return link{}, false
+	}
+	if trace := labels[LabelTraceID]; len(trace) == 1 && !hexID(l.trace[:], trace[0]) {
+		l.trace = [16]byte{}
+	}
+	return l, true
+}
+
+// hexID decodes s, 2*len(dst) lowercase hex digits not all zero (an
+// OpenTelemetry trace or span ID as its String method writes it), into dst.
+func hexID(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	var or byte
+	for i := range dst {
+		hi, ok1 := lowerHex(s[2*i])
+		lo, ok2 := lowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+		or |= dst[i]
+	}
+	return or != 0
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// link returns the index of l in the link table, adding it.
+func (e *encoder) link(l link) int32 {
+	if i, ok := e.links[l]; ok {
+		return i
+	}
+	var b []byte
+	if l.trace != [16]byte{} {
+		b = wire.AppendBytes(b, 1, l.trace[:])
+	}
+	b = wire.AppendBytes(b, 2, l.span[:])
+	i := e.linkTable.add(b)
+	e.links[l] = i
+	return i
 }
 
 func mapPointer[M any](m M) uintptr {

@@ -146,16 +146,33 @@ func FuzzPartialSuccess(f *testing.F) {
 }
 
 // FuzzEncode encodes any profile google/pprof accepts and checks that the
-// request is well formed.
+// request is well formed, in both versions, and that every sample's
+// link_index is in the link table.
 func FuzzEncode(f *testing.F) {
 	var buf bytes.Buffer
 	testProfile().WriteUncompressed(&buf)
+	f.Add(buf.Bytes())
+	linked := testProfile()
+	linked.Sample[0].Label = map[string][]string{"span_id": {"00f067aa0ba902b7"}, "span_name": {"GET"}}
+	buf.Reset()
+	linked.WriteUncompressed(&buf)
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := profile.ParseData(data)
 		if err != nil {
 			return
 		}
-		checkMessage(t, "request", Encode(nil, p, Request{Resource: []KeyValue{{"service.name", "x"}}}))
+		for _, v := range []Version{V030, V020} {
+			b := Encode(nil, p, Request{Resource: []KeyValue{{"service.name", "x"}}, Version: v})
+			checkMessage(t, "request", b)
+			d := decode(t, b, v)
+			for _, ss := range d.profs {
+				for _, s := range ss {
+					if s.link < 0 || int(s.link) >= len(d.links) {
+						t.Fatalf("%s: link_index %d of %d links", v, s.link, len(d.links))
+					}
+				}
+			}
+		}
 	})
 }
