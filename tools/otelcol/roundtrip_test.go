@@ -20,6 +20,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,6 +84,9 @@ func TestRoundTrip(t *testing.T) {
 			if n := len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles); n != len(tt.p.SampleType) {
 				t.Fatalf("%d OTLP profiles, want one per sample type (%d)", n, len(tt.p.SampleType))
 			}
+			if n := countLinked(tt.p); len(req.Dictionary.LinkTable) != 1+n {
+				t.Errorf("%d links in the table, want the empty one and %d", len(req.Dictionary.LinkTable), n)
+			}
 			if got := serviceName(req); got != "shop" {
 				t.Errorf("service.name %q, want shop", got)
 			}
@@ -121,6 +125,9 @@ func keptByPyroscope(s *profile.Sample) (map[string][]string, map[string][]int64
 	l := map[string][]string{}
 	for k, v := range s.Label {
 		l[k] = v
+	}
+	if len(l["span_id"]) == 1 {
+		delete(l, "trace_id") // linked: v1.19.3 reads the span ID of a link, not the trace ID
 	}
 	heapSample := len(s.Label["memory"]) > 0 && s.Label["memory"][0] == "heap"
 	for k, vs := range s.NumLabel {
@@ -339,8 +346,8 @@ func toPprof(req *collectorpb.ExportProfilesServiceRequest, pyroscope bool) (*pr
 	}
 
 	type key struct {
-		stack int32
-		attrs string
+		stack, link int32
+		attrs       string
 	}
 	samples := map[key]*profile.Sample{}
 	var order []key
@@ -366,7 +373,7 @@ func toPprof(req *collectorpb.ExportProfilesServiceRequest, pyroscope bool) (*pr
 			if len(os.Values) != 1 {
 				return nil, fmt.Errorf("sample with %d values, want 1", len(os.Values))
 			}
-			k := key{os.StackIndex, fmt.Sprint(os.AttributeIndices)}
+			k := key{os.StackIndex, os.LinkIndex, fmt.Sprint(os.AttributeIndices)}
 			s, ok := samples[k]
 			if !ok {
 				s = &profile.Sample{Value: make([]int64, len(profs))}
@@ -381,6 +388,9 @@ func toPprof(req *collectorpb.ExportProfilesServiceRequest, pyroscope bool) (*pr
 					s.Location = append(s.Location, l)
 				}
 				if err := sampleLabels(s, d, os.AttributeIndices, pyroscope); err != nil {
+					return nil, err
+				}
+				if err := sampleLink(s, d, os.LinkIndex, !pyroscope); err != nil {
 					return nil, err
 				}
 				samples[k] = s
@@ -427,6 +437,43 @@ func sampleLabels(s *profile.Sample, d *profilespb.ProfilesDictionary, idx []int
 		default:
 			return fmt.Errorf("attribute %s: unexpected value %v", k, a.Value)
 		}
+	}
+	return nil
+}
+
+// countLinked counts the distinct span IDs of p's samples that the
+// encoder links (a span_id label of 16 hex digits).
+func countLinked(p *profile.Profile) int {
+	spans := map[string]bool{}
+	for _, s := range p.Sample {
+		if v := s.Label["span_id"]; len(v) == 1 && len(v[0]) == 16 {
+			spans[v[0]] = true
+		}
+	}
+	return len(spans)
+}
+
+// sampleLink adds the labels of the sample's link, as Pyroscope's
+// converter makes them: span_id, the span ID in hex, and with traceID
+// (which v1.19.3 does not read) trace_id when the link holds a trace ID of
+// 16 bytes.
+func sampleLink(s *profile.Sample, d *profilespb.ProfilesDictionary, i int32, traceID bool) error {
+	if i == 0 {
+		return nil
+	}
+	if i < 0 || int(i) >= len(d.LinkTable) {
+		return fmt.Errorf("link index %d of %d links", i, len(d.LinkTable))
+	}
+	l := d.LinkTable[i]
+	if len(l.SpanId) != 8 {
+		return fmt.Errorf("link %d: span ID %x, want 8 bytes", i, l.SpanId)
+	}
+	if s.Label == nil {
+		s.Label = map[string][]string{}
+	}
+	s.Label["span_id"] = append(s.Label["span_id"], hex.EncodeToString(l.SpanId))
+	if traceID && len(l.TraceId) == 16 {
+		s.Label["trace_id"] = append(s.Label["trace_id"], hex.EncodeToString(l.TraceId))
 	}
 	return nil
 }
@@ -578,6 +625,14 @@ func edgeProfile() *profile.Profile {
 				NumLabel: map[string][]int64{"bytes": {48}, "sampling_mean": {1024}, "plain": {-7, 8}},
 				NumUnit:  map[string][]string{"bytes": {"bytes"}, "sampling_mean": {"bytes"}, "plain": {"", ""}}},
 			{Location: []*profile.Location{l3, l1}, Value: []int64{0, 5}},
+			// Samples that carry a span (labels as otelarena sets them)
+			// are linked to it; a span_id that is no span ID is an
+			// attribute.
+			{Location: []*profile.Location{l1}, Value: []int64{64, 1},
+				Label: map[string][]string{"span_id": {"00f067aa0ba902b7"}, "span_name": {"GET /a"}, "type": {"[]uint8"}}},
+			{Location: []*profile.Location{l1}, Value: []int64{32, 1},
+				Label: map[string][]string{"span_id": {"53995c3f42cd8ad8"}, "span_name": {"GET /a"}, "trace_id": {"4bf92f3577b34da6a3ce929d0e0e4736"}}},
+			{Location: []*profile.Location{l2}, Value: []int64{16, 1}, Label: map[string][]string{"span_id": {"not-a-span"}}},
 			{Location: []*profile.Location{l2}, Value: []int64{1 << 62, 0}, Label: map[string][]string{"memory": {"heap"}},
 				NumLabel: map[string][]int64{"bytes": {4096}, "memprofilerate": {524288}},
 				NumUnit:  map[string][]string{"bytes": {"bytes"}, "memprofilerate": {"bytes"}}},
