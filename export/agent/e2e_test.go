@@ -65,8 +65,9 @@ const (
 	e2ePause   = 400 * time.Millisecond // per round, so that the run spans several intervals
 )
 
-// e2eConfidence is the confidence of each interval check. Five intervals
-// are checked per run, so a false failure has probability below 5e-7.
+// e2eConfidence is the confidence of each interval check. Nine intervals
+// are checked per run (five, and two per spans part), so a false failure
+// has probability below 9e-7.
 const e2eConfidence = 1 - 1e-7
 
 // TestPyroscopeEndToEnd runs the agent against a real Grafana Pyroscope
@@ -84,6 +85,11 @@ const e2eConfidence = 1 - 1e-7
 //     delta = true, and pushed through the server's Push API as Alloy's
 //     pyroscope.write does; the server stores each scraped window as it is
 //     (no delta of its own on top) under the block's name;
+//   - spans: samples that carry spans (the pprof labels span_id and
+//     span_name, as otelarena sets them) keep both: span_name as a series
+//     label, span_id per sample, read back through the span profile query;
+//     arenaprof top -pyroscope -by label=span_name gives bytes per span
+//     name with intervals (see testSpansEndToEnd);
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
@@ -118,6 +124,13 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
+	t.Run("spans", func(t *testing.T) {
+		up, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testSpansEndToEnd(t, buildCLI(t), base, up, "memory")
+	})
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {

@@ -193,8 +193,12 @@ type otlpUploader struct {
 // gives the series of the pprof uploads: service_name=APP, memory=arena or
 // heap, type=..., sampling_mean=... (numeric labels that a reader of the
 // sums needs go as string attributes, since Pyroscope keeps no other).
-// Every value and label of the pprof profile crosses; see the README
-// ("OpenTelemetry") for the mapping and for what a backend keeps of it.
+// A sample that carries a span (the label span_id, 16 lowercase hex
+// digits, as the module otelarena sets it) is linked to it through the
+// profiles' link table instead of a span_id attribute; Pyroscope makes
+// the label span_id of the link. Every value and label of the pprof
+// profile crosses; see docs/opentelemetry.md for the mapping and for what
+// a backend keeps of it.
 //
 // Failures are classified as for [NewPyroscope]: network errors before the
 // whole request was sent, 5xx and 429 (honouring Retry-After) are

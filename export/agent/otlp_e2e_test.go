@@ -41,7 +41,12 @@ import (
 // arenaprof top -pyroscope reads those sums under the OTLP profile type
 // names and gives the same intervals.
 //
-// A third part, mismatch, sends in the other profiles version than the
+// A third part, spans, uploads samples that carry spans (the pprof labels
+// span_id and span_name) through the Collector: the encoder links each to
+// its span, and the server keeps span_id per sample and span_name as a
+// series label (see testSpansEndToEnd).
+//
+// A fourth part, mismatch, sends in the other profiles version than the
 // server reads, through the Collector and (v1.19.3) directly: every upload
 // fails (none is retried or dropped unseen) and the agent's
 // Stats.LastError names the setting to change. Pyroscope v2.2.1 given
@@ -67,6 +72,13 @@ func TestOTLPEndToEnd(t *testing.T) {
 	col := startCollector(t, base)
 	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, base, version) })
 	t.Run("collector", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, col, version) })
+	t.Run("spans", func(t *testing.T) {
+		up, err := agent.NewOTLP(agent.OTLPConfig{URL: col, ProfilesVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testSpansEndToEnd(t, cli, base, up, "space")
+	})
 	t.Run("mismatch", func(t *testing.T) {
 		testOTLPMismatch(t, col, other, true)
 		testOTLPMismatch(t, base, other, !e2eV2(t))
