@@ -65,9 +65,9 @@ const (
 	e2ePause   = 400 * time.Millisecond // per round, so that the run spans several intervals
 )
 
-// e2eConfidence is the confidence of each interval check. Nine intervals
-// are checked per run (five, and two per spans part), so a false failure
-// has probability below 9e-7.
+// e2eConfidence is the confidence of each interval check. Five intervals
+// are checked per run, so a false failure has probability below 5e-7
+// (and, with the spans parts' six at spanConfidence, below 5.6e-7).
 const e2eConfidence = 1 - 1e-7
 
 // TestPyroscopeEndToEnd runs the agent against a real Grafana Pyroscope

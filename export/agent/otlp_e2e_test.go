@@ -42,9 +42,9 @@ import (
 // names and gives the same intervals.
 //
 // A third part, spans, uploads samples that carry spans (the pprof labels
-// span_id and span_name) through the Collector: the encoder links each to
-// its span, and the server keeps span_id per sample and span_name as a
-// series label (see testSpansEndToEnd).
+// span_id and span_name) through the Collector and directly: the encoder
+// links each to its span, and the server keeps span_id per sample and
+// span_name as a series label (see testSpansEndToEnd).
 //
 // A fourth part, mismatch, sends in the other profiles version than the
 // server reads, through the Collector and (v1.19.3) directly: every upload
@@ -73,11 +73,15 @@ func TestOTLPEndToEnd(t *testing.T) {
 	t.Run("direct", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, base, version) })
 	t.Run("collector", func(t *testing.T) { testOTLPEndToEnd(t, cli, base, col, version) })
 	t.Run("spans", func(t *testing.T) {
-		up, err := agent.NewOTLP(agent.OTLPConfig{URL: col, ProfilesVersion: version})
-		if err != nil {
-			t.Fatal(err)
+		for _, via := range []struct{ name, url string }{{"collector", col}, {"direct", base}} {
+			t.Run(via.name, func(t *testing.T) {
+				up, err := agent.NewOTLP(agent.OTLPConfig{URL: via.url, ProfilesVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				testSpansEndToEnd(t, cli, base, up, "space")
+			})
 		}
-		testSpansEndToEnd(t, cli, base, up, "space")
 	})
 	t.Run("mismatch", func(t *testing.T) {
 		testOTLPMismatch(t, col, other, true)

@@ -32,6 +32,11 @@ const (
 	spanLargeN   = 500   // spanLarge objects per "GET /large" request: 128 kB
 )
 
+// spanConfidence is the confidence of the spans parts' interval checks:
+// two per part, three parts per run (pprof, OTLP through the Collector and
+// directly), so a false failure has probability below 6e-8.
+const spanConfidence = 1 - 1e-8
+
 type (
 	spanSmall struct{ a [4]uint64 }  // 32 bytes
 	spanLarge struct{ a [32]uint64 } // 256 bytes
@@ -174,7 +179,7 @@ func testSpansEndToEnd(t *testing.T, cli, base string, up agent.Uploader, typeNa
 	}
 	var res struct{ Rows []topRow }
 	out := runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339Nano), "-to", until.Format(time.RFC3339Nano),
-		"-by", "label=span_name", "-confidence", fmt.Sprint(e2eConfidence), "-json", sel)
+		"-by", "label=span_name", "-confidence", fmt.Sprint(spanConfidence), "-json", sel)
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("top -by label=span_name -json: %v: %s", err, out)
 	}
@@ -187,7 +192,7 @@ func testSpansEndToEnd(t *testing.T, cli, base string, up agent.Uploader, typeNa
 	}
 	for _, name := range mapKeys(truth) {
 		r, st := rows[name], stored[name]
-		iv, err := estimate.SingleMeanInterval(st["alloc_samples"], st["alloc_tail"], mean, e2eConfidence, estimate.WindowBoth)
+		iv, err := estimate.SingleMeanInterval(st["alloc_samples"], st["alloc_tail"], mean, spanConfidence, estimate.WindowBoth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +205,7 @@ func testSpansEndToEnd(t *testing.T, cli, base string, up agent.Uploader, typeNa
 		if tr := float64(truth[name]); tr < r.Lo || tr > r.Hi {
 			t.Errorf("%s: true bytes %d outside the interval [%.0f, %.0f] of top", name, truth[name], r.Lo, r.Hi)
 		}
-		t.Logf("%s: top -by label=span_name: true %d, estimate %d, interval (%.7f) [%.0f, %.0f], %d samples", name, truth[name], r.Bytes, e2eConfidence, r.Lo, r.Hi, r.Samples)
+		t.Logf("%s: top -by label=span_name: true %d, estimate %d, interval (%g) [%.0f, %.0f], %d samples", name, truth[name], r.Bytes, spanConfidence, r.Lo, r.Hi, r.Samples)
 	}
 	t.Logf("arenaprof top -pyroscope -by label=span_name '%s':\n%s", sel,
 		runCLI(t, cli, "top", "-pyroscope", base, "-from", begin.Format(time.RFC3339), "-to", until.Format(time.RFC3339), "-by", "label=span_name", sel))
