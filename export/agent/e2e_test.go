@@ -84,6 +84,11 @@ const e2eConfidence = 1 - 1e-7
 //     delta = true, and pushed through the server's Push API as Alloy's
 //     pyroscope.write does; the server stores each scraped window as it is
 //     (no delta of its own on top) under the block's name;
+//   - rss: the resident-memory profile of this process ("rss" source,
+//     once a second) read back with arenaprof rss -pyroscope -json: one
+//     snapshot per upload, each with the classes uploaded (summing to its
+//     RSS), each class's mean and maximum as the uploads give them (see
+//     testRSSFleet);
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
@@ -118,6 +123,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
+	t.Run("rss", func(t *testing.T) { testRSSFleet(t, buildCLI(t), base, newRecorder(t, base).py) })
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {

@@ -27,15 +27,13 @@ import (
 // sample type: pprof uploads are stored under the profile type
 // heap_samples:resident:bytes:space:bytes (heap_samples being the raw
 // counts' type); OTLP profiles are named after their period type,
-// space:resident:bytes:space:bytes.
+// space:resident:bytes:space:bytes. Every type ID of that suffix is
+// read; series without the class label are not the agent's, and left out.
 const (
 	rssSuffix = ":" + rss.SampleResident + ":bytes:space:bytes"
 	rssStep   = time.Millisecond
 )
 
-// rssTypeNames are the names of rssSuffix's type IDs: pprof uploads, then
-// OTLP ones.
-var rssTypeNames = []string{rss.SampleHeapCount, "space"}
 
 // RSSSnapshot is one resident-memory upload of one series (a pod): its
 // classes' bytes as uploaded.
@@ -90,7 +88,7 @@ var ErrNoRSS = errors.New("no resident-memory (rss) uploads match")
 // server holds for the selector.
 func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) (*RSSRead, error) {
 	chunks := splitRange(from, to, c.pieceLength()-time.Millisecond)
-	if need := 2 * len(chunks) * (1 + len(rssTypeNames)); need > c.maxRequests {
+	if need := 2 * len(chunks) * 3; need > c.maxRequests { // names, then each of two types' series and stacks
 		return nil, &LimitError{Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(need),
 			What: fmt.Sprintf("reading resident memory from %s over %s takes up to %d queries, above %s %d", c.base, to.Sub(from), need, FlagMaxRequests, c.maxRequests)}
 	}
@@ -110,9 +108,9 @@ func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) 
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var rssIDs []string
-	for _, n := range rssTypeNames {
-		if slices.Contains(ids, n+rssSuffix) {
-			rssIDs = append(rssIDs, n+rssSuffix)
+	for _, id := range ids {
+		if strings.HasSuffix(id, rssSuffix) {
+			rssIDs = append(rssIDs, id)
 		}
 	}
 	if len(rssIDs) == 0 {
@@ -282,8 +280,8 @@ func (c *Client) rssSeries(ctx context.Context, typeID string, sel Selector, sta
 		}
 		sk := seriesKey(labels)
 		for _, pt := range ws.Points {
-			if pt.Timestamp <= from {
-				continue
+			if pt.Timestamp <= from || pt.Value == 0 {
+				continue // before the range; a class of no bytes
 			}
 			if !(pt.Value >= 0 && pt.Value <= maxExact) {
 				return fmt.Errorf("SelectSeries: a point's value %g is negative or too large to be exact", pt.Value)
