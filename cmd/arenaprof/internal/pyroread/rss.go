@@ -34,7 +34,6 @@ const (
 	rssStep   = time.Millisecond
 )
 
-
 // RSSSnapshot is one resident-memory upload of one series (a pod): its
 // classes' bytes as uploaded.
 type RSSSnapshot struct {
