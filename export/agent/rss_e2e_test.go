@@ -170,6 +170,10 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 	}) {
 		t.Errorf("no go/heap/live row of testRSSFleet, whose objects were live: %+v", got.Rows)
 	}
+	// A selector of no rss upload is refused, naming what the server has.
+	if out, err := runCLIErr(cli, append(args, selector(app+"_none"))...); err == nil || !strings.Contains(err.Error(), "no resident-memory (rss) uploads match") || !strings.Contains(err.Error(), app) {
+		t.Errorf("a selector of no upload: %v, output %s; want the refusal naming the services, %s among them", err, out, app)
+	}
 	t.Logf("arenaprof rss -pyroscope over %d uploads:\n%s", len(pushed), runCLI(t, cli, append(args, "-n", "2", sel)...))
 }
 
