@@ -63,7 +63,9 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 	rec := &recorder{py: up}
 	begin := time.Now().Add(-time.Second)
 	for range 2000 {
-		rssKeep = append(rssKeep, make([]byte, 4096))
+		b := make([]byte, 4096)
+		b[0] = 1 // resident: a page never written is not
+		rssKeep = append(rssKeep, b)
 	}
 	runtime.GC()
 	a, err := agent.Start(agent.Config{

@@ -21,7 +21,11 @@ var rssKeep [][]byte
 // read without smaps marks every sample.
 func TestRSSSource(t *testing.T) {
 	for range 200 {
-		rssKeep = append(rssKeep, make([]byte, 64<<10))
+		b := make([]byte, 64<<10)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1 // resident: a page never written is not
+		}
+		rssKeep = append(rssKeep, b)
 	}
 	runtime.GC()
 	defer func() { rssKeep = nil }()
