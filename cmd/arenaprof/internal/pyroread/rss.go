@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -229,7 +230,7 @@ func isClassPath(name string) bool {
 }
 
 // rssSeries adds the points of one profile type's SelectSeries over
-// [start, end] to the snapshots, by series and second.
+// [start, end] to the snapshots, by series and millisecond.
 func (c *Client) rssSeries(ctx context.Context, typeID string, sel Selector, start, end time.Time, groupBy []string, snaps map[string]*RSSSnapshot) error {
 	from, to := start.UnixMilli()-1, end.UnixMilli()
 	req, err := json.Marshal(map[string]any{
@@ -244,18 +245,22 @@ func (c *Client) rssSeries(ctx context.Context, typeID string, sel Selector, sta
 	if err != nil {
 		return err
 	}
+	err = c.call(ctx, "SelectSeries", "application/json", req, c.answerShare(), func(r io.Reader) error {
+		return addRSSPoints(r, typeID, from, snaps)
+	})
+	return c.answerErr(err)
+}
+
+// addRSSPoints reads a SelectSeries answer (Connect JSON) of a
+// resident-memory type and adds its points stamped after the given
+// millisecond to the snapshots, by series and millisecond.
+func addRSSPoints(r io.Reader, typeID string, from int64, snaps map[string]*RSSSnapshot) error {
 	var resp struct {
 		Series []wireSeries `json:"series"`
 	}
-	err = c.call(ctx, "SelectSeries", "application/json", req, c.answerShare(), func(r io.Reader) error {
-		if err := json.NewDecoder(r).Decode(&resp); err != nil && !errors.Is(err, errTooLong) {
-			return fmt.Errorf("SelectSeries: malformed answer: %v", err)
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	if err := c.answerErr(err); err != nil {
+	if err := json.NewDecoder(r).Decode(&resp); err != nil && !errors.Is(err, errTooLong) {
+		return fmt.Errorf("SelectSeries: malformed answer: %v", err)
+	} else if err != nil {
 		return err
 	}
 	for _, ws := range resp.Series {
@@ -277,13 +282,16 @@ func (c *Client) rssSeries(ctx context.Context, typeID string, sel Selector, sta
 		if class == "" {
 			continue // not the agent's: no class label
 		}
+		if !slices.Contains(rss.Classes[:], class) {
+			return fmt.Errorf("SelectSeries: a resident-memory series of class %q, which is none of arenaprof's", class)
+		}
 		sk := seriesKey(labels)
 		for _, pt := range ws.Points {
 			if pt.Timestamp <= from || pt.Value == 0 {
 				continue // before the range; a class of no bytes
 			}
-			if !(pt.Value >= 0 && pt.Value <= maxExact) {
-				return fmt.Errorf("SelectSeries: a point's value %g is negative or too large to be exact", pt.Value)
+			if !(pt.Value >= 0 && pt.Value <= maxExact) || pt.Value != math.Trunc(pt.Value) {
+				return fmt.Errorf("SelectSeries: a point's value %g is not a number of bytes (negative, fractional or too large to be exact)", pt.Value)
 			}
 			k := fmt.Sprintf("%s\x00%s\x00%d", typeID, sk, pt.Timestamp)
 			s := snaps[k]
