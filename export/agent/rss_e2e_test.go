@@ -39,9 +39,10 @@ type rssFleetJSON struct {
 		Mean  float64 `json:"mean"`
 	} `json:"rows"`
 	List []struct {
-		Time     time.Time        `json:"time"`
-		RSSBytes int64            `json:"rss_bytes"`
-		Classes  map[string]int64 `json:"classes"`
+		Series   map[string]string `json:"series"`
+		Time     time.Time         `json:"time"`
+		RSSBytes int64             `json:"rss_bytes"`
+		Classes  map[string]int64  `json:"classes"`
 	} `json:"snapshot_list"`
 }
 
@@ -49,13 +50,14 @@ type rssFleetJSON struct {
 // go/heap/live has sites.
 var rssKeep [][]byte
 
-// testRSSFleet runs an agent uploading the resident-memory profile of
-// this process (the "rss" source, one second apart) through up, then
-// reads it back from the Pyroscope server at base with arenaprof rss
+// testRSSFleet runs two agents (two pods) uploading the resident-memory
+// profile of this process (the "rss" source, once a second) through up,
+// then reads it back from the Pyroscope server at base with arenaprof rss
 // -pyroscope -json, and checks that the server kept every upload apart:
-// as many snapshots as uploads, each with the classes uploaded (so the
-// classes sum to each snapshot's RSS, the uploaded profile's rss_bytes),
-// and each class's mean and maximum over them as the uploads give them.
+// as many snapshots as uploads, each of its pod and millisecond with the
+// classes uploaded (so the classes sum to each snapshot's RSS, the
+// uploaded profile's rss_bytes), and each class's mean and maximum over
+// them as the uploads give them.
 func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -68,39 +70,53 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 		rssKeep = append(rssKeep, b)
 	}
 	runtime.GC()
-	a, err := agent.Start(agent.Config{
-		AppName:   app,
-		Labels:    map[string]string{"pod": "rss-e2e"},
-		Interval:  time.Second,
-		Sources:   []agent.Source{agent.RSSSource()},
-		Uploaders: []agent.Uploader{rec.uploader()},
-		QueueSize: 20,
-	})
-	if err != nil {
-		t.Fatal(err)
+	// Two pods: two agents of this process, with their own pod label.
+	pods := []string{"rss-a", "rss-b"}
+	var agents []*agent.Agent
+	for _, pod := range pods {
+		a, err := agent.Start(agent.Config{
+			AppName:   app,
+			Labels:    map[string]string{"pod": pod},
+			Interval:  time.Second,
+			Sources:   []agent.Source{agent.RSSSource()},
+			Uploaders: []agent.Uploader{rec.uploader()},
+			QueueSize: 20,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
 	}
 	time.Sleep(3500 * time.Millisecond)
-	sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
-	err = a.Stop(sctx)
-	scancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := a.Stats(); st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
-		t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+	for _, a := range agents {
+		sctx, scancel := context.WithTimeout(ctx, 15*time.Second)
+		err := a.Stop(sctx)
+		scancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := a.Stats(); st.Failed != 0 || st.Dropped != 0 || st.CollectErrors != 0 || st.Uploaded != st.Collected {
+			t.Fatalf("agent stats %+v: every profile must be uploaded", st)
+		}
 	}
 	rssKeep = nil
 	until := time.Now().Add(time.Minute)
 
-	// What was uploaded: each profile's classes, its time and RSS.
+	// What was uploaded: each profile's pod, time (to the millisecond,
+	// as the server keeps it), classes and RSS.
 	type snap struct {
-		at      int64
+		pod     string
+		ms      int64
 		rss     int64
 		classes map[string]int64
 	}
-	var pushed []snap
-	for _, p := range rec.profiles(t, "rss") {
-		s := snap{at: p.TimeNanos, classes: map[string]int64{}}
+	pushed := map[[2]any]snap{}
+	for _, u := range rec.all() {
+		p, err := profile.ParseData(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := snap{pod: u.Labels["pod"], ms: p.TimeNanos / 1e6, classes: map[string]int64{}}
 		for _, smp := range p.Sample {
 			if v := smp.Value[0]; v != 0 {
 				s.classes[smp.Label[pprofmt.LabelClass][0]] += v
@@ -114,11 +130,10 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 		if sum != s.rss {
 			t.Fatalf("an uploaded profile's classes sum to %d, its RSS is %d", sum, s.rss)
 		}
-		pushed = append(pushed, s)
+		pushed[[2]any{s.pod, s.ms}] = s
 	}
-	slices.SortFunc(pushed, func(a, b snap) int { return int(a.at - b.at) })
-	if len(pushed) < 3 {
-		t.Fatalf("%d rss uploads, want 3 or more", len(pushed))
+	if len(pushed) < 6 {
+		t.Fatalf("%d rss uploads of two pods, want 6 or more", len(pushed))
 	}
 
 	sel := selector(app)
@@ -136,9 +151,13 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 		if len(got.List) != len(pushed) {
 			return fmt.Errorf("%d snapshots read, %d uploaded", len(got.List), len(pushed))
 		}
-		for i, s := range got.List {
-			if s.RSSBytes != pushed[i].rss || !maps.Equal(s.Classes, pushed[i].classes) {
-				return fmt.Errorf("snapshot %d of %s: RSS %d, classes %v; uploaded RSS %d, classes %v", i, s.Time, s.RSSBytes, s.Classes, pushed[i].rss, pushed[i].classes)
+		for _, s := range got.List {
+			p, ok := pushed[[2]any{s.Series["pod"], s.Time.UnixMilli()}]
+			if !ok {
+				return fmt.Errorf("a snapshot of %v at %s, which no upload has", s.Series, s.Time)
+			}
+			if s.RSSBytes != p.rss || !maps.Equal(s.Classes, p.classes) {
+				return fmt.Errorf("snapshot of pod %s at %s: RSS %d, classes %v; uploaded RSS %d, classes %v", p.pod, s.Time, s.RSSBytes, s.Classes, p.rss, p.classes)
 			}
 		}
 		return nil
