@@ -142,16 +142,29 @@ func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) 
 	sites := map[[2]string]*RSSSite{}
 	for _, id := range rssIDs {
 		for _, ch := range chunks {
-			if err := c.rssSeries(ctx, id, sel, ch[0], ch[1], groupBy, snaps); err != nil {
+			piece := map[string]*RSSSnapshot{}
+			if err := c.rssSeries(ctx, id, sel, ch[0], ch[1], groupBy, piece); err != nil {
 				return nil, err
+			}
+			series := map[string]int64{}
+			for k, s := range piece {
+				snaps[k] = s
+				for class, v := range s.Classes {
+					series[class] += v
+				}
 			}
 			p, err := c.selectMergeProfile(ctx, id, sel, ch[0], ch[1])
 			if err != nil {
 				return nil, err
 			}
+			stacks := map[string]int64{}
 			for _, s := range p.Sample {
 				class, key := rssSiteOf(s.Location)
-				if class == "" || key == "" || len(s.Value) == 0 {
+				if class == "" || len(s.Value) == 0 {
+					continue
+				}
+				stacks[class] += s.Value[0]
+				if key == "" {
 					continue
 				}
 				k := [2]string{class, key}
@@ -159,6 +172,15 @@ func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) 
 					sites[k] = &RSSSite{Class: class, Key: key}
 				}
 				sites[k].Sum += s.Value[0]
+			}
+			// The stacks must hold what the series do: a server that
+			// truncates SelectMergeProfile (max_flamegraph_nodes) would
+			// give short rows, silently.
+			for _, class := range rss.Classes {
+				if stacks[class] != series[class] {
+					return nil, fmt.Errorf("SelectMergeProfile %s of %s from %s to %s: the stacks of class %s sum to %d bytes, its series to %d: the server truncated or dropped stacks",
+						id, sel, ch[0].UTC().Format(time.RFC3339), ch[1].UTC().Format(time.RFC3339), class, stacks[class], series[class])
+				}
 			}
 		}
 	}
