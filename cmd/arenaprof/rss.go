@@ -17,6 +17,7 @@ import (
 )
 
 const rssUsage = `usage: arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
+       arenaprof rss -pyroscope URL [-from T] [-to T] [-n N] [-json] SELECTOR
 
 Where the resident memory (RSS) of a service goes: every resident byte in
 one class, as a tree with bytes and share of RSS, and below go/heap/live
@@ -50,6 +51,19 @@ The classes:
 "rows": [{"class", "key", "bytes", "lo", "hi"}], ...}; exact classes and
 rows have lo = hi = bytes.
 
+With -pyroscope, SELECTOR chooses the series of the agents' "rss"
+uploads (e.g. '{service_name="shop"}') and the breakdown is over pods
+and time: per class the mean and the maximum over the snapshots in the
+range, one snapshot being one pod's upload at one moment (a class's
+maximum is its own highest, not necessarily of the snapshot of the
+highest RSS); the rows are each site's mean over the snapshots, by
+function, go/heap/live's without intervals (a sampled object recurs in
+consecutive snapshots, so their counts are not independent). Snapshots
+read without smaps are left out of the figures when others were read
+with it, and said. -json prints {"rss_bytes": {"mean", "max", ...},
+"classes": [{"class", "mean", "max"}], "rows": [{"class", "key",
+"mean", "estimated"}], "snapshot_list": [...], ...}.
+
 flags:
 `
 
@@ -61,6 +75,7 @@ type rssOptions struct {
 	json bool
 	peak bool
 	src  string
+	pyro pyroscopeOptions
 }
 
 func runRSS(args []string, stdout, stderr io.Writer) int {
@@ -86,9 +101,14 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 	fs.Float64Var(&o.conf, "confidence", 0.95, "confidence `level` of the intervals, strictly between 0 and 1")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.BoolVar(&o.peak, "peak", false, "the profile at the highest RSS since the service started (a URL's ?peak=1)")
+	own := flag.NewFlagSet("arenaprof rss", flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) { own.Var(f.Value, f.Name, f.Usage) })
+	pf := addPyroscopeFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), rssUsage)
-		fs.PrintDefaults()
+		own.SetOutput(fs.Output())
+		own.PrintDefaults()
+		fmt.Fprint(fs.Output(), rssPyroscopeUsage)
 	}
 	pos, err := parseAnywhere(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -97,7 +117,16 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 	if err != nil {
 		return o, topUsageErr("%v", err)
 	}
+	if o.pyro, err = pf.values(withDefaults(report.ParseOptions{})); err != nil {
+		return o, err
+	}
 	switch {
+	case o.pyro.on() && len(pos) != 1:
+		return o, topUsageErr("%d arguments where one SELECTOR was expected with -pyroscope, e.g. '{service_name=\"shop\"}'", len(pos))
+	case o.pyro.on() && o.peak:
+		return o, topUsageErr("-peak reads a running service; with -pyroscope, the maximum of each class over the range is in the MAX column")
+	case o.pyro.on() && o.by != "func":
+		return o, topUsageErr("-by %s with -pyroscope: the fleet's rows are by function only", o.by)
 	case len(pos) != 1:
 		return o, topUsageErr("%d arguments where one SOURCE was expected: the service's base URL, the profile's URL or a saved profile", len(pos))
 	case o.by != "func" && o.by != "stack":
@@ -137,7 +166,21 @@ func rssSource(src string, peak bool) string {
 	return u.String()
 }
 
+// rssPyroscopeUsage documents the flags of reading from Pyroscope.
+const rssPyroscopeUsage = `  -pyroscope URL
+        read the agents' resident-memory uploads from a Pyroscope server
+        (v1.19 or later); the argument is a label selector
+  -from T, -to T
+        the range read with -pyroscope: an RFC 3339 time, now, or a time
+        relative to now (-1h, -30m, -7d); default the last hour
+  -tenant ID, -token-env NAME, -parallel N, -max-requests N
+        as for top (arenaprof top -h)
+`
+
 func rssCommand(o rssOptions, stdout io.Writer) error {
+	if o.pyro.on() {
+		return rssFleetCommand(o, stdout)
+	}
 	s, err := openProfileSource(rssSource(o.src, o.peak))
 	if err != nil {
 		return err

@@ -707,7 +707,11 @@ func (a *Agent) newUploadOf(name string, p encodable, from, until time.Time) (*U
 	plain := len(a.dests) == 0
 	for _, d := range a.dests {
 		pd, ok := d.up.(pyroscopeDest)
-		if !ok || !isMemoryProfile(types) {
+		var opts *pprofenc.Options
+		if ok {
+			opts = pyroscopeEncoding(types, pd.typeFrames())
+		}
+		if opts == nil {
 			plain = true
 			continue
 		}
@@ -715,7 +719,7 @@ func (a *Agent) newUploadOf(name string, p encodable, from, until time.Time) (*U
 		if u.pyroscope[v] != nil {
 			continue
 		}
-		if u.pyroscope[v], err = a.encode(name, p, pyroscopeOptions(pd.typeFrames())); err != nil {
+		if u.pyroscope[v], err = a.encode(name, p, opts); err != nil {
 			return nil, fmt.Errorf("encoding profile: %w", err)
 		}
 		if u.Data == nil {

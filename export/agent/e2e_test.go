@@ -90,6 +90,11 @@ const e2eConfidence = 1 - 1e-7
 //     label, span_id per sample, read back through the span profile query;
 //     arenaprof top -pyroscope -by label=span_name gives bytes per span
 //     name with intervals (see testSpansEndToEnd);
+//   - rss: the resident-memory profile of this process ("rss" source,
+//     once a second) read back with arenaprof rss -pyroscope -json: one
+//     snapshot per upload, each with the classes uploaded (summing to its
+//     RSS), each class's mean and maximum as the uploads give them (see
+//     testRSSFleet);
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
@@ -131,6 +136,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 		}
 		testSpansEndToEnd(t, buildCLI(t), base, up, "memory")
 	})
+	t.Run("rss", func(t *testing.T) { testRSSFleet(t, buildCLI(t), base, newRecorder(t, base).py) })
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {

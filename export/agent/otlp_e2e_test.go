@@ -39,7 +39,9 @@ import (
 // stored arena sample type equals what was pushed, and the true bytes lie
 // inside the intervals from the server's own alloc_samples and alloc_tail;
 // arenaprof top -pyroscope reads those sums under the OTLP profile type
-// names and gives the same intervals.
+// names and gives the same intervals. Its subtest rss sends the
+// resident-memory profile through the same destination and reads it back
+// with arenaprof rss -pyroscope (testRSSFleet).
 //
 // A third part, spans, uploads samples that carry spans (the pprof labels
 // span_id and span_name) through the Collector and directly: the encoder
@@ -232,6 +234,8 @@ func testOTLPEndToEnd(t *testing.T, cli, base, otlpURL, version string) {
 	if byFunc.Total.Samples != samples {
 		t.Errorf("top -by func: %d sample events, the server's series %d", byFunc.Total.Samples, samples)
 	}
+	// The resident-memory profile, through the same destination.
+	t.Run("rss", func(t *testing.T) { testRSSFleet(t, cli, base, up) })
 }
 
 // checkOTLPTop runs arenaprof top -pyroscope over the arena profiles sel

@@ -90,12 +90,13 @@ func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
 }
 
 // pyroscopeData returns u's profile as Pyroscope should receive it (see
-// pyroscopeOptions): the encoding the agent made when it collected the
-// profile. An Upload made by hand has none: its memory profile is decoded
+// pyroscopeEncoding): the encoding the agent made when it collected the
+// profile. An Upload made by hand has none: its profile is decoded
 // and encoded again. Other profiles, and data that does not decode, are
 // sent as they are.
 func pyroscopeData(u *Upload, typeFrames bool) []byte {
-	if !isMemoryProfile(u.sampleTypes) {
+	opts := pyroscopeEncoding(u.sampleTypes, typeFrames)
+	if opts == nil {
 		return u.Data
 	}
 	if b := u.pyroscope[pyroscopeVariant(typeFrames)]; b != nil {
@@ -106,7 +107,7 @@ func pyroscopeData(u *Upload, typeFrames bool) []byte {
 		return u.Data
 	}
 	var buf bytes.Buffer
-	if err := pprofenc.WriteGzip(&buf, p, pyroscopeOptions(typeFrames)); err != nil {
+	if err := pprofenc.WriteGzip(&buf, p, opts); err != nil {
 		return u.Data
 	}
 	return buf.Bytes()

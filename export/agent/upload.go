@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/rss"
 )
 
 // Uploader is a destination for profiles. The agent calls Upload from one
@@ -135,13 +136,17 @@ func sampleTypeConfigs(types []*profile.ValueType, holdings bool) map[string]sam
 				c.Units = "samples"
 			}
 		}
-		if strings.HasPrefix(st.Type, "inuse") || strings.HasPrefix(st.Type, "goroutine") || holdings {
+		if strings.HasPrefix(st.Type, "inuse") || strings.HasPrefix(st.Type, "goroutine") || holdings || rssLevel[st.Type] {
 			c.Aggregation = "average"
 		}
 		m[st.Type] = c
 	}
 	return m
 }
+
+// rssLevel names the sample types of the resident-memory profile: levels
+// read at one moment, averaged over time like in-use bytes.
+var rssLevel = map[string]bool{rss.SampleResident: true, rss.SampleHeapCount: true}
 
 // retryableError marks an upload error as worth retrying, optionally after
 // a wait the server asked for (After, 0 if none).

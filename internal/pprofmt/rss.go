@@ -8,6 +8,12 @@ import "github.com/google/pprof/profile"
 const (
 	// LabelClass is the string label naming a sample's class.
 	LabelClass = "class"
+	// LabelSmaps is the string label the agent's uploads give every
+	// sample of a profile read without /proc/self/smaps, with the value
+	// SmapsUnread: Pyroscope keeps labels and drops comments.
+	LabelSmaps = "smaps"
+	// SmapsUnread is LabelSmaps' value.
+	SmapsUnread = "unread"
 )
 
 // RSSSampleTypes returns the sample types of the resident-memory
