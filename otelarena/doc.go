@@ -42,7 +42,9 @@
 // Spans that do not record (sampled out) get nothing: no labels, no
 // attributes, and their arenas cost what they cost without tracing.
 //
-// Span IDs are new on every request; the profiler keeps at most a quarter
-// of its bucket bound for them (see [profiler.WithMaxBuckets]); past that,
+// Span IDs are new on every request; they live for the agent's upload
+// window their samples fall in, then fold into their site's samples
+// without them, and at most a quarter of the profiler's bucket bound
+// carries them at a time (see [profiler.WithMaxBuckets]); past that,
 // samples keep span_name and lose span_id.
 package otelarena

@@ -56,9 +56,12 @@ type collectorConfig struct {
 //
 // Span IDs (the label span_id, new on every request) would fill the bound
 // one sampled request at a time: at most a quarter of it, max(1, n/4)
-// buckets, carry one; past that, events lose their span_id label, keep the
-// others (span_name among them), and are counted in
-// [Stats.SpanIDsDropped].
+// buckets, carry one at a time; past that, events that would need a new
+// one lose their span_id label, keep the others (span_name among them),
+// and are counted in [Stats.SpanIDsDropped]. [Profiler.Deltas] (the
+// agent's windows) frees them window by window: it folds a span ID's
+// buckets into their site's bucket once it has read them and their
+// objects are released.
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -605,8 +608,10 @@ type Stats struct {
 	PoolGets uint64
 	// SpanBuckets counts the regular buckets whose labels carry a span ID
 	// (label span_id, set by tracing integrations); at most a quarter of
-	// MaxBuckets. Past that bound events lose their span_id label, keep
-	// the others, and are counted in SpanIDsDropped.
+	// MaxBuckets. Past that bound events that would need a new one lose
+	// their span_id label, keep the others, and are counted in
+	// SpanIDsDropped. Profiler.Deltas folds them window by window (see
+	// WithMaxBuckets).
 	SpanBuckets    int
 	SpanIDsDropped uint64
 }
