@@ -38,7 +38,9 @@
 //
 // An arena Put or Reset after its span ended (a goroutine outliving the
 // request) cannot add to the span: its bytes are counted in [Late] and, with
-// a meter provider, in the counter arena.request.late_allocated (unit By).
+// a meter provider, in the counter arena.request.late_allocated (unit By);
+// the samples it takes after the span ended carry the label
+// span_late=true beside span_id and span_name.
 // Spans that do not record (sampled out) get nothing: no labels, no
 // attributes, and their arenas cost what they cost without tracing.
 //
