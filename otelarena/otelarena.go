@@ -124,15 +124,15 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	// One allocation holds the wrapper, what it adds up, its ID's hex
 	// digits, its attributes and the context returned: a traced request
 	// pays each allocation in CPU and garbage (BENCHMARKS.md).
-	s := &rootSpan{Span: span, name: name, inst: t.inst}
+	s := &rootSpan{Span: span, name: name, startName: name, inst: t.inst}
 	sid := span.SpanContext().SpanID()
 	hex.Encode(s.hexID[:], sid[:])
-	ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
 	ctx = arena.ContextWithUsage(ctx, s.add)
 	s.ctx = spanContext{Context: ctx, s: s}
 	if keys.span == nil || keys.labels == nil {
-		// Not seen (TestContextKeys fails): the span the usual way,
-		// without span_late.
+		// Not seen (TestContextKeys fails): the labels and the span the
+		// usual way, without span_late.
+		ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
 		return trace.ContextWithSpan(ctx, s), s
 	}
 	return &s.ctx, s
@@ -145,6 +145,8 @@ type rootSpan struct {
 	inst *instruments
 	ctx  spanContext // the context Start returned
 
+	startName string // the name at Start, the label span_name
+
 	mu      sync.Mutex
 	name    string
 	bytes   int64
@@ -152,10 +154,12 @@ type rootSpan struct {
 	reports int64
 	ended   bool
 
-	// done is ended, read by the context without the lock; lateLabels is
-	// the labels of its context once it has ended (see spanContext).
-	done       atomic.Bool
-	lateLabels atomic.Pointer[any]
+	// done is ended, read by the context without the lock; labelMap and
+	// lateLabelMap are the pprof labels of its context, made when first
+	// asked for, before and after it ended (see spanContext).
+	done         atomic.Bool
+	labelMap     atomic.Pointer[any]
+	lateLabelMap atomic.Pointer[any]
 
 	hexID [16]byte // the span ID in lowercase hex, written once by Start
 	attrs [3]attribute.KeyValue
@@ -222,40 +226,51 @@ func (s *rootSpan) SetName(name string) {
 }
 
 // spanContext is the context Start returns for a local root span: it
-// answers for the span itself, as trace.ContextWithSpan's would (one
-// context fewer to allocate), and, once the span has ended, for pprof
-// labels with span_late=true added, so that the samples an arena takes
-// after its span ended say so (an arena under a usage function follows
-// its context's labels, see arena.ContextWithUsage).
+// answers for the span itself, as trace.ContextWithSpan's would, and for
+// the pprof labels span_id and span_name over those of the context below,
+// as pprof.WithLabels's would, but makes them only when first asked for:
+// an arena taken under it reads them at its first sampled allocation or
+// new chunk, which most requests never reach, so that most spans pay
+// neither the labels nor a context for each (BENCHMARKS.md). Once the
+// span has ended it answers with span_late=true added, so that the
+// samples an arena takes after its span ended say so (an arena under a
+// usage function follows its context's labels, see
+// arena.ContextWithUsage).
 type spanContext struct {
-	context.Context // the labels and the usage function over the caller's
+	context.Context // the usage function over the caller's context
 	s               *rootSpan
 }
 
-// Value returns the span for the key of the current span, the labels
-// with span_late=true for the key of pprof labels once the span has
-// ended, and what the context below holds for any other key.
+// Value returns the span for the key of the current span, the span's
+// labels for the key of pprof labels, and what the context below holds
+// for any other key.
 func (c *spanContext) Value(key any) any {
 	switch key {
 	case keys.span:
 		return trace.Span(c.s)
 	case keys.labels:
 		if c.s.done.Load() {
-			return c.s.late()
+			return c.s.labels(&c.s.lateLabelMap, true)
 		}
+		return c.s.labels(&c.s.labelMap, false)
 	}
 	return c.Context.Value(key)
 }
 
-// late returns the labels of the span's context with span_late=true, made
-// at the first call.
-func (s *rootSpan) late() any {
-	if l := s.lateLabels.Load(); l != nil {
+// labels returns the pprof label map of the span's context (for
+// pprof.Label and pprof.ForLabels), with span_late=true if late, made at
+// the first call: the labels of the context below with the span's.
+func (s *rootSpan) labels(p *atomic.Pointer[any], late bool) any {
+	if l := p.Load(); l != nil {
 		return *l
 	}
-	l := pprof.WithLabels(s.ctx.Context, pprof.Labels(labelSpanLate, "true")).Value(keys.labels)
-	s.lateLabels.CompareAndSwap(nil, &l)
-	return *s.lateLabels.Load()
+	ls := pprof.Labels(labelSpanID, s.id(), labelSpanName, s.startName)
+	if late {
+		ls = pprof.Labels(labelSpanID, s.id(), labelSpanLate, "true", labelSpanName, s.startName)
+	}
+	l := pprof.WithLabels(s.ctx.Context, ls).Value(keys.labels)
+	p.CompareAndSwap(nil, &l)
+	return *p.Load()
 }
 
 // keys are the context keys of OpenTelemetry's current span and of

@@ -406,14 +406,22 @@ func TestLateLabel(t *testing.T) {
 // pprof labels were seen (a new OpenTelemetry or Go that reads them
 // otherwise makes Start fall back to trace.ContextWithSpan, without
 // span_late), and that the context Start returns answers for both as the
-// packages' own contexts do.
+// packages' own contexts do: the span, and its labels over the parent's,
+// span_name the name at Start.
 func TestContextKeys(t *testing.T) {
 	if keys.span == nil || keys.labels == nil {
 		t.Fatalf("context keys not seen: %+v", keys)
 	}
 	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
-	ctx, span := wrapped.Tracer("test").Start(context.Background(), "GET /k")
+	parent := pprof.WithLabels(context.Background(), pprof.Labels("tenant", "t1"))
+	ctx, span := wrapped.Tracer("test").Start(parent, "GET /k")
 	defer span.End()
+	span.SetName("GET /renamed")
+	var got []string
+	pprof.ForLabels(ctx, func(k, v string) bool { got = append(got, k+"="+v); return true })
+	if want := []string{"span_id=" + span.SpanContext().SpanID().String(), "span_name=GET /k", "tenant=t1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
 	if _, ok := ctx.(*spanContext); !ok {
 		t.Fatalf("context %T, want *spanContext", ctx)
 	}
