@@ -1030,6 +1030,10 @@ var errSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative
 // and raw sums are differences; in-use values are cur's (absolute: what is
 // live at the end of the window). Records with nothing allocated in the
 // window and nothing live are left out. The window is marked WindowBoth.
+// A span ID's record that shrank or left between the two (its buckets
+// folded into its site's by [Profiler.Deltas]) gives what it lost back to
+// its site's record without the span ID, which gained it in the fold, so
+// that each event of the window counts once.
 // prev == nil returns cur itself (the window since Start). It returns an
 // error if prev and cur are not two cumulative snapshots (from
 // [Profiler.Snapshot]) of one profiler, prev taken first.
