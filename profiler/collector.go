@@ -438,6 +438,40 @@ func withoutLabel(l hooks.Labels, key string) hooks.Labels {
 	return hooks.NewLabels(kv...)
 }
 
+// spanFold is a span bucket a snapshot read with no live object: its
+// shard, its record in the snapshot, and its events when read.
+type spanFold struct {
+	b      *collectorBucket
+	shard  int32
+	rec    int32
+	allocN int64
+}
+
+// foldSpans folds the span buckets of folds (in shard order) whose
+// records in recs hold no live object, none of their buckets in any
+// shard, and that took no event since they were read: a span ID's buckets
+// fold together, so that its record leaves the next snapshot whole, and
+// folded bytes were all in the snapshot that read them. A bucket that
+// missed the fold for either reason is folded by a later window's.
+func (p *Profiler) foldSpans(folds []spanFold, recs []Record) {
+	for _, f := range folds {
+		recs[f.rec].folded = recs[f.rec].InuseSamples == 0
+	}
+	for i := 0; i < len(folds); {
+		sh := &p.shards[folds[i].shard]
+		sh.mu.Lock()
+		for ; i < len(folds) && &p.shards[folds[i].shard] == sh; i++ {
+			f := folds[i]
+			if recs[f.rec].InuseSamples == 0 && f.b.inuseN == 0 && f.b.allocN == f.allocN {
+				p.foldSpan(sh, f.b)
+			} else {
+				recs[f.rec].folded = false // in part at most: Delta's rule for a shrunk record applies
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
 // foldSpan folds a span bucket, none of whose objects is live, into its
 // twin, the bucket of its key without the span ID: it adds its sums to the
 // twin, or becomes the twin when there is none (taking no new bucket of
@@ -671,6 +705,12 @@ type Record struct {
 	InuseSamples int64   // sample events whose objects are still live
 	InuseBytes   float64 // estimated bytes still live
 	InuseObjects float64 // estimated objects still live
+
+	// folded marks a span ID's record whose buckets the snapshot folded
+	// into their site's once it had read them (see foldSpans): Delta
+	// from it knows that a record of the same key in the later snapshot
+	// is new.
+	folded bool
 }
 
 // Snapshot is an immutable view of a profiler's buckets: cumulative since
@@ -723,9 +763,9 @@ type snapshotMem struct {
 	means    []int64
 	set      map[int64]bool
 	meanLast map[int64]uint64
-	folds    []*collectorBucket // span buckets to fold, one shard's at a time
-	used     []bool             // Delta: the records of prev that cur has
-	twins    map[uint64]int32   // Delta: the records of the result by hash, when span records moved
+	folds    []spanFold       // the span buckets a snapshot may fold
+	used     []bool           // Delta: the records of prev that cur has
+	twins    map[uint64]int32 // Delta: the records of the result by hash, when span records moved
 }
 
 // takeMem returns the memory of old for a new snapshot: old's own, or a
@@ -849,20 +889,17 @@ func (p *Profiler) snapshot(old *Snapshot, fold bool) *Snapshot {
 					r.InuseObjects += b.inuseO
 				}
 				if fold && b.span && b.inuseN == 0 {
-					folds = append(folds, b)
+					folds = append(folds, spanFold{b: b, shard: int32(i), rec: int32(j), allocN: b.allocN})
 				}
 			}
 		}
-		// Folded after the walk: a twin made during it might be read
-		// twice.
-		for _, b := range folds {
-			p.foldSpan(sh, b)
-		}
-		clear(folds)
-		folds = folds[:0]
 		sh.mu.Unlock()
 	}
-	mem.folds = folds
+	if len(folds) > 0 {
+		p.foldSpans(folds, recs)
+		clear(folds)
+	}
+	mem.folds = folds[:0]
 	for i := range recs {
 		r := &recs[i]
 		if !r.Overflow {
@@ -1100,6 +1137,12 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 			q := &prev.Records[i]
 			if collectorSameKey(q, &r) {
 				used[i] = true
+				if q.folded {
+					// Folded whole after prev read it: r is new
+					// since, and the twin has q's sums.
+					moved = append(moved, *q)
+					break
+				}
 				r.AllocSamples -= q.AllocSamples
 				r.AllocTail -= q.AllocTail
 				if (r.AllocSamples < 0 || r.AllocTail < 0) && isSpanRecord(&r) {
@@ -1124,6 +1167,7 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 				continue
 			}
 		}
+		r.folded = false // cur's: of no meaning in a delta
 		out = append(out, r)
 	}
 	for i := range prev.Records {

@@ -3,6 +3,7 @@ package profiler
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/arenaprof/arenaprof/hooks"
@@ -125,10 +126,12 @@ func TestSpanIDsPerWindow(t *testing.T) {
 }
 
 // TestDeltaSpanPartlyFolded takes a span's objects from two arenas of
-// different shards at one site: the released one's bucket is folded, the
-// live one's stays, so the span's record shrinks between two cumulative
-// snapshots. Delta of them counts the window's one event once, under the
-// site without the span ID.
+// different shards at one site, releases one and keeps the other's live:
+// Deltas folds neither (the span's record holds a live object), and when
+// one is folded all the same (as a bucket that took an event between a
+// snapshot's read and its fold may be left out), so that the span's
+// record shrinks between two cumulative snapshots, Delta of them counts
+// the window's one event once, under the site without the span ID.
 func TestDeltaSpanPartlyFolded(t *testing.T) {
 	setMeanBytes(t, 1)
 	p := startCollector(t)
@@ -144,7 +147,22 @@ func TestDeltaSpanPartlyFolded(t *testing.T) {
 		if i == 1 {
 			a.Reset()
 			s0 = p.Snapshot()
-			p.Deltas() // folds a's bucket
+			p.Deltas()
+			if st := p.Stats(); st.SpanBuckets != 2 {
+				t.Fatalf("%d span buckets after Deltas, want 2: b's objects are live", st.SpanBuckets)
+			}
+			sh := &p.shards[collectorShardOf(a.ID())]
+			sh.mu.Lock()
+		walk:
+			for _, head := range sh.buckets {
+				for x := head; x != nil; x = x.next {
+					if x.span {
+						p.foldSpan(sh, x) // a's bucket
+						break walk
+					}
+				}
+			}
+			sh.mu.Unlock()
 		}
 		for _, x := range step {
 			collectorAllocSized(x, 32)
@@ -167,5 +185,110 @@ func TestDeltaSpanPartlyFolded(t *testing.T) {
 	}
 	if s := collectorSum(s1); s.samples != 6 {
 		t.Errorf("cumulative: %d samples, want 6", s.samples)
+	}
+}
+
+// spanTestAlloc allocates one 32-byte object in a at one of two sites.
+func spanTestAlloc(a *simalloc.Arena, site int) {
+	if site == 0 {
+		collectorAllocSized(a, 32)
+	} else {
+		collectorAllocSized(a, 32)
+	}
+}
+
+// TestSpanFoldsRandom runs 200 windows of Deltas over requests drawn at
+// random (seeded): new spans each window, 1 to 3 arenas each (in shards
+// of their own, mostly), living up to 4 windows, some reset and used
+// again, objects at two sites; and snapshots taken between at random by a
+// second reader. Every window of Deltas gives each span ID exactly its
+// own samples of the window, and every Delta of two of the reader's
+// snapshots, whatever folds happened between, exactly the samples taken
+// between them. Deterministic (mean 1, fixed seeds).
+func TestSpanFoldsRandom(t *testing.T) {
+	setMeanBytes(t, 1)
+	p := startCollector(t, WithMaxBuckets(4096))
+	rng := rand.New(rand.NewPCG(45, 1))
+	next := p.Deltas()
+	type span struct {
+		id     string
+		arenas []*simalloc.Arena
+		left   int
+	}
+	var live []*span
+	var seed uint64
+	var events int64
+	snaps := []*Snapshot{p.Snapshot()}
+	at := []int64{0}
+	for w := range 200 {
+		for i := range rng.IntN(6) {
+			s := &span{id: fmt.Sprintf("%08x%08x", w, i), left: rng.IntN(4)}
+			labels := hooks.NewLabels("span_id", s.id, "span_name", "GET /r")
+			for range 1 + rng.IntN(3) {
+				seed++
+				s.arenas = append(s.arenas, newCollectorTestArena(t, seed, labels))
+			}
+			live = append(live, s)
+		}
+		want := map[string]int64{}
+		kept := live[:0]
+		for _, s := range live {
+			for _, a := range s.arenas {
+				for range rng.IntN(4) {
+					spanTestAlloc(a, rng.IntN(2))
+					want[s.id]++
+					events++
+				}
+				if rng.IntN(5) == 0 {
+					a.Reset() // used again later, under the same span
+				}
+			}
+			if rng.IntN(3) == 0 {
+				snaps, at = append(snaps, p.Snapshot()), append(at, events)
+			}
+			if s.left == 0 {
+				for _, a := range s.arenas {
+					a.Reset()
+				}
+				continue
+			}
+			s.left--
+			kept = append(kept, s)
+		}
+		live = kept
+		d := next()
+		got := map[string]int64{}
+		for _, r := range d.Records {
+			if r.AllocSamples < 0 {
+				t.Fatalf("window %d: record %+v", w, r)
+			}
+			if id, ok := r.Labels.Get("span_id"); ok && r.AllocSamples > 0 {
+				got[id] += r.AllocSamples
+			}
+		}
+		for id, n := range want {
+			if n > 0 && got[id] != n {
+				t.Fatalf("window %d: span %s has %d samples, want %d", w, id, got[id], n)
+			}
+		}
+		for id, n := range got {
+			if want[id] != n {
+				t.Fatalf("window %d: span %s has %d samples, want %d", w, id, n, want[id])
+			}
+		}
+	}
+	for range 300 {
+		i := rng.IntN(len(snaps))
+		j := i + rng.IntN(len(snaps)-i)
+		d, err := Delta(snaps[i], snaps[j])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := collectorSum(d); s.samples != at[j]-at[i] || math.Abs(s.bytes-32*float64(at[j]-at[i])) > 1e-6*s.bytes {
+			t.Fatalf("Delta of snapshots %d and %d: %d samples, %.1f bytes, want %d", i, j, s.samples, s.bytes, at[j]-at[i])
+		}
+	}
+	if s := collectorSum(p.Snapshot()); s.samples != events {
+		t.Errorf("cumulative: %d samples, want %d", s.samples, events)
 	}
 }
