@@ -798,7 +798,8 @@ func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil, false) }
 //
 // Span IDs (the label span_id) live for the windows of next: each call,
 // once it has read them, folds the buckets of a span ID whose objects are
-// all released into the bucket of their site without the span ID. A
+// all released (in every arena of the span) into the bucket of their
+// site without the span ID. A
 // window's snapshot thus carries the span IDs of its own events, and the
 // profiler keeps at most a quarter of its bucket bound of them at a time
 // (see [WithMaxBuckets]), however long it runs. Totals stay exact: other
