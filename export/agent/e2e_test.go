@@ -84,6 +84,11 @@ const e2eConfidence = 1 - 1e-7
 //     delta = true, and pushed through the server's Push API as Alloy's
 //     pyroscope.write does; the server stores each scraped window as it is
 //     (no delta of its own on top) under the block's name;
+//   - spans: requests with new span IDs in each of five upload intervals,
+//     every allocation sampled: each span ID is in exactly one upload,
+//     with all its samples, the profiler keeps no span bucket once they
+//     are uploaded, and the server stores every sample under span_name
+//     (see testSpansEndToEnd);
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
@@ -118,6 +123,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	t.Run("agent", func(t *testing.T) { testAgentEndToEnd(t, base) })
 	t.Run("pull", func(t *testing.T) { testPullEndToEnd(t, base) })
 	t.Run("holdings", func(t *testing.T) { testHoldingsEndToEnd(t, base) })
+	t.Run("spans", func(t *testing.T) { testSpansEndToEnd(t, base) })
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {
