@@ -113,8 +113,13 @@ type Arena struct {
 	// lctx, when not nil, is the context of the Get whose pprof labels
 	// are still to be added to labels: a set not in the cache is built
 	// only when an event needs it (see resolveLabels).
-	lctx      context.Context
-	tally     func(bytes, allocs int64) // see ContextWithUsage
+	lctx  context.Context
+	tally func(bytes, allocs int64) // see ContextWithUsage
+	// tctx is the context of a Get under a usage function once its
+	// labels are resolved, and thash their hash: its events follow its
+	// labels (see followLabels).
+	tctx      context.Context
+	thash     uint64
 	chunkSize uintptr
 	poison    bool
 	checked   *checkedArena // nil unless in checked mode (see checked.go)

@@ -88,7 +88,7 @@ func (p *Pool) Put(a *Arena) {
 	a.Reset()
 	a.labels = a.base
 	if a.lctx != nil || a.tally != nil {
-		a.lctx, a.tally = nil, nil
+		a.lctx, a.tally, a.tctx = nil, nil, nil
 	}
 	a.idle()
 	p.p.Put(a)

@@ -492,6 +492,8 @@ func (a *Arena) emit(ti *typeInfo, kind int, size, offset int64, skip int) {
 	e.Size, e.Offset, e.MeanBytes = size, offset, a.mean
 	if a.lctx != nil {
 		a.resolveLabels()
+	} else if a.tctx != nil {
+		a.followLabels()
 	}
 	e.Labels, e.Arena = a.labels, a.id
 	if kind == kindSlice {

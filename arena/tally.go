@@ -23,6 +23,11 @@ type usageKey struct{}
 //     (an append into a slice's spare capacity takes nothing from the
 //     arena and is not counted).
 //
+// An arena taken under such a context follows its pprof labels: each
+// sampled allocation takes them anew if they changed since the arena
+// read them (a tracing integration adds a label once the request's span
+// has ended, so that the samples of an arena used after it say so).
+//
 // A Reset with nothing handed out since calls f(0, 0). f runs on the
 // goroutine that resets the arena, before Reset returns; it must be quick
 // and must not use the arena. Tracing integrations use it to put each
@@ -90,7 +95,22 @@ func (r *region) handedOut() uintptr {
 // under, not yet in its labels, to them, and publishes the result.
 func (a *Arena) resolveLabels() {
 	l := ctxlabels.Resolve(a.lctx)
+	if a.tally != nil {
+		a.tctx, a.thash = a.lctx, ctxlabels.Hash(a.lctx)
+	}
 	a.lctx = nil
 	a.labels = mergeLabels(a.base, l)
 	a.publishLabels()
+}
+
+// followLabels takes the labels of the context of a Get under a usage
+// function anew when they changed since they were resolved: a tracing
+// integration's context adds span_late=true once its span has ended, so
+// that the samples of an arena still used after its request say so. It
+// costs a sampled event a walk of the context's labels.
+func (a *Arena) followLabels() {
+	if ctxlabels.Hash(a.tctx) != a.thash {
+		a.lctx = a.tctx
+		a.resolveLabels()
+	}
 }

@@ -38,11 +38,15 @@
 //
 // An arena Put or Reset after its span ended (a goroutine outliving the
 // request) cannot add to the span: its bytes are counted in [Late] and, with
-// a meter provider, in the counter arena.request.late_allocated (unit By).
+// a meter provider, in the counter arena.request.late_allocated (unit By);
+// the samples it takes after the span ended carry the label
+// span_late=true beside span_id and span_name.
 // Spans that do not record (sampled out) get nothing: no labels, no
 // attributes, and their arenas cost what they cost without tracing.
 //
-// Span IDs are new on every request; the profiler keeps at most a quarter
-// of its bucket bound for them (see [profiler.WithMaxBuckets]); past that,
+// Span IDs are new on every request; they live for the agent's upload
+// window their samples fall in, then fold into their site's samples
+// without them, and at most a quarter of the profiler's bucket bound
+// carries them at a time (see [profiler.WithMaxBuckets]); past that,
 // samples keep span_name and lose span_id.
 package otelarena

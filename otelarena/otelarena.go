@@ -2,9 +2,12 @@ package otelarena
 
 import (
 	"context"
+	"encoding/hex"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -20,6 +23,7 @@ const (
 	attrAllocs    = "arena.allocations"
 	labelSpanID   = "span_id"
 	labelSpanName = "span_name"
+	labelSpanLate = "span_late"
 	scopeName     = "github.com/arenaprof/arenaprof/otelarena"
 )
 
@@ -99,9 +103,10 @@ type tracer struct {
 }
 
 // Start starts a span with the wrapped tracer. A local root span that
-// records gets the profile ID attribute, its labels on the returned
-// context, and the usage function that adds its arenas' bytes up; a child
-// inherits them through the context it was started from.
+// records gets its labels on the returned context, the usage function
+// that adds its arenas' bytes up, and the profile ID and arena attributes
+// when it ends; a child inherits them through the context it was started
+// from.
 func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -116,92 +121,174 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	if !localRoot || !span.IsRecording() {
 		return ctx, span
 	}
-	id := span.SpanContext().SpanID().String()
-	// pyroscope.profile.id goes on the span with the arena attributes,
-	// when it ends: one SetAttributes call instead of two, each of which
-	// grows the SDK's attribute slice (6% of a traced request's CPU).
-	r := &root{span: span, name: name, id: id, inst: t.inst}
-	ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, id, labelSpanName, name))
-	ctx = arena.ContextWithUsage(ctx, r.add)
-	s := &rootSpan{Span: span, r: r}
-	return trace.ContextWithSpan(ctx, s), s
+	// One allocation holds the wrapper, what it adds up, its ID's hex
+	// digits, its attributes and the context returned: a traced request
+	// pays each allocation in CPU and garbage (BENCHMARKS.md).
+	s := &rootSpan{Span: span, name: name, startName: name, inst: t.inst}
+	sid := span.SpanContext().SpanID()
+	hex.Encode(s.hexID[:], sid[:])
+	ctx = arena.ContextWithUsage(ctx, s.add)
+	s.ctx = spanContext{Context: ctx, s: s}
+	if keys.span == nil || keys.labels == nil {
+		// Not seen (TestContextKeys fails): the labels and the span the
+		// usual way, without span_late.
+		ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
+		return trace.ContextWithSpan(ctx, s), s
+	}
+	return &s.ctx, s
 }
 
-// root is what a local root span adds up from its arenas.
-type root struct {
-	span trace.Span
+// rootSpan is a local root span: it adds up its arenas' usage and puts it
+// on the span before it ends.
+type rootSpan struct {
+	trace.Span
 	inst *instruments
+	ctx  spanContext // the context Start returned
 
-	id      string // the span ID, 16 hex digits
+	startName string // the name at Start, the label span_name
+
 	mu      sync.Mutex
 	name    string
 	bytes   int64
 	allocs  int64
 	reports int64
 	ended   bool
+
+	// done is ended, read by the context without the lock; labelMap and
+	// lateLabelMap are the pprof labels of its context, made when first
+	// asked for, before and after it ended (see spanContext).
+	done         atomic.Bool
+	labelMap     atomic.Pointer[any]
+	lateLabelMap atomic.Pointer[any]
+
+	hexID [16]byte // the span ID in lowercase hex, written once by Start
+	attrs [3]attribute.KeyValue
 }
+
+// id returns the span ID's hex digits, without a copy: they are written
+// once, before the first call.
+func (s *rootSpan) id() string { return unsafe.String(&s.hexID[0], len(s.hexID)) }
 
 // add is the usage function of the arenas taken under the span (see
 // arena.ContextWithUsage); arenas of several goroutines may call it at once.
-func (r *root) add(bytes, allocs int64) {
-	r.mu.Lock()
-	if r.ended {
-		name := r.name
-		r.mu.Unlock()
+func (s *rootSpan) add(bytes, allocs int64) {
+	s.mu.Lock()
+	if s.ended {
+		name := s.name
+		s.mu.Unlock()
 		late.reports.Add(1)
 		late.bytes.Add(bytes)
-		if r.inst != nil {
-			r.inst.late.Add(context.Background(), bytes, metric.WithAttributes(attribute.String("span.name", name)))
+		if s.inst != nil {
+			s.inst.late.Add(context.Background(), bytes, metric.WithAttributes(attribute.String("span.name", name)))
 		}
 		return
 	}
-	r.bytes += bytes
-	r.allocs += allocs
-	r.reports++
-	r.mu.Unlock()
+	s.bytes += bytes
+	s.allocs += allocs
+	s.reports++
+	s.mu.Unlock()
 }
 
-// end puts the sums on the span and in the histogram, once, before the
-// span ends.
-func (r *root) end() {
-	r.mu.Lock()
-	if r.ended {
-		r.mu.Unlock()
-		return
-	}
-	r.ended = true
-	bytes, allocs, reports, name := r.bytes, r.allocs, r.reports, r.name
-	r.mu.Unlock()
-	if reports == 0 {
-		r.span.SetAttributes(attribute.String(attrProfileID, r.id)) // no arena: no arena attribute
-		return
-	}
-	r.span.SetAttributes(attribute.String(attrProfileID, r.id), attribute.Int64(attrBytes, bytes), attribute.Int64(attrAllocs, allocs))
-	if r.inst != nil {
-		r.inst.hist.Record(context.Background(), bytes, metric.WithAttributes(attribute.String("span.name", name)))
-	}
-}
-
-// rootSpan is a local root span: it adds its arenas' sums before it ends.
-type rootSpan struct {
-	trace.Span
-	r *root
-}
-
-// End adds the arenas' sums to the span and ends it.
+// End puts the arenas' sums and the profile ID on the span, and the bytes
+// in the histogram, once, and ends the span.
 func (s *rootSpan) End(opts ...trace.SpanEndOption) {
-	s.r.end()
+	s.mu.Lock()
+	first := !s.ended
+	s.ended = true
+	bytes, allocs, reports, name := s.bytes, s.allocs, s.reports, s.name
+	s.mu.Unlock()
+	if first {
+		s.done.Store(true)
+		// pyroscope.profile.id goes on the span with the arena
+		// attributes, when it ends: one SetAttributes call instead of
+		// two, each of which grows the SDK's attribute slice. The slice
+		// is the span's own: no allocation for the call's arguments.
+		s.attrs[0] = attribute.String(attrProfileID, s.id())
+		n := 1 // no arena: no arena attribute
+		if reports > 0 {
+			s.attrs[1], s.attrs[2], n = attribute.Int64(attrBytes, bytes), attribute.Int64(attrAllocs, allocs), 3
+		}
+		s.Span.SetAttributes(s.attrs[:n]...)
+		if reports > 0 && s.inst != nil {
+			s.inst.hist.Record(context.Background(), bytes, metric.WithAttributes(attribute.String("span.name", name)))
+		}
+	}
 	s.Span.End(opts...)
 }
 
 // SetName renames the span; the histogram takes the name the span ends
 // with (the labels keep the name it started with).
 func (s *rootSpan) SetName(name string) {
-	s.r.mu.Lock()
-	s.r.name = name
-	s.r.mu.Unlock()
+	s.mu.Lock()
+	s.name = name
+	s.mu.Unlock()
 	s.Span.SetName(name)
 }
+
+// spanContext is the context Start returns for a local root span: it
+// answers for the span itself, as trace.ContextWithSpan's would, and for
+// the pprof labels span_id and span_name over those of the context below,
+// as pprof.WithLabels's would, but makes them only when first asked for:
+// an arena taken under it reads them at its first sampled allocation or
+// new chunk, which most requests never reach, so that most spans pay
+// neither the labels nor a context for each (BENCHMARKS.md). Once the
+// span has ended it answers with span_late=true added, so that the
+// samples an arena takes after its span ended say so (an arena under a
+// usage function follows its context's labels, see
+// arena.ContextWithUsage).
+type spanContext struct {
+	context.Context // the usage function over the caller's context
+	s               *rootSpan
+}
+
+// Value returns the span for the key of the current span, the span's
+// labels for the key of pprof labels, and what the context below holds
+// for any other key.
+func (c *spanContext) Value(key any) any {
+	switch key {
+	case keys.span:
+		return trace.Span(c.s)
+	case keys.labels:
+		if c.s.done.Load() {
+			return c.s.labels(&c.s.lateLabelMap, true)
+		}
+		return c.s.labels(&c.s.labelMap, false)
+	}
+	return c.Context.Value(key)
+}
+
+// labels returns the pprof label map of the span's context (for
+// pprof.Label and pprof.ForLabels), with span_late=true if late, made at
+// the first call: the labels of the context below with the span's.
+func (s *rootSpan) labels(p *atomic.Pointer[any], late bool) any {
+	if l := p.Load(); l != nil {
+		return *l
+	}
+	ls := pprof.Labels(labelSpanID, s.id(), labelSpanName, s.startName)
+	if late {
+		ls = pprof.Labels(labelSpanID, s.id(), labelSpanLate, "true", labelSpanName, s.startName)
+	}
+	l := pprof.WithLabels(s.ctx.Context, ls).Value(keys.labels)
+	p.CompareAndSwap(nil, &l)
+	return *p.Load()
+}
+
+// keys are the context keys of OpenTelemetry's current span and of
+// runtime/pprof's labels, unexported in their packages: each package's
+// own reader hands its key to a context that notes it.
+var keys = func() (k struct{ span, labels any }) {
+	trace.SpanFromContext(keyProbe{func(key any) { k.span = key }})
+	pprof.Label(keyProbe{func(key any) { k.labels = key }}, "")
+	return k
+}()
+
+// keyProbe is a context that notes the keys it is asked for.
+type keyProbe struct{ note func(key any) }
+
+func (keyProbe) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (keyProbe) Done() <-chan struct{}       { return nil }
+func (keyProbe) Err() error                  { return nil }
+func (p keyProbe) Value(key any) any         { p.note(key); return nil }
 
 // late counts the reports of arenas whose span had ended.
 var late struct{ reports, bytes atomic.Int64 }

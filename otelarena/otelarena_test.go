@@ -330,3 +330,108 @@ func TestLateAndNotRecording(t *testing.T) {
 		t.Errorf("%d spans recorded", n)
 	}
 }
+
+// TestLateLabel samples every allocation (mean 1) of an arena taken under
+// a local root span's context, a child's, or a context derived from it,
+// used before the span ends and after (also after a Reset): the samples
+// taken after carry span_late=true beside span_id and span_name, the
+// others do not; the context itself says so, and still holds the span.
+func TestLateLabel(t *testing.T) {
+	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
+	tr := wrapped.Tracer("test")
+	old := hooks.MeanBytes()
+	if err := hooks.SetMeanBytes(1); err != nil {
+		t.Fatal(err)
+	}
+	ev := &events{}
+	unregister := hooks.Register(ev)
+	defer func() {
+		unregister()
+		_ = hooks.SetMeanBytes(old)
+	}()
+	type key struct{}
+	for _, c := range []struct {
+		name  string
+		under func(ctx context.Context) context.Context
+	}{
+		{"root", func(ctx context.Context) context.Context { return ctx }},
+		{"child", func(ctx context.Context) context.Context {
+			ctx, child := tr.Start(ctx, "db")
+			child.End()
+			return ctx
+		}},
+		{"derived", func(ctx context.Context) context.Context { return context.WithValue(ctx, key{}, 1) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, root := tr.Start(context.Background(), "GET /late")
+			if trace.SpanFromContext(ctx) != root {
+				t.Fatal("the context does not hold the span")
+			}
+			id := root.SpanContext().SpanID().String()
+			pool := arena.NewPool()
+			a := pool.Get(c.under(ctx))
+			arena.New[obj24](a)
+			arena.New[withPtr](a)
+			if _, ok := pprof.Label(ctx, labelSpanLate); ok {
+				t.Error("span_late before the span ended")
+			}
+			root.End()
+			if v, _ := pprof.Label(ctx, labelSpanLate); v != "true" {
+				t.Errorf("span_late %q after the span ended, want true", v)
+			}
+			arena.New[obj24](a)
+			a.Reset()
+			arena.New[withPtr](a)
+			pool.Put(a)
+			ev.mu.Lock()
+			got := ev.labels
+			ev.labels = nil
+			ev.mu.Unlock()
+			if len(got) != 4 {
+				t.Fatalf("%d samples, want 4", len(got))
+			}
+			for i, l := range got {
+				sid, _ := l.Get(labelSpanID)
+				sname, _ := l.Get(labelSpanName)
+				late, _ := l.Get(labelSpanLate)
+				if want := map[bool]string{true: "true"}[i >= 2]; sid != id || sname != "GET /late" || late != want {
+					t.Errorf("sample %d: labels %v, want span_id %s, span_name GET /late, span_late %q", i, l, id, want)
+				}
+			}
+		})
+	}
+}
+
+// TestContextKeys checks that the context keys of the current span and of
+// pprof labels were seen (a new OpenTelemetry or Go that reads them
+// otherwise makes Start fall back to trace.ContextWithSpan, without
+// span_late), and that the context Start returns answers for both as the
+// packages' own contexts do: the span, and its labels over the parent's,
+// span_name the name at Start.
+func TestContextKeys(t *testing.T) {
+	if keys.span == nil || keys.labels == nil {
+		t.Fatalf("context keys not seen: %+v", keys)
+	}
+	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
+	parent := pprof.WithLabels(context.Background(), pprof.Labels("tenant", "t1"))
+	ctx, span := wrapped.Tracer("test").Start(parent, "GET /k")
+	defer span.End()
+	span.SetName("GET /renamed")
+	var got []string
+	pprof.ForLabels(ctx, func(k, v string) bool { got = append(got, k+"="+v); return true })
+	if want := []string{"span_id=" + span.SpanContext().SpanID().String(), "span_name=GET /k", "tenant=t1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+	if _, ok := ctx.(*spanContext); !ok {
+		t.Fatalf("context %T, want *spanContext", ctx)
+	}
+	if got := trace.SpanFromContext(ctx); got != span {
+		t.Errorf("SpanFromContext: %v, want the root span", got)
+	}
+	if got := trace.SpanContextFromContext(ctx); !got.Equal(span.SpanContext()) {
+		t.Errorf("SpanContextFromContext: %v", got)
+	}
+	if id, _ := pprof.Label(ctx, labelSpanID); id != span.SpanContext().SpanID().String() {
+		t.Errorf("span_id %q", id)
+	}
+}

@@ -56,9 +56,12 @@ type collectorConfig struct {
 //
 // Span IDs (the label span_id, new on every request) would fill the bound
 // one sampled request at a time: at most a quarter of it, max(1, n/4)
-// buckets, carry one; past that, events lose their span_id label, keep the
-// others (span_name among them), and are counted in
-// [Stats.SpanIDsDropped].
+// buckets, carry one at a time; past that, events that would need a new
+// one lose their span_id label, keep the others (span_name among them),
+// and are counted in [Stats.SpanIDsDropped]. [Profiler.Deltas] (the
+// agent's windows) frees them window by window: it folds a span ID's
+// buckets into their site's bucket once it has read them and their
+// objects are released.
 func WithMaxBuckets(n int) Option {
 	return func(c *collectorConfig) error {
 		if n < 1 {
@@ -155,6 +158,7 @@ type collectorBucket struct {
 	mean      int64
 	overflow  bool
 	typeless  bool    // a typeless bucket: its sums are guarded by typelessMu
+	span      bool    // its labels carry a span ID (see foldSpan)
 	weight    float64 // estimate.WeightedBytes(size, mean), cached; 0 for overflow
 	allocN    int64
 	allocTail int64
@@ -244,10 +248,16 @@ func collectorHash(e *hooks.Event) uint64 {
 	h ^= uint64(e.Size) * 0xbf58476d1ce4e5b9
 	h ^= uint64(e.MeanBytes) * 0x94d049bb133111eb
 	h ^= maphash.String(collectorSeed, e.TypeName)
-	if k := e.Labels.Key(); k != "" {
-		h ^= maphash.String(collectorSeed, k) * 31
+	return h ^ collectorLabelsHash(e.Labels)
+}
+
+// collectorLabelsHash is the labels' part of collectorHash, which XORs it
+// in last: foldSpan swaps one label set's part for another's.
+func collectorLabelsHash(l hooks.Labels) uint64 {
+	if k := l.Key(); k != "" {
+		return maphash.String(collectorSeed, k) * 31
 	}
-	return h
+	return 0
 }
 
 func collectorOverflowHash(typeName string, mean int64) uint64 {
@@ -274,13 +284,9 @@ func (p *Profiler) sampled(e *hooks.Event) {
 	if p.stopped.Load() {
 		return
 	}
-	if p.spanBuckets.Load() >= p.maxSpanBuckets() {
-		if _, ok := e.Labels.Get(spanIDLabel); ok {
-			e = p.withoutSpanID(e)
-		}
-	}
-	h := collectorHash(e)
 	sh := &p.shards[collectorShardOf(e.Arena)]
+lookup:
+	h := collectorHash(e)
 	sh.mu.Lock()
 	var b *collectorBucket
 	for x := sh.buckets[h]; x != nil; x = x.next {
@@ -290,6 +296,15 @@ func (p *Profiler) sampled(e *hooks.Event) {
 		}
 	}
 	if b == nil {
+		if p.spanBuckets.Load() >= p.maxSpanBuckets() {
+			// No new bucket for a span ID past the bound (an
+			// existing one still takes its span's events).
+			if _, ok := e.Labels.Get(spanIDLabel); ok {
+				sh.mu.Unlock()
+				e = p.withoutSpanID(e)
+				goto lookup
+			}
+		}
 		b = p.newBucket(sh, h, e)
 		if b == nil {
 			sh.mu.Unlock()
@@ -380,6 +395,7 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	b.next = sh.buckets[h]
 	sh.buckets[h] = b
 	if _, ok := e.Labels.Get(spanIDLabel); ok {
+		b.span = true
 		p.spanBuckets.Add(1)
 	}
 	return b
@@ -409,6 +425,98 @@ func (p *Profiler) withoutSpanID(e *hooks.Event) *hooks.Event {
 	c := *e
 	c.Labels = hooks.NewLabels(kv...)
 	return &c
+}
+
+// withoutLabel returns l without the label key.
+func withoutLabel(l hooks.Labels, key string) hooks.Labels {
+	var kv []string
+	for k, v := range l.All {
+		if k != key {
+			kv = append(kv, k, v)
+		}
+	}
+	return hooks.NewLabels(kv...)
+}
+
+// spanFold is a span bucket a snapshot read with no live object: its
+// shard, its record in the snapshot, and its events when read.
+type spanFold struct {
+	b      *collectorBucket
+	shard  int32
+	rec    int32
+	allocN int64
+}
+
+// foldSpans folds the span buckets of folds (in shard order) whose
+// records in recs hold no live object, none of their buckets in any
+// shard, and that took no event since they were read: a span ID's buckets
+// fold together, so that its record leaves the next snapshot whole, and
+// folded bytes were all in the snapshot that read them. A bucket that
+// missed the fold for either reason is folded by a later window's.
+func (p *Profiler) foldSpans(folds []spanFold, recs []Record) {
+	for _, f := range folds {
+		recs[f.rec].folded = recs[f.rec].InuseSamples == 0
+	}
+	for i := 0; i < len(folds); {
+		sh := &p.shards[folds[i].shard]
+		sh.mu.Lock()
+		for ; i < len(folds) && &p.shards[folds[i].shard] == sh; i++ {
+			f := folds[i]
+			if recs[f.rec].InuseSamples == 0 && f.b.inuseN == 0 && f.b.allocN == f.allocN {
+				p.foldSpan(sh, f.b)
+			} else {
+				recs[f.rec].folded = false // in part at most: Delta's rule for a shrunk record applies
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// foldSpan folds a span bucket, none of whose objects is live, into its
+// twin, the bucket of its key without the span ID: it adds its sums to the
+// twin, or becomes the twin when there is none (taking no new bucket of
+// the bound). The span ID's buckets thereby live for the windows their
+// events fell in (see [Profiler.Deltas]), and a long-running service's
+// span IDs do not fill the bound: sums move within the site, so a
+// cumulative snapshot's totals stay exact, and deltaInto gives each
+// window its own (the twin's growth, less what the span records had
+// before). sh.mu is held.
+func (p *Profiler) foldSpan(sh *collectorShard, b *collectorBucket) {
+	// Unlink b from its chain.
+	if head := sh.buckets[b.hash]; head == b {
+		if b.next == nil {
+			delete(sh.buckets, b.hash)
+		} else {
+			sh.buckets[b.hash] = b.next
+		}
+	} else {
+		for x := head; x != nil; x = x.next {
+			if x.next == b {
+				x.next = b.next
+				break
+			}
+		}
+	}
+	b.next = nil
+	p.spanBuckets.Add(-1)
+	labels := withoutLabel(b.labels, spanIDLabel)
+	// The twin's hash as collectorHash makes it from an event of the
+	// same stack hash: the events without a span ID past the bound
+	// (withoutSpanID) find it.
+	h := b.hash ^ collectorLabelsHash(b.labels) ^ collectorLabelsHash(labels)
+	for x := sh.buckets[h]; x != nil; x = x.next {
+		if x.hash == h && !x.overflow && x.size == b.size && x.mean == b.mean &&
+			x.typeName == b.typeName && x.labels.Key() == labels.Key() && collectorSameStack(x.stack, b.stack) {
+			x.allocN += b.allocN
+			x.allocTail += b.allocTail
+			x.allocB += b.allocB
+			p.buckets.Add(-1)
+			return
+		}
+	}
+	b.labels, b.hash, b.span = labels, h, false
+	b.next = sh.buckets[h]
+	sh.buckets[h] = b
 }
 
 // typelessBucket returns the typeless bucket of a mean, creating it if
@@ -534,8 +642,10 @@ type Stats struct {
 	PoolGets uint64
 	// SpanBuckets counts the regular buckets whose labels carry a span ID
 	// (label span_id, set by tracing integrations); at most a quarter of
-	// MaxBuckets. Past that bound events lose their span_id label, keep
-	// the others, and are counted in SpanIDsDropped.
+	// MaxBuckets. Past that bound events that would need a new one lose
+	// their span_id label, keep the others, and are counted in
+	// SpanIDsDropped. Profiler.Deltas folds them window by window (see
+	// WithMaxBuckets).
 	SpanBuckets    int
 	SpanIDsDropped uint64
 }
@@ -595,6 +705,12 @@ type Record struct {
 	InuseSamples int64   // sample events whose objects are still live
 	InuseBytes   float64 // estimated bytes still live
 	InuseObjects float64 // estimated objects still live
+
+	// folded marks a span ID's record whose buckets the snapshot folded
+	// into their site's once it had read them (see foldSpans): Delta
+	// from it knows that a record of the same key in the later snapshot
+	// is new.
+	folded bool
 }
 
 // Snapshot is an immutable view of a profiler's buckets: cumulative since
@@ -647,6 +763,9 @@ type snapshotMem struct {
 	means    []int64
 	set      map[int64]bool
 	meanLast map[int64]uint64
+	folds    []spanFold       // the span buckets a snapshot may fold
+	used     []bool           // Delta: the records of prev that cur has
+	twins    map[uint64]int32 // Delta: the records of the result by hash, when span records moved
 }
 
 // takeMem returns the memory of old for a new snapshot: old's own, or a
@@ -666,7 +785,7 @@ var collectorSeq atomic.Uint64
 
 // Snapshot returns the cumulative aggregates since [Start]. In-use values
 // are those at the time of the call. It works after Stop as well.
-func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil) }
+func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil, false) }
 
 // Deltas returns next, for a caller that takes the window of every
 // interval, such as the agent's arena source: each call of next returns
@@ -676,14 +795,24 @@ func (p *Profiler) Snapshot() *Snapshot { return p.snapshot(nil) }
 // once the number of records has settled a call allocates little. A result
 // is valid until the next call, which reuses its memory. next must not be
 // called concurrently.
+//
+// Span IDs (the label span_id) live for the windows of next: each call,
+// once it has read them, folds the buckets of a span ID whose objects are
+// all released (in every arena of the span) into the bucket of their
+// site without the span ID. A
+// window's snapshot thus carries the span IDs of its own events, and the
+// profiler keeps at most a quarter of its bucket bound of them at a time
+// (see [WithMaxBuckets]), however long it runs. Totals stay exact: other
+// readers' windows ([Delta] of two snapshots) that span a fold see the
+// folded bytes under the site without the span ID.
 func (p *Profiler) Deltas() (next func() *Snapshot) {
-	prev := p.snapshot(nil)
+	prev := p.snapshot(nil, true)
 	var spare, last *Snapshot
 	return func() *Snapshot {
 		// cur takes the memory of the snapshot before prev, which no
 		// result uses any more (a delta shares memory with its cur
 		// only), and the delta that of the last result.
-		cur := p.snapshot(spare)
+		cur := p.snapshot(spare, true)
 		d, err := deltaReuse(last, prev, cur)
 		if err != nil {
 			panic(err) // two snapshots of p, in order: cannot happen
@@ -693,8 +822,10 @@ func (p *Profiler) Deltas() (next func() *Snapshot) {
 	}
 }
 
-// snapshot is Snapshot in the memory of old (nil: fresh memory).
-func (p *Profiler) snapshot(old *Snapshot) *Snapshot {
+// snapshot is Snapshot in the memory of old (nil: fresh memory). With
+// fold, it folds the span buckets it read whose objects are all released
+// (see foldSpan).
+func (p *Profiler) snapshot(old *Snapshot, fold bool) *Snapshot {
 	mem := takeMem(old)
 	snap := old
 	if snap == nil {
@@ -715,6 +846,7 @@ func (p *Profiler) snapshot(old *Snapshot) *Snapshot {
 		clear(byHash)
 	}
 	chain := slices.Grow(mem.chain[:0], n)
+	folds := mem.folds[:0]
 	for i := range p.shards {
 		sh := &p.shards[i]
 		sh.mu.Lock()
@@ -757,10 +889,18 @@ func (p *Profiler) snapshot(old *Snapshot) *Snapshot {
 					r.AllocObjects += b.allocO
 					r.InuseObjects += b.inuseO
 				}
+				if fold && b.span && b.inuseN == 0 {
+					folds = append(folds, spanFold{b: b, shard: int32(i), rec: int32(j), allocN: b.allocN})
+				}
 			}
 		}
 		sh.mu.Unlock()
 	}
+	if len(folds) > 0 {
+		p.foldSpans(folds, recs)
+		clear(folds)
+	}
+	mem.folds = folds[:0]
 	for i := range recs {
 		r := &recs[i]
 		if !r.Overflow {
@@ -928,6 +1068,10 @@ var errSnapshotMismatch = errors.New("profiler: snapshots are not two cumulative
 // and raw sums are differences; in-use values are cur's (absolute: what is
 // live at the end of the window). Records with nothing allocated in the
 // window and nothing live are left out. The window is marked WindowBoth.
+// A span ID's record that shrank or left between the two (its buckets
+// folded into its site's by [Profiler.Deltas]) gives what it lost back to
+// its site's record without the span ID, which gained it in the fold, so
+// that each event of the window counts once.
 // prev == nil returns cur itself (the window since Start). It returns an
 // error if prev and cur are not two cumulative snapshots (from
 // [Profiler.Snapshot]) of one profiler, prev taken first.
@@ -979,6 +1123,13 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 		byHash[h] = int32(i)
 	}
 	mem.byHash, mem.chain = byHash, chain
+	// used marks the records of prev that cur has; moved collects what
+	// span records lost to a fold (see foldSpan), which their twins
+	// gained.
+	used := slices.Grow(mem.used[:0], len(prev.Records))[:len(prev.Records)]
+	clear(used)
+	mem.used = used
+	var moved []Record
 	out := slices.Grow(mem.recs[:0], len(cur.Records))
 	for _, r := range cur.Records {
 		h := collectorRecordHash(&r)
@@ -986,8 +1137,23 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 		for i := first; ok && i >= 0; i = chain[i] {
 			q := &prev.Records[i]
 			if collectorSameKey(q, &r) {
+				used[i] = true
+				if q.folded {
+					// Folded whole after prev read it: r is new
+					// since, and the twin has q's sums.
+					moved = append(moved, *q)
+					break
+				}
 				r.AllocSamples -= q.AllocSamples
 				r.AllocTail -= q.AllocTail
+				if (r.AllocSamples < 0 || r.AllocTail < 0) && isSpanRecord(&r) {
+					// Some of its buckets were folded: the twin
+					// has their sums, and gives back the loss.
+					moved = append(moved, Record{Labels: r.Labels, Stack: r.Stack, TypeName: r.TypeName, Size: r.Size, MeanBytes: r.MeanBytes,
+						AllocSamples: -r.AllocSamples, AllocTail: -r.AllocTail,
+						AllocBytes: q.AllocBytes - r.AllocBytes, AllocObjects: q.AllocObjects - r.AllocObjects})
+					r.AllocSamples, r.AllocTail = 0, 0
+				}
 				r.AllocBytes = math.Max(0, r.AllocBytes-q.AllocBytes)
 				r.AllocObjects = math.Max(0, r.AllocObjects-q.AllocObjects)
 				break
@@ -1002,7 +1168,20 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 				continue
 			}
 		}
+		r.folded = false // cur's: of no meaning in a delta
 		out = append(out, r)
+	}
+	for i := range prev.Records {
+		// Only a fold takes a record out of the cumulative snapshots.
+		if q := &prev.Records[i]; !used[i] && q.AllocSamples > 0 && isSpanRecord(q) {
+			moved = append(moved, *q)
+		}
+	}
+	if len(moved) > 0 {
+		var err error
+		if out, err = takeFromTwins(out, moved, mem); err != nil {
+			return nil, err
+		}
 	}
 	mem.recs = out
 	mem.idx = collectorSortRecords(out, mem.idx)
@@ -1014,6 +1193,7 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 	st.Lost -= min(st.Lost, prev.Stats.Lost)
 	st.Dropped -= min(st.Dropped, prev.Stats.Dropped)
 	st.PoolGets -= min(st.PoolGets, prev.Stats.PoolGets)
+	st.SpanIDsDropped -= min(st.SpanIDsDropped, prev.Stats.SpanIDsDropped)
 	snap := old
 	if snap == nil {
 		snap = new(Snapshot)
@@ -1036,6 +1216,73 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 		mem:             mem,
 	}
 	return snap, nil
+}
+
+// isSpanRecord reports whether a record's labels carry a span ID.
+func isSpanRecord(r *Record) bool {
+	if r.Overflow {
+		return false
+	}
+	_, ok := r.Labels.Get(spanIDLabel)
+	return ok
+}
+
+// takeFromTwins takes from the records of a delta, out, what the span
+// records of moved lost between the two snapshots to folds: the same sums
+// their twins (the records of their keys without the span ID) gained in
+// the fold, so that the window counts each event once. Twins left with
+// nothing are removed. It returns errSnapshotMismatch if a twin lacks
+// them, which two cumulative snapshots of one profiler in order cannot
+// give.
+func takeFromTwins(out, moved []Record, mem *snapshotMem) ([]Record, error) {
+	twins := mem.twins
+	if twins == nil {
+		twins = make(map[uint64]int32, len(out))
+		mem.twins = twins
+	} else {
+		clear(twins)
+	}
+	for i := range out {
+		if !out[i].Overflow && !isSpanRecord(&out[i]) {
+			twins[collectorRecordHash(&out[i])] = int32(i) // keys are unique; a hash collision is checked below
+		}
+	}
+	for _, m := range moved {
+		m.Labels = withoutLabel(m.Labels, spanIDLabel)
+		j, ok := twins[collectorRecordHash(&m)]
+		if !ok || !collectorSameKey(&out[j], &m) {
+			j = -1
+			for k := range out { // a hash collision: rare
+				if collectorSameKey(&out[k], &m) {
+					j = int32(k)
+					break
+				}
+			}
+			if j < 0 {
+				return nil, errSnapshotMismatch
+			}
+		}
+		t := &out[j]
+		t.AllocSamples -= m.AllocSamples
+		t.AllocTail -= m.AllocTail
+		t.AllocBytes = math.Max(0, t.AllocBytes-m.AllocBytes)
+		t.AllocObjects = math.Max(0, t.AllocObjects-m.AllocObjects)
+		if t.AllocSamples < 0 || t.AllocTail < 0 {
+			return nil, errSnapshotMismatch
+		}
+	}
+	kept := out[:0]
+	for _, r := range out {
+		if r.AllocSamples == 0 {
+			r.AllocBytes, r.AllocObjects = 0, 0
+			if r.InuseSamples == 0 {
+				continue
+			}
+		}
+		kept = append(kept, r)
+	}
+	clear(out[len(kept):])
+	return kept, nil
 }
 
 func collectorRecordHash(r *Record) uint64 {

@@ -83,9 +83,9 @@ func TestDeltaReuseAliases(t *testing.T) {
 	p := startCollector(t)
 	a := newCollectorTestArena(t, 5, hooks.Labels{})
 	collectorSiteA(a, 10)
-	prev := p.snapshot(nil)
+	prev := p.snapshot(nil, false)
 	collectorSiteA(a, 10)
-	cur := p.snapshot(nil)
+	cur := p.snapshot(nil, false)
 	old, err := deltaReuse(nil, prev, cur)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -62,6 +64,7 @@ func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: delta: %w", err)
 	}
+	takeFoldedSpans(merged.Sample, ratios)
 	kept := merged.Sample[:0]
 	for _, s := range merged.Sample {
 		nonzero := false
@@ -83,6 +86,70 @@ func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 	merged.Period = cur.Period
 	merged.Comments = deltaPoolGets(markWindow(cur.Comments), prev, cur, start, merged.DurationNanos)
 	return merged, nil
+}
+
+// spanIDLabel is the label of a request's span ID (see docs/spans.md).
+const spanIDLabel = "span_id"
+
+// takeFoldedSpans moves to its twin (the sample of the same site and
+// labels without the span ID) what a sample with a span ID lost between
+// prev and cur in running totals: the profiler folds a span ID's bucket
+// into its twin once its window is uploaded (profiler.Profiler.Deltas),
+// so that the twin gained what the span's sample lost. Without the move
+// the twin's gain would count the span's events a second time and the
+// loss be clamped away. A loss with no twin is left to the clamp.
+func takeFoldedSpans(samples []*profile.Sample, ratios []float64) {
+	var lost []*profile.Sample
+	for _, s := range samples {
+		if len(s.Label[spanIDLabel]) == 0 {
+			continue
+		}
+		for i, v := range s.Value {
+			if v < 0 && ratios[i] < 0 {
+				lost = append(lost, s)
+				break
+			}
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	twins := make(map[string]*profile.Sample)
+	for _, s := range samples {
+		if len(s.Label[spanIDLabel]) == 0 {
+			twins[sampleKey(s)] = s
+		}
+	}
+	for _, s := range lost {
+		t := twins[sampleKey(s)]
+		if t == nil {
+			continue
+		}
+		for i, v := range s.Value {
+			if v < 0 && ratios[i] < 0 {
+				t.Value[i] += v
+				s.Value[i] = 0
+			}
+		}
+	}
+}
+
+// sampleKey is what tells a sample of a merged profile from another, its
+// locations and labels, the span ID left out.
+func sampleKey(s *profile.Sample) string {
+	var b strings.Builder
+	for _, l := range s.Location {
+		fmt.Fprintf(&b, "%d,", l.ID)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Label)) {
+		if k != spanIDLabel {
+			fmt.Fprintf(&b, "|%q=%q", k, s.Label[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.NumLabel)) {
+		fmt.Fprintf(&b, "|%q#%v%q", k, s.NumLabel[k], s.NumUnit[k])
+	}
+	return b.String()
 }
 
 // deltaPoolGets returns comments without cur's count of arenas handed out

@@ -95,6 +95,11 @@ const e2eConfidence = 1 - 1e-7
 //     snapshot per upload, each with the classes uploaded (summing to its
 //     RSS), each class's mean and maximum as the uploads give them (see
 //     testRSSFleet);
+//   - spanwindows: requests with new span IDs in each of five upload intervals,
+//     every allocation sampled: each span ID is in exactly one upload,
+//     with all its samples, the profiler keeps no span bucket once they
+//     are uploaded, and the server stores every sample under span_name
+//     (see testSpanWindowsEndToEnd);
 //   - restart: the server is stopped with SIGTERM mid-run and started again
 //     about 10 s later on the same data directory; the agent resumes on its
 //     own and the server stores everything it reported as uploaded.
@@ -137,6 +142,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 		testSpansEndToEnd(t, buildCLI(t), base, up, "memory")
 	})
 	t.Run("rss", func(t *testing.T) { testRSSFleet(t, buildCLI(t), base, newRecorder(t, base).py) })
+	t.Run("spanwindows", func(t *testing.T) { testSpanWindowsEndToEnd(t, base) })
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {

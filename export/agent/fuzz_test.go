@@ -105,3 +105,49 @@ func FuzzDelta(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDeltaFoldedSpan: a site's sample under a span ID before (s1
+// samples), the site's sample without it (s2) and, if s3 >= 0, the span's
+// again (s3) after: the delta has no negative value, and when the site's
+// sample gained at least what the span's lost (as a fold gives it), the
+// window's samples are exactly the totals' difference.
+func FuzzDeltaFoldedSpan(f *testing.F) {
+	f.Add(int64(3), int64(5), int64(-1))
+	f.Add(int64(3), int64(2), int64(2))
+	f.Add(int64(3), int64(3), int64(4))
+	f.Fuzz(func(t *testing.T, s1, s2, s3 int64) {
+		if s1 < 0 || s2 < 0 || s1 > 1<<40 || s2 > 1<<40 || s3 > 1<<40 {
+			return // counts, from a profiler: not negative, not near overflow
+		}
+		prev := arenaLikeProfile(s1, 100*s1, 0)
+		prev.Sample[0].Label["span_id"] = []string{"aa"}
+		cur := arenaLikeProfile(s2, 100*s2, 0)
+		total := s2
+		if s3 >= 0 {
+			sp := *arenaLikeProfile(s3, 100*s3, 0).Sample[0]
+			sp.Label = map[string][]string{"type": {"main.user"}, "span_id": {"aa"}}
+			cur.Sample = append(cur.Sample, &sp)
+			total += s3
+		}
+		d, err := profileDelta(prev, cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int64
+		for _, s := range d.Sample {
+			for i, v := range s.Value {
+				if v < 0 && !isInUse(d.SampleType[i].Type) {
+					t.Fatalf("negative %s: %d", d.SampleType[i].Type, v)
+				}
+			}
+			got += s.Value[4]
+		}
+		lost := s1 // what the span's sample lost
+		if s3 >= 0 {
+			lost = max(0, s1-s3)
+		}
+		if s2 >= lost && total >= s1 && got != total-s1 {
+			t.Fatalf("window: %d samples, want %d", got, total-s1)
+		}
+	})
+}

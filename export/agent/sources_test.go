@@ -312,3 +312,59 @@ func TestDeltaSourceErrors(t *testing.T) {
 		t.Fatalf("Start with a failing baseline: %v", err)
 	}
 }
+
+// TestDeltaFoldedSpan gives profileDelta the profiles of a site before and
+// after the profiler folded a span ID's sample into the site's sample
+// without it (profiler.Profiler.Deltas): the window counts its own events
+// once, the span's folded ones not again.
+func TestDeltaFoldedSpan(t *testing.T) {
+	withSpan := func(p *profile.Profile, id string) *profile.Profile {
+		p.Sample[0].Label["span_id"] = []string{id}
+		return p
+	}
+	for _, c := range []struct {
+		name      string
+		prev, cur *profile.Profile
+		samples   int64 // alloc_samples of the window
+		spanIDs   int64 // of them, under a span ID
+	}{
+		// 3 samples under the span, folded; 2 more under the site.
+		{"folded", withSpan(arenaLikeProfile(3, 3000, 0), "aa"), arenaLikeProfile(5, 5000, 0), 2, 0},
+		// The span's 3 samples, 2 of them folded, 1 more under the span.
+		{"partly", withSpan(arenaLikeProfile(3, 3000, 0), "aa"), func() *profile.Profile {
+			p := arenaLikeProfile(2, 2000, 0)
+			s := *withSpan(arenaLikeProfile(2, 2000, 0), "aa").Sample[0]
+			p.Sample = append(p.Sample, &s)
+			return p
+		}(), 1, 0},
+		// A new span's sample beside the folded one.
+		{"new span", withSpan(arenaLikeProfile(3, 3000, 0), "aa"), func() *profile.Profile {
+			p := arenaLikeProfile(3, 3000, 0)
+			s := *withSpan(arenaLikeProfile(4, 4000, 0), "bb").Sample[0]
+			p.Sample = append(p.Sample, &s)
+			return p
+		}(), 4, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := profileDelta(c.prev, c.cur)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sampleValue(t, d, "alloc_samples"); got != c.samples {
+				t.Errorf("alloc_samples %d, want %d", got, c.samples)
+			}
+			if got := sampleValue(t, d, "alloc_space"); got != 1000*c.samples {
+				t.Errorf("alloc_space %d, want %d", got, 1000*c.samples)
+			}
+			var spans int64
+			for _, s := range d.Sample {
+				if len(s.Label["span_id"]) > 0 {
+					spans += s.Value[4]
+				}
+			}
+			if spans != c.spanIDs {
+				t.Errorf("%d samples under a span ID, want %d", spans, c.spanIDs)
+			}
+		})
+	}
+}

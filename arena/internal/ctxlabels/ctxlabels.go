@@ -69,6 +69,14 @@ func Resolve(ctx context.Context) hooks.Labels {
 	return l
 }
 
+// Hash returns the hash of ctx's pprof labels, which Resolve's cache
+// uses: a set that changed has another hash, but for a collision (1 in
+// 2^64 for sets of random strings).
+func Hash(ctx context.Context) uint64 {
+	h, _ := hashLabels(ctx)
+	return h
+}
+
 // seenSize is the number of label-set hashes Resolve remembers, to tell
 // a set that recurs from one seen once.
 const seenSize = 1024
