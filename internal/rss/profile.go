@@ -123,14 +123,16 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 		Period:            r.Rate,
 		TimeNanos:         r.Time.UnixNano(),
 	}
-	p.Sample = make([]*profile.Sample, 0, len(r.Heap)+2*len(r.Holdings)+len(Classes)+3)
+	n := len(r.Heap) + 2*len(r.Holdings) + len(Classes) + 3
+	p.Sample = make([]*profile.Sample, 0, n)
 	symbols.Lock()
 	defer symbols.Unlock()
 	resetSymbols()
 	symbols.gen++
 	b := &builder{p: p, gen: symbols.gen, labels: map[string]map[string][]string{},
-		nums:  map[[2]int64]map[string][]int64{},
-		units: map[string][]string{pprofmt.LabelBytes: {"bytes"}, pprofmt.LabelHeapRate: {"bytes"}}}
+		nums:    map[[2]int64]map[string][]int64{},
+		units:   map[string][]string{pprofmt.LabelBytes: {"bytes"}, pprofmt.LabelHeapRate: {"bytes"}},
+		samples: make([]profile.Sample, 0, n), values: make([]int64, 0, 2*n)}
 	p.Comments = append(p.Comments, commentMark, pprofmt.GoVersionComment(runtime.Version()),
 		commentTime+r.Time.UTC().Format(time.RFC3339Nano))
 	if r.SmapsErr != nil {
@@ -198,16 +200,18 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 // not scaled: arenaprof rss computes the estimates and their intervals
 // from them.
 func (b *builder) heapRows(r *Reading, rule goheap.Rule, live int64, add func(string, []*profile.Location, int64, int64, map[string][]int64)) {
-	est := func(h *HeapRecord) float64 {
-		if r.Rate <= 1 {
-			return float64(h.Count * h.Size)
-		}
-		return float64(h.Count) * rule.Weight(h.Size, r.Rate)
-	}
+	est := symbols.est[:0]
 	var sum float64
 	for i := range r.Heap {
-		sum += est(&r.Heap[i])
+		h := &r.Heap[i]
+		e := float64(h.Count * h.Size)
+		if r.Rate > 1 {
+			e = float64(h.Count) * rule.Weight(h.Size, r.Rate)
+		}
+		est = append(est, e)
+		sum += e
 	}
+	symbols.est = est
 	scale := 1.0
 	if sum > float64(live) {
 		scale = float64(live) / sum
@@ -215,7 +219,7 @@ func (b *builder) heapRows(r *Reading, rule goheap.Rule, live int64, add func(st
 	var given int64
 	for i := range r.Heap {
 		h := &r.Heap[i]
-		v := int64(est(h) * scale)
+		v := int64(est[i] * scale)
 		given += v
 		st := h.st
 		if st == nil {

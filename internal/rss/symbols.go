@@ -30,6 +30,8 @@ var symbols struct {
 	// this read is most often the one as many places from the end in
 	// the last (an exact comparison confirms it; a hash finds the rest).
 	order []*stackInfo
+	spare []*stackInfo // the order before, its memory reused
+	est   []float64    // go/heap/live's estimates, reused by Profile
 	locs  map[uintptr]*cachedLoc
 	synth map[string]*cachedLoc
 	funcs map[funcKey]*cachedFunc
@@ -159,7 +161,11 @@ func intern(st []uintptr) *stackInfo {
 // then by hash. symbols must be locked.
 func internAll(recs []runtime.MemProfileRecord) []*stackInfo {
 	prev := symbols.order
-	out := make([]*stackInfo, len(recs))
+	out := symbols.spare
+	if cap(out) < len(recs) {
+		out = make([]*stackInfo, len(recs)+len(recs)/4)
+	}
+	out = out[:len(recs)]
 	shift := len(recs) - len(prev) // the buckets added since, first
 	for i := range recs {
 		st := recs[i].Stack()
@@ -169,7 +175,7 @@ func internAll(recs []runtime.MemProfileRecord) []*stackInfo {
 		}
 		out[i] = intern(st)
 	}
-	symbols.order = out
+	symbols.order, symbols.spare = out, prev[:0]
 	return out
 }
 
