@@ -3,6 +3,7 @@ package rss
 import (
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/arenaprof/arenaprof/internal/cputime"
@@ -96,15 +97,24 @@ func branch(i, levels int) {
 	}
 }
 
-// TestBigProcess checks that bigProcess makes the buckets it says.
+// TestBigProcess checks that bigProcess makes the buckets it says: n
+// heap records in use allocated under branch.
 func TestBigProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes heap buckets that stay for the process's life")
 	}
-	before := len(Read().Heap)
 	stop := bigProcess(&testing.B{}, 5000)
 	defer stop()
-	if d := len(Read().Heap) - before; d < 5000 {
-		t.Errorf("%d more heap records, want 5000", d)
+	n := 0
+	for _, h := range Read().Heap {
+		for _, pc := range h.Stack {
+			if f := runtime.FuncForPC(pc - 1); f != nil && strings.HasSuffix(f.Name(), "rss.branch") {
+				n++
+				break
+			}
+		}
+	}
+	if n != 5000 {
+		t.Errorf("%d heap records in use allocated under branch, want 5000", n)
 	}
 }
