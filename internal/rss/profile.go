@@ -114,7 +114,11 @@ func (b *builder) classLabel(class string) map[string][]string {
 	return m
 }
 
-// Profile writes r and its breakdown as a resident-memory profile.
+// Profile writes r and its breakdown as a resident-memory profile. Its
+// locations and functions, and its go/heap/live samples' location lists,
+// are shared with the other profiles built (see symbols): it must not be
+// modified but for its samples' values and labels and its comments and
+// times (profile.Merge and Compact copy it whole).
 func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 	p := &profile.Profile{
 		SampleType:        pprofmt.RSSSampleTypes(),
