@@ -9,11 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/arenaprof/arenaprof/internal/pprofmt"
+	"github.com/arenaprof/arenaprof/internal/rss"
+	"github.com/arenaprof/arenaprof/internal/treepage"
 	"github.com/arenaprof/arenaprof/report"
 	"github.com/arenaprof/arenaprof/report/htmlreport"
 )
@@ -21,6 +25,7 @@ import (
 const htmlUsage = `usage: arenaprof html [-o FILE] [-open] [top's flags] PROFILE
        arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
        arenaprof html [-o FILE] [-open] [diff's flags] -base BASE... NEW...
+       arenaprof html [-o FILE] [-open] [-rss] [-peak] [rss's flags] SOURCE
 
 Writes one self-contained HTML page: with PROFILE, top's table (every
 group with its interval as a bar on a shared axis, sortable by estimate
@@ -36,7 +41,13 @@ selectors); several profiles per side of a diff are listed with -base
 (arenaprof help diff). A live-arenas profile makes top's table of its
 exact counts (no intervals, no flame graph), and two make diff's
 comparison of them (exact counts and ratios, + marking the groups whose
-reserved bytes grew; no -fail-above).
+reserved bytes grew; no -fail-above). A resident-memory profile (a saved
+one, the URL of /debug/arenaprof/rss, or with -rss any SOURCE arenaprof
+rss takes, a service's base URL among them) makes rss's class tree under
+rss's heading: each class and prefix of one with its bytes and share of
+RSS, the sites below go/heap/live with their intervals as bars on a
+shared axis and those below arena/* exact; -by func|stack, -n and
+-confidence are rss's, and no other flag of top applies.
 
 Every table row element carries the numbers of top -json (data-key,
 data-est, data-lo, data-hi; for a live-arenas profile all three are
@@ -46,7 +57,9 @@ data-conservative="true" on the rows diff marks ~; for two live-arenas
 profiles both ratios are new_reserved/base_reserved, significant is
 growing, and data-base-reserved and data-new-reserved are the reserved
 bytes) for the same flags, and each flame graph frame its function name
-(data-frame). See docs/html.md.
+(data-frame); on a resident-memory page, the rows of a class and of its
+sites carry rss -json's class (data-class), key (data-key; a class row's
+is its class), bytes (data-est), lo and hi. See docs/html.md.
 
 flags:
   -o FILE
@@ -60,6 +73,11 @@ flags:
         leave out of the flame graph the frames below S times the total
         (default 0.001; 0 keeps all); their bytes stay in their callers
   -n N  as top's and diff's -n, but the default is 0: every group
+  -rss  read SOURCE as arenaprof rss does (a service's base URL reads
+        /debug/arenaprof/rss); a saved resident-memory profile, or the
+        URL of one, needs no -rss
+  -peak the profile at the highest RSS since the service started, as
+        arenaprof rss -peak reads it (implies -rss; SOURCE is a URL)
 
   top's and diff's other flags (arenaprof help top, arenaprof help diff)
   apply, but -json: the page is the output. -fail-above, -min-share and
@@ -96,6 +114,8 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&ho.out, "o", "", "")
 	fs.BoolVar(&ho.open, "open", false, "")
 	minFrame := fs.Float64("min-frame", 0.001, "")
+	rssFlag := fs.Bool("rss", false, "")
+	peak := fs.Bool("peak", false, "")
 	pos, err := parseAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -114,6 +134,18 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 	}
 	var page strings.Builder
 	switch {
+	case *rssFlag || *peak:
+		o, err := htmlRSSOptions(df, set, pos, *peak)
+		if err != nil {
+			return err
+		}
+		res, shown, err := loadRSS(o)
+		if err != nil {
+			return err
+		}
+		if err := htmlRSS(&page, res, shown); err != nil {
+			return err
+		}
 	case len(pos) == 1 && !set["base"]:
 		for _, name := range []string{"fail-above", "min-share", "min-bytes"} {
 			if set[name] {
@@ -124,7 +156,22 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := htmlTop(&page, opts, ho); err != nil {
+		err = htmlTop(&page, opts, ho)
+		var rp *rssProfileError
+		if errors.As(err, &rp) && !opts.pyro.on() && rp.src == pos[0] {
+			// A resident-memory profile: its class tree.
+			page.Reset()
+			o, oerr := htmlRSSOptions(df, set, pos, false)
+			if oerr != nil {
+				return oerr
+			}
+			res, rerr := rssResult(rp.prof, o, rp.src)
+			if rerr != nil {
+				return rerr
+			}
+			err = htmlRSS(&page, res, rp.src)
+		}
+		if err != nil {
 			return err
 		}
 	case len(pos) == 2 || set["base"]:
@@ -185,6 +232,68 @@ func htmlTop(w io.Writer, opts topOptions, ho htmlOptions) error {
 	heading = append(heading, res.Heading...)
 	return htmlreport.Top(w, res, htmlreport.Options{
 		Title: redactText("arenaprof top " + opts.src), Heading: redactLines(heading), Flame: flame,
+	})
+}
+
+// rssHTMLFlags are the flags of arenaprof html that apply to a
+// resident-memory profile; -by, -n and -confidence are rss's.
+var rssHTMLFlags = []string{"o", "open", "rss", "peak", "by", "n", "confidence"}
+
+// htmlRSSOptions checks html's flags and arguments for a resident-memory
+// profile and returns them as arenaprof rss takes them.
+func htmlRSSOptions(df diffFlags, set map[string]bool, pos []string, peak bool) (rssOptions, error) {
+	for name := range set {
+		if !slices.Contains(rssHTMLFlags, name) {
+			return rssOptions{}, topUsageErr("-%s does not apply to a resident-memory profile: its page takes -by func|stack, -n, -confidence and -peak, as arenaprof rss does", name)
+		}
+	}
+	o := rssOptions{by: *df.g.by, conf: 0.95, peak: peak}
+	if !set["by"] {
+		o.by = "func"
+	}
+	if set["confidence"] {
+		c, err := strconv.ParseFloat(strings.TrimSpace(*df.g.conf), 64)
+		if err != nil || !(c > 0 && c < 1) {
+			return o, topUsageErr("-confidence %s: want a level strictly between 0 and 1, e.g. 0.95", *df.g.conf)
+		}
+		o.conf = c
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(*df.g.n))
+	if err != nil || n < 0 {
+		return o, topUsageErr("-n %s: want 0 (all) or more", *df.g.n)
+	}
+	o.n = n
+	switch {
+	case len(pos) != 1:
+		return o, topUsageErr("%d arguments where one SOURCE was expected: the service's base URL, the profile's URL or a saved profile", len(pos))
+	case o.by != "func" && o.by != "stack":
+		return o, topUsageErr("-by %q: a resident-memory profile's rows group by func or stack", o.by)
+	case peak && !isProfileURL(pos[0]):
+		return o, topUsageErr("-peak asks a running service for its peak: give its URL, not %s (a saved peak profile says so in its heading without -peak)", pos[0])
+	}
+	o.src = pos[0]
+	return o, nil
+}
+
+// htmlRSS renders the class tree of a resident-memory profile, the very
+// classes and rows arenaprof rss -json prints, under rss's heading.
+func htmlRSS(w io.Writer, res *rss.Result, src string) error {
+	rows := rssTree(res)
+	for i := range rows {
+		rows[i].Key = jsonPrinted(rows[i].Key)
+	}
+	var total int64
+	for _, c := range res.Classes {
+		total += c.Bytes
+	}
+	name := "RSS"
+	if !res.Smaps {
+		name = "Go classes (mapped, not resident)"
+	}
+	return treepage.Write(w, &treepage.Page{
+		Title: redactText("arenaprof rss " + src), Heading: redactLines(rssHeading(res, src)),
+		KeyHead: "CLASS", Confidence: res.Confidence, Rows: rows,
+		Total: treepage.Row{Key: name, Bytes: total, Lo: total, Hi: total},
 	})
 }
 

@@ -313,6 +313,18 @@ func decodeArenaFrom(s *profileSource, lim report.ParseOptions) (*arenaProfile, 
 	return &arenaProfile{prof: p, facts: f, cost: cost}, nil
 }
 
+// rssProfileError refuses a resident-memory profile where a sampled one
+// is read (top, diff); arenaprof html draws the class tree of the
+// profile it carries instead.
+type rssProfileError struct {
+	err  error
+	prof *profile.Profile
+	src  string
+}
+
+func (e *rssProfileError) Error() string { return e.err.Error() }
+func (e *rssProfileError) Unwrap() error { return e.err }
+
 // withDefaults fills in the default bounds of reading a profile.
 func withDefaults(lim report.ParseOptions) report.ParseOptions {
 	if lim.MaxBytes <= 0 {
@@ -333,7 +345,11 @@ func checkArena(src string, p *profile.Profile) (*pprofmt.Facts, error) {
 		return f, nil // exact counts: nothing to estimate
 	}
 	if err := f.CheckSampledMemory(); err != nil {
-		return nil, topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+		err = topInputErr("%s: %s", src, strings.TrimPrefix(err.Error(), "report: "))
+		if f.Kind == pprofmt.KindRSS {
+			return nil, &rssProfileError{err: err, prof: p, src: src}
+		}
+		return nil, err
 	}
 	if f.BadValues >= 0 {
 		return nil, topInputErr("%s is a malformed profile: a sample has %d values for %d sample types", src, f.BadValues, f.Types)

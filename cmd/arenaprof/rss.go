@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/arenaprof/arenaprof/internal/pprofread"
 	"github.com/arenaprof/arenaprof/internal/rss"
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
+	"github.com/arenaprof/arenaprof/internal/treepage"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -181,27 +184,43 @@ func rssCommand(o rssOptions, stdout io.Writer) error {
 	if o.pyro.on() {
 		return rssFleetCommand(o, stdout)
 	}
-	s, err := openProfileSource(rssSource(o.src, o.peak))
+	res, shown, err := loadRSS(o)
 	if err != nil {
 		return err
+	}
+	if o.json {
+		return writeJSON(stdout, res)
+	}
+	return formatRSS(stdout, res, shown)
+}
+
+// loadRSS reads the resident-memory profile o names and its classes and
+// rows (the first o.n of each class), and says how to name its source.
+func loadRSS(o rssOptions) (*rss.Result, string, error) {
+	s, err := openProfileSource(rssSource(o.src, o.peak))
+	if err != nil {
+		return nil, "", err
 	}
 	defer s.close()
 	lim := withDefaults(report.ParseOptions{})
 	p, _, err := pprofread.Read(s.r, pprofread.Options(lim))
 	if err != nil {
-		return parseErr(s, err, lim)
+		return nil, "", parseErr(s, err, lim)
 	}
+	res, err := rssResult(p, o, s.shown)
+	return res, s.shown, err
+}
+
+// rssResult reads the classes and rows of p, read from src.
+func rssResult(p *profile.Profile, o rssOptions, src string) (*rss.Result, error) {
 	res, err := rss.Parse(p, o.by, o.conf)
 	if err != nil {
-		return topInputErr("%s: %v", s.shown, err)
+		return nil, topInputErr("%s: %v", src, err)
 	}
 	if o.n > 0 {
 		res.Rows = firstRows(res.Rows, o.n)
 	}
-	if o.json {
-		return writeJSON(stdout, res)
-	}
-	return formatRSS(stdout, res, s.shown)
+	return res, nil
 }
 
 // firstRows keeps the first n rows of each class (rows come by class,
@@ -222,33 +241,7 @@ func firstRows(rows []rss.Row, n int) []rss.Row {
 // the bytes under it, share of RSS and interval, the rows under their
 // class.
 func formatRSS(w io.Writer, res *rss.Result, src string) error {
-	var head strings.Builder
-	if res.PeakSince != nil {
-		fmt.Fprintf(&head, "peak: the highest RSS seen since %s, read every 250 ms\n", res.PeakSince.UTC().Format(time.DateTime+" UTC"))
-	}
-	if res.Smaps {
-		fmt.Fprintf(&head, "RSS %s (%d bytes) of %s", tabfmt.Bytes(float64(res.RSSBytes)), res.RSSBytes, src)
-	} else {
-		fmt.Fprintf(&head, "RSS unknown of %s: smaps was not read; the Go classes only, as runtime/metrics maps them", src)
-	}
-	if !res.Time.IsZero() {
-		fmt.Fprintf(&head, ", read %s", res.Time.UTC().Format(time.DateTime+" UTC"))
-	}
-	head.WriteString("\n")
-	if res.CgroupCurrent >= 0 {
-		fmt.Fprintf(&head, "cgroup memory.current %s", tabfmt.Bytes(float64(res.CgroupCurrent)))
-		if res.CgroupMax >= 0 {
-			fmt.Fprintf(&head, ", memory.max %s", tabfmt.Bytes(float64(res.CgroupMax)))
-		} else {
-			head.WriteString(", memory.max none")
-		}
-		head.WriteString("\n")
-	}
-	fmt.Fprintf(&head, "go/heap/live rows: estimates from the runtime's heap profile with %g%% intervals; every other figure exact\n", 100*res.Confidence)
-	for _, n := range res.Notes {
-		head.WriteString("note: " + n + "\n")
-	}
-	if _, err := io.WriteString(w, head.String()+"\n"); err != nil {
+	if _, err := io.WriteString(w, strings.Join(rssHeading(res, src), "\n")+"\n\n"); err != nil {
 		return err
 	}
 	var total int64
@@ -263,6 +256,63 @@ func formatRSS(w io.Writer, res *rss.Result, src string) error {
 	}
 	t := tabfmt.New(w)
 	t.Row([]string{"BYTES", "SHARE", "INTERVAL"}, "CLASS")
+	for _, r := range rssTree(res) {
+		iv := "exact"
+		if r.Estimated {
+			iv = "[" + tabfmt.Bytes(float64(r.Lo)) + ", " + tabfmt.Bytes(float64(r.Hi)) + "]"
+		}
+		name := r.Key
+		if r.Key == r.Class || r.Class == "" {
+			name = name[strings.LastIndexByte(name, '/')+1:] // the class tree's own level
+		} else {
+			name = tabfmt.Printable(name)
+		}
+		t.Row([]string{tabfmt.Bytes(float64(r.Bytes)), share(r.Bytes), iv}, strings.Repeat("  ", r.Depth)+name)
+	}
+	return t.Flush()
+}
+
+// rssHeading is the heading of a resident-memory profile's tree: the
+// peak it is, the RSS and when it was read, the cgroup's memory, what
+// the intervals are, and the profile's notes.
+func rssHeading(res *rss.Result, src string) []string {
+	var head []string
+	if res.PeakSince != nil {
+		head = append(head, fmt.Sprintf("peak: the highest RSS seen since %s, read every 250 ms", res.PeakSince.UTC().Format(time.DateTime+" UTC")))
+	}
+	var line string
+	if res.Smaps {
+		line = fmt.Sprintf("RSS %s (%d bytes) of %s", tabfmt.Bytes(float64(res.RSSBytes)), res.RSSBytes, src)
+	} else {
+		line = fmt.Sprintf("RSS unknown of %s: smaps was not read; the Go classes only, as runtime/metrics maps them", src)
+	}
+	if !res.Time.IsZero() {
+		line += fmt.Sprintf(", read %s", res.Time.UTC().Format(time.DateTime+" UTC"))
+	}
+	head = append(head, line)
+	if res.CgroupCurrent >= 0 {
+		line = fmt.Sprintf("cgroup memory.current %s", tabfmt.Bytes(float64(res.CgroupCurrent)))
+		if res.CgroupMax >= 0 {
+			line += fmt.Sprintf(", memory.max %s", tabfmt.Bytes(float64(res.CgroupMax)))
+		} else {
+			line += ", memory.max none"
+		}
+		head = append(head, line)
+	}
+	head = append(head, fmt.Sprintf("go/heap/live rows: estimates from the runtime's heap profile with %g%% intervals; every other figure exact", 100*res.Confidence))
+	for _, n := range res.Notes {
+		head = append(head, "note: "+n)
+	}
+	return head
+}
+
+// rssTree lays the classes out as a tree, in the order of res.Classes:
+// each prefix of the class paths (go, go/heap) with the bytes under it,
+// first where it first appears, each class, and the rows under their
+// class, one level deeper. Key is the prefix's or class's path, or the
+// row's key; Class is "" on a prefix.
+func rssTree(res *rss.Result) []treepage.Row {
+	var out []treepage.Row
 	seen := map[string]bool{}
 	for _, c := range res.Classes {
 		parts := strings.Split(c.Class, "/")
@@ -278,20 +328,17 @@ func formatRSS(w io.Writer, res *rss.Result, src string) error {
 					sum += d.Bytes
 				}
 			}
-			t.Row([]string{tabfmt.Bytes(float64(sum)), share(sum), "exact"}, strings.Repeat("  ", i)+parts[i])
+			out = append(out, treepage.Row{Key: prefix, Depth: i, Bytes: sum, Lo: sum, Hi: sum})
 		}
 		depth := len(parts) - 1
-		t.Row([]string{tabfmt.Bytes(float64(c.Bytes)), share(c.Bytes), "exact"}, strings.Repeat("  ", depth)+parts[depth])
+		out = append(out, treepage.Row{Key: c.Class, Class: c.Class, Depth: depth, Bytes: c.Bytes, Lo: c.Lo, Hi: c.Hi})
 		for _, r := range res.Rows {
 			if r.Class != c.Class {
 				continue
 			}
-			iv := "exact"
-			if r.Lo != r.Hi || r.Class == rss.GoHeapLive {
-				iv = "[" + tabfmt.Bytes(float64(r.Lo)) + ", " + tabfmt.Bytes(float64(r.Hi)) + "]"
-			}
-			t.Row([]string{tabfmt.Bytes(float64(r.Bytes)), share(r.Bytes), iv}, strings.Repeat("  ", depth+1)+tabfmt.Printable(r.Key))
+			out = append(out, treepage.Row{Key: r.Key, Class: r.Class, Depth: depth + 1, Bytes: r.Bytes, Lo: r.Lo, Hi: r.Hi,
+				Estimated: r.Lo != r.Hi || r.Class == rss.GoHeapLive})
 		}
 	}
-	return t.Flush()
+	return out
 }

@@ -3,7 +3,6 @@ package rss
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -40,71 +39,70 @@ const (
 	restFrame = "(exact total minus sampled estimates)"
 )
 
-// builder interns functions and locations.
+// builder lists the cached locations and functions a profile uses, and
+// hands out samples, their values and the location lists of the samples
+// not of go/heap/live from slabs. symbols is locked while it builds.
 type builder struct {
 	p      *profile.Profile
-	funcs  map[string]*profile.Function
-	locs   map[uintptr]*profile.Location
-	synth  map[string]*profile.Location
+	gen    uint64
 	labels map[string]map[string][]string
+	nums   map[[2]int64]map[string][]int64
+	units  map[string][]string
+	// The slabs: samples, two values each, and location lists.
+	samples []profile.Sample
+	values  []int64
+	locSlab []*profile.Location
 }
 
-func (b *builder) function(name, file string) *profile.Function {
-	k := name + "\x00" + file
-	if f, ok := b.funcs[k]; ok {
-		return f
-	}
-	f := &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
-	b.funcs[k] = f
-	b.p.Function = append(b.p.Function, f)
-	return f
-}
-
-func (b *builder) location(pc uintptr) *profile.Location {
-	if l, ok := b.locs[pc]; ok {
-		return l
-	}
-	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: uint64(pc)}
-	frames := runtime.CallersFrames([]uintptr{pc})
-	var lines []profile.Line
-	for {
-		fr, more := frames.Next()
-		if fr.Function != "" {
-			lines = append(lines, profile.Line{Function: b.function(fr.Function, fr.File), Line: int64(fr.Line)})
-		}
-		if !more {
-			break
+// use lists a cached location, and its functions, in the profile the
+// first time a sample uses it.
+func (b *builder) use(cl *cachedLoc) *profile.Location {
+	if cl.mark != b.gen {
+		cl.mark = b.gen
+		b.p.Location = append(b.p.Location, cl.loc)
+		for _, f := range cl.funcs {
+			if f.mark != b.gen {
+				f.mark = b.gen
+				b.p.Function = append(b.p.Function, f.fn)
+			}
 		}
 	}
-	l.Line = lines
-	b.locs[pc] = l
-	b.p.Location = append(b.p.Location, l)
-	return l
+	return cl.loc
 }
 
-// synthetic returns the location of a frame that names a class path.
-func (b *builder) synthetic(name string) *profile.Location {
-	if l, ok := b.synth[name]; ok {
-		return l
+// locList returns a location list of length n from the slab.
+func (b *builder) locList(n int) []*profile.Location {
+	if len(b.locSlab)+n > cap(b.locSlab) {
+		b.locSlab = make([]*profile.Location, 0, max(1024, n))
 	}
-	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: b.function(name, "")}}}
-	b.synth[name] = l
-	b.p.Location = append(b.p.Location, l)
-	return l
+	b.locSlab = b.locSlab[:len(b.locSlab)+n]
+	return b.locSlab[len(b.locSlab)-n : len(b.locSlab) : len(b.locSlab)]
 }
 
-// classFrames returns the frames of a class, leaf first: go/heap/live,
-// go/heap, go.
-func (b *builder) classFrames(class string) []*profile.Location {
-	var out []*profile.Location
-	for p := class; ; {
-		out = append(out, b.synthetic(p))
-		i := strings.LastIndexByte(p, '/')
-		if i < 0 {
-			return out
-		}
-		p = p[:i]
+// sample returns a sample from the slab, with its two values.
+func (b *builder) sample(v, count int64) *profile.Sample {
+	if len(b.samples) == cap(b.samples) {
+		n := max(64, min(cap(b.p.Sample)-len(b.p.Sample), 1<<14))
+		b.samples = make([]profile.Sample, 0, n)
+		b.values = make([]int64, 0, 2*n)
 	}
+	b.samples = b.samples[:len(b.samples)+1]
+	b.values = append(b.values, v, count)
+	s := &b.samples[len(b.samples)-1]
+	s.Value = b.values[len(b.values)-2 : len(b.values) : len(b.values)]
+	return s
+}
+
+// numLabel returns the numeric labels of a go/heap/live row of object
+// size size at MemProfileRate rate, one map for each pair.
+func (b *builder) numLabel(size, rate int64) map[string][]int64 {
+	k := [2]int64{size, rate}
+	if m, ok := b.nums[k]; ok {
+		return m
+	}
+	m := map[string][]int64{pprofmt.LabelBytes: {size}, pprofmt.LabelHeapRate: {rate}}
+	b.nums[k] = m
+	return m
 }
 
 func (b *builder) classLabel(class string) map[string][]string {
@@ -116,7 +114,11 @@ func (b *builder) classLabel(class string) map[string][]string {
 	return m
 }
 
-// Profile writes r and its breakdown as a resident-memory profile.
+// Profile writes r and its breakdown as a resident-memory profile. Its
+// locations and functions, and its go/heap/live samples' location lists,
+// are shared with the other profiles built (see symbols): it must not be
+// modified but for its samples' values and labels and its comments and
+// times (profile.Merge and Compact copy it whole).
 func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 	p := &profile.Profile{
 		SampleType:        pprofmt.RSSSampleTypes(),
@@ -125,8 +127,16 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 		Period:            r.Rate,
 		TimeNanos:         r.Time.UnixNano(),
 	}
-	b := &builder{p: p, funcs: map[string]*profile.Function{}, locs: map[uintptr]*profile.Location{},
-		synth: map[string]*profile.Location{}, labels: map[string]map[string][]string{}}
+	n := len(r.Heap) + 2*len(r.Holdings) + len(Classes) + 3
+	p.Sample = make([]*profile.Sample, 0, n)
+	symbols.Lock()
+	defer symbols.Unlock()
+	resetSymbols()
+	symbols.gen++
+	b := &builder{p: p, gen: symbols.gen, labels: map[string]map[string][]string{},
+		nums:    map[[2]int64]map[string][]int64{},
+		units:   map[string][]string{pprofmt.LabelBytes: {"bytes"}, pprofmt.LabelHeapRate: {"bytes"}},
+		samples: make([]profile.Sample, 0, n), values: make([]int64, 0, 2*n)}
 	p.Comments = append(p.Comments, commentMark, pprofmt.GoVersionComment(runtime.Version()),
 		commentTime+r.Time.UTC().Format(time.RFC3339Nano))
 	if r.SmapsErr != nil {
@@ -144,10 +154,16 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 		p.Comments = append(p.Comments, commentNote+n)
 	}
 	add := func(class string, site []*profile.Location, v, count int64, num map[string][]int64) {
-		locs := append(site, b.classFrames(class)...)
-		s := &profile.Sample{Location: locs, Value: []int64{v, count}, Label: b.classLabel(class), NumLabel: num}
+		cf := classFrames(class)
+		locs := b.locList(len(site) + len(cf))
+		copy(locs, site)
+		for i, cl := range cf {
+			locs[len(site)+i] = b.use(cl)
+		}
+		s := b.sample(v, count)
+		s.Location, s.Label, s.NumLabel = locs, b.classLabel(class), num
 		if num != nil {
-			s.NumUnit = map[string][]string{pprofmt.LabelBytes: {"bytes"}, pprofmt.LabelHeapRate: {"bytes"}}
+			s.NumUnit = b.units
 		}
 		p.Sample = append(p.Sample, s)
 	}
@@ -160,7 +176,7 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 	if bd.Bytes[iLive] > 0 && r.Rate > 0 && len(r.Heap) > 0 {
 		b.heapRows(r, rule, bd.Bytes[iLive], add)
 	} else if bd.Bytes[iLive] != 0 {
-		add(GoHeapLive, []*profile.Location{b.synthetic(restFrame)}, bd.Bytes[iLive], 0, nil)
+		add(GoHeapLive, []*profile.Location{b.use(synthetic(restFrame))}, bd.Bytes[iLive], 0, nil)
 	}
 	for i, c := range Classes {
 		switch i {
@@ -188,48 +204,56 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 // not scaled: arenaprof rss computes the estimates and their intervals
 // from them.
 func (b *builder) heapRows(r *Reading, rule goheap.Rule, live int64, add func(string, []*profile.Location, int64, int64, map[string][]int64)) {
-	est := make([]float64, len(r.Heap))
+	est := symbols.est[:0]
 	var sum float64
-	for i, h := range r.Heap {
-		if r.Rate <= 1 {
-			est[i] = float64(h.Count * h.Size)
-		} else {
-			est[i] = float64(h.Count) * rule.Weight(h.Size, r.Rate)
+	for i := range r.Heap {
+		h := &r.Heap[i]
+		e := float64(h.Count * h.Size)
+		if r.Rate > 1 {
+			e = float64(h.Count) * rule.Weight(h.Size, r.Rate)
 		}
-		sum += est[i]
+		est = append(est, e)
+		sum += e
 	}
+	symbols.est = est
 	scale := 1.0
 	if sum > float64(live) {
 		scale = float64(live) / sum
 	}
 	var given int64
-	for i, h := range r.Heap {
+	for i := range r.Heap {
+		h := &r.Heap[i]
 		v := int64(est[i] * scale)
 		given += v
-		site := make([]*profile.Location, 0, len(h.Stack))
-		for _, pc := range trimRuntime(h.Stack) {
-			site = append(site, b.location(pc))
+		st := h.st
+		if st == nil {
+			st = intern(h.Stack)
 		}
-		add(GoHeapLive, site, v, h.Count, map[string][]int64{pprofmt.LabelBytes: {h.Size}, pprofmt.LabelHeapRate: {r.Rate}})
+		locs, used := liveLocations(st)
+		for _, cl := range used {
+			b.use(cl)
+		}
+		s := b.sample(v, h.Count)
+		s.Location, s.Label, s.NumLabel, s.NumUnit = locs, b.classLabel(GoHeapLive), b.numLabel(h.Size, r.Rate), b.units
+		b.p.Sample = append(b.p.Sample, s)
 	}
 	if rest := live - given; rest > 0 {
-		add(GoHeapLive, []*profile.Location{b.synthetic(restFrame)}, rest, 0, nil)
+		add(GoHeapLive, []*profile.Location{b.use(synthetic(restFrame))}, rest, 0, nil)
 	}
 }
 
 // trimRuntime drops the runtime's frames at the leaf of a heap record's
 // stack (mallocgc and its callers), as runtime/pprof's heap profile does;
 // of a stack of the runtime's own allocations (a new goroutine's g, say),
-// only its allocator's frames.
+// only its allocator's frames. symbols must be locked.
 func trimRuntime(st []uintptr) []uintptr {
 	for i, pc := range st {
-		if f := runtime.FuncForPC(pc - 1); f == nil || !strings.HasPrefix(f.Name(), "runtime.") {
+		if !symbolize(pc).runtime {
 			return st[i:]
 		}
 	}
 	for i, pc := range st {
-		name := runtime.FuncForPC(pc - 1).Name()
-		if !slices.ContainsFunc([]string{"runtime.malloc", "runtime.new", "runtime.make", "runtime.grow"}, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		if !symbolize(pc).allocator {
 			return st[i:]
 		}
 	}
@@ -253,7 +277,7 @@ func (b *builder) arenas(hs []holdings.Holding, bd *Breakdown, add func(string, 
 		var site []*profile.Location
 		skipping := true
 		for _, pc := range h.Stack {
-			l := b.location(pc)
+			l := b.use(location(pc))
 			if skipping && len(l.Line) > 0 && strings.HasPrefix(l.Line[len(l.Line)-1].Function.Name, arenaPackage) {
 				continue // the arena's own frames (NewArena, Pool.Get)
 			}

@@ -67,11 +67,13 @@ const (
 )
 
 // HeapRecord is one in-use record of the runtime's heap profile: its
-// stack, object size and raw count of sampled objects in use.
+// stack (shared with the symbol cache: not to be modified), object size
+// and raw count of sampled objects in use.
 type HeapRecord struct {
 	Stack []uintptr
 	Size  int64
 	Count int64
+	st    *stackInfo
 }
 
 // Reading is what one read of the process found.
@@ -104,7 +106,7 @@ type Reading struct {
 const tries = 4
 
 // state is what reads reuse: the smaps buffers, the metric samples, the
-// heap profile's records and whether a PC belongs to package arena.
+// heap profile's records.
 var state struct {
 	mu      sync.Mutex
 	buf     []byte
@@ -112,7 +114,6 @@ var state struct {
 	vmas    []vma
 	samples []metrics.Sample
 	recs    []runtime.MemProfileRecord
-	arenaPC map[uintptr]bool
 	exe     string
 	exeErr  error
 	exeOnce bool
@@ -167,9 +168,6 @@ func (r *Reading) runtimeMapped() int64 {
 func Read() *Reading {
 	state.mu.Lock()
 	defer state.mu.Unlock()
-	if state.arenaPC == nil {
-		state.arenaPC = make(map[uintptr]bool)
-	}
 	r := &Reading{CgroupCurrent: -1, CgroupMax: -1}
 	for try := 0; try < tries; try++ {
 		metrics.Read(state.samples[:1])
@@ -233,64 +231,39 @@ func (r *Reading) readSmaps() {
 }
 
 // readHeap reads the runtime's heap profile: in-use records, arena chunks
-// left out (they count as arena memory).
+// left out (they count as arena memory). The records are read into a
+// buffer kept between reads; each stack is copied once into the symbol
+// cache.
 func (r *Reading) readHeap() {
 	r.Rate = int64(runtime.MemProfileRate)
-	n, _ := runtime.MemProfile(nil, true)
+	var n int
 	for {
-		if cap(state.recs) < n+50 {
-			state.recs = make([]runtime.MemProfileRecord, n+50)
-		}
 		var ok bool
 		n, ok = runtime.MemProfile(state.recs[:cap(state.recs)], true)
 		if ok {
 			break
 		}
+		state.recs = make([]runtime.MemProfileRecord, n+n/4+64)
 	}
-	r.Heap = r.Heap[:0]
-	var pcs []uintptr // the stacks, copied out of the reused records
+	symbols.Lock()
+	defer symbols.Unlock()
+	resetSymbols()
+	stacks := internAll(state.recs[:n])
+	r.Heap = make([]HeapRecord, 0, n)
 	for i := range state.recs[:n] {
 		rec := &state.recs[i]
 		c := rec.InUseObjects()
-		if c <= 0 || rec.AllocObjects <= 0 {
+		st := stacks[i]
+		if c <= 0 || rec.AllocObjects <= 0 || st.arena {
 			continue
 		}
-		st := rec.Stack()
-		if isArenaStack(st) {
-			continue
-		}
-		if len(pcs)+len(st) > cap(pcs) {
-			pcs = make([]uintptr, 0, max(4096, 2*len(st)))
-		}
-		pcs = append(pcs, st...)
-		st = pcs[len(pcs)-len(st) : len(pcs) : len(pcs)]
-		r.Heap = append(r.Heap, HeapRecord{Stack: st, Size: rec.AllocBytes / rec.AllocObjects, Count: c})
+		r.Heap = append(r.Heap, HeapRecord{Stack: st.pcs, Size: rec.AllocBytes / rec.AllocObjects, Count: c, st: st})
 	}
 }
 
 // arenaPackage prefixes the functions of package arena, whose heap
 // allocations are arena chunks and buffers.
 const arenaPackage = "github.com/arenaprof/arenaprof/arena."
-
-// isArenaStack reports whether a heap record's stack allocated in package
-// arena: a chunk or large buffer, counted in arena/*.
-func isArenaStack(st []uintptr) bool {
-	for _, pc := range st {
-		a, ok := state.arenaPC[pc]
-		if !ok {
-			if f := runtime.FuncForPC(pc - 1); f != nil {
-				a = strings.HasPrefix(f.Name(), arenaPackage)
-			}
-			if len(state.arenaPC) < 1<<16 {
-				state.arenaPC[pc] = a
-			}
-		}
-		if a {
-			return true
-		}
-	}
-	return false
-}
 
 // cgroupMemory returns the cgroup's memory.current and memory.max of the
 // process (cgroup v2), or memory.usage_in_bytes and memory.limit_in_bytes

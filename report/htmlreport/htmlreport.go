@@ -88,6 +88,7 @@ type pageData struct {
 	Cols       []string   // the heads of a top table's columns before its bar
 	AxisHead   string     // the head of its bar's column
 	Exact      bool       // the figures are exact: no interval to sort by
+	Tree       bool       // the rows are a tree (treePage): no sorting, no filter
 	Chunks     [][]topRow // the rows, in tables of chunkRows
 	Total      *topRow
 	DiffChunks [][]diffRow
@@ -107,6 +108,7 @@ type gateData struct {
 // where the key needs Text: see keyText.
 type topRow struct {
 	Key, Text, Class string
+	Of               string // data-class: the class a tree page's row is, or is under
 	Est, Lo, Hi      string
 	Cells            []string // one per column of Cols
 	Bar              template.HTML

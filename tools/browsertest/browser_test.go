@@ -533,6 +533,31 @@ func TestPages(t *testing.T) {
 		}
 	})
 
+	t.Run("resident memory", func(t *testing.T) {
+		rssProfile(t, dir, "rss.pb.gz")
+		for _, by := range []string{"func", "stack"} {
+			page := filepath.Join(dir, "rss.html")
+			arenaprofOut(t, dir, "html", "-o", page, "-by", by, "rss.pb.gz")
+			want := rssJSONRows(t, arenaprofOut(t, dir, "rss", "-json", "-n", "0", "-by", by, "rss.pb.gz"))
+			b.do(t, chromedp.Navigate(fileURL(page)))
+			eval[bool](t, b, settled)
+			dom := eval[[][]string](t, b, `Array.from(document.querySelectorAll(".rows tbody tr[data-class]")).map(r => ["data-key", "data-class", "data-est", "data-lo", "data-hi"].map(a => r.getAttribute(a)))`)
+			less := func(a, b []string) int { return strings.Compare(strings.Join(a, "|"), strings.Join(b, "|")) }
+			slices.SortFunc(dom, less)
+			slices.SortFunc(want, less)
+			if !slices.EqualFunc(dom, want, slices.Equal) {
+				t.Fatalf("rss -by %s: DOM rows %q, -json %q", by, dom, want)
+			}
+			got := eval[map[string]any](t, b, `({heading: document.querySelector("pre.heading").textContent, tools: document.querySelectorAll(".tools").length, bars: document.querySelectorAll(".rows tbody tr.site svg rect").length, indent: getComputedStyle(document.querySelector(".rows tbody tr.t2"), "::after").paddingLeft, total: document.querySelector(".rows tfoot tr").dataset.est})`)
+			if !strings.Contains(got["heading"].(string), "RSS ") || got["tools"].(float64) != 0 || got["bars"].(float64) < 2 || got["indent"] == "6px" {
+				t.Errorf("rss -by %s: %v", by, got)
+			}
+			if by == "func" {
+				b.screenshot(t, "resident memory", "html-rss.png")
+			}
+		}
+	})
+
 	t.Run("diff", func(t *testing.T) {
 		for _, flags := range [][]string{{"-by", "func"}, {"-by", "type", "-fail-above", "1.2"}, {"-by", "stack", "-fail-above", "5"}} {
 			page := filepath.Join(dir, "diff.html")

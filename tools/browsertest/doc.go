@@ -5,9 +5,9 @@
 //
 // The tests need Debian's chromium package (apt-get install -y chromium)
 // or $ARENAPROF_CHROMIUM; without it they skip, and .ci/run fails on a
-// skip. ARENAPROF_SCREENSHOTS=DIR writes the screenshots of the six
+// skip. ARENAPROF_SCREENSHOTS=DIR writes the screenshots of the seven
 // views (top, flame graph, live arenas, two live-arenas profiles, diff,
-// and README.md's front-page picture: top's table and flame graph in one)
+// a resident-memory profile's class tree, and README.md's front-page picture: top's table and flame graph in one)
 // there (.ci/run does not; docs/ holds those of the last update, and
 // TestFrontPicture checks that README.md shows docs/html-front.png).
 //

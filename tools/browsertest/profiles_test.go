@@ -2,11 +2,15 @@ package browsertest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -235,4 +239,74 @@ func writeProfile(t testing.TB, dir, name string, p *profile.Profile) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// rssProfile writes the resident-memory profile of this process
+// (export.RSSHandler) to dir/name while it holds heap objects allocated
+// at two sites (sessionCache, requestBuffers) and arenas at two
+// (userArena, orderArena), and frees them.
+func rssProfile(t testing.TB, dir, name string) {
+	t.Helper()
+	cache, bufs := sessionCache(3000), requestBuffers(400)
+	held := []*arena.Arena{userArena(4000), orderArena(20000)}
+	runtime.GC()
+	rec := httptest.NewRecorder()
+	export.RSSHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof/rss", nil))
+	runtime.KeepAlive(cache)
+	runtime.KeepAlive(bufs)
+	for _, a := range held {
+		a.Free()
+	}
+	if rec.Code != 200 {
+		t.Fatalf("/debug/arenaprof/rss: %d %s", rec.Code, rec.Body.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), rec.Body.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+//go:noinline
+func sessionCache(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = make([]byte, 1024)
+	}
+	return out
+}
+
+//go:noinline
+func requestBuffers(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = make([]byte, 16<<10)
+	}
+	return out
+}
+
+// rssJSONRows returns the classes and rows of arenaprof rss -json as the
+// page's rows carry them: key (a class's own path), class, bytes, lo, hi.
+func rssJSONRows(t testing.TB, out string) [][]string {
+	t.Helper()
+	var res struct {
+		Classes []struct {
+			Class         string
+			Bytes, Lo, Hi int64
+		}
+		Rows []struct {
+			Class, Key    string
+			Bytes, Lo, Hi int64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	f := func(x int64) string { return strconv.FormatInt(x, 10) }
+	for _, c := range res.Classes {
+		rows = append(rows, []string{c.Class, c.Class, f(c.Bytes), f(c.Lo), f(c.Hi)})
+	}
+	for _, r := range res.Rows {
+		rows = append(rows, []string{r.Key, r.Class, f(r.Bytes), f(r.Lo), f(r.Hi)})
+	}
+	return rows
 }
