@@ -32,15 +32,16 @@ type goleakTruth struct {
 }
 
 // startGoleakService builds testdata/goleakservice with the toolchain
-// GOTOOLCHAIN names ("local": this test's), runs it and returns its base
-// URL and truth; it is killed when the test ends.
-func startGoleakService(t *testing.T, toolchain string, holders, chunk string) (string, goleakTruth) {
+// GOTOOLCHAIN names ("local": this test's) and GOEXPERIMENT set to
+// experiment, runs it and returns its base URL and truth; it is killed
+// when the test ends.
+func startGoleakService(t *testing.T, toolchain, experiment, holders, chunk string) (string, goleakTruth) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	env := append(os.Environ(), "GOTOOLCHAIN="+toolchain, "GOEXPERIMENT=", "CGO_ENABLED=0")
+	env := append(os.Environ(), "GOTOOLCHAIN="+toolchain, "GOEXPERIMENT="+experiment, "CGO_ENABLED=0")
 	if toolchain != "local" {
 		// The toolchain comes from the module proxy on first use.
 		cmd := exec.Command(goBin, "version")
@@ -53,7 +54,7 @@ func startGoleakService(t *testing.T, toolchain string, holders, chunk string) (
 	build := exec.Command(goBin, "build", "-o", bin, "./testdata/goleakservice")
 	build.Env = env
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("GOTOOLCHAIN=%s go build: %v\n%s", toolchain, err, out)
+		t.Fatalf("GOTOOLCHAIN=%s GOEXPERIMENT=%s go build: %v\n%s", toolchain, experiment, err, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, holders, chunk)
@@ -85,18 +86,24 @@ func startGoleakService(t *testing.T, toolchain string, holders, chunk string) (
 // profile at arenaprof.Start's Mux, and the read finds every leaked
 // goroutine by stack with the exact count and the exact bytes of the
 // arenas each stack took and kept, none of the arenas live goroutines
-// hold; this test's own toolchain (Go 1.26 without
-// GOEXPERIMENT=goroutineleakprofile) serves none, and the read says how
-// to turn it on.
+// hold; so does this test's own toolchain (Go 1.26) with
+// GOEXPERIMENT=goroutineleakprofile; without it, it serves none, and the
+// read says how to turn it on. The first run builds the standard library
+// for Go 1.27.3 and for the experiment (about 60 s each here); later runs
+// take about 10 s.
 func TestGoroutineLeaksRealRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a service")
 	}
-	for _, toolchain := range []string{"go1.27.3", "local"} {
-		t.Run(toolchain, func(t *testing.T) {
-			url, truth := startGoleakService(t, toolchain, "5", "65536")
+	for _, tc := range []struct{ toolchain, experiment string }{
+		{"go1.27.3", ""},
+		{"local", "goroutineleakprofile"},
+		{"local", ""},
+	} {
+		t.Run(tc.toolchain+"+"+tc.experiment, func(t *testing.T) {
+			url, truth := startGoleakService(t, tc.toolchain, tc.experiment, "5", "65536")
 			t.Logf("%s: %+v", url, truth)
-			if toolchain != "local" && !truth.LeakProfile {
+			if (tc.toolchain != "local" || tc.experiment != "") && !truth.LeakProfile {
 				t.Fatalf("%s has no goroutine leak profile", truth.Go)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
