@@ -50,7 +50,7 @@ type Config struct {
 	// see agent.Config.Labels for the rules.
 	Labels map[string]string
 
-	// Mux, if not nil, gets these seven handlers and nothing else (the
+	// Mux, if not nil, gets these seven handlers (the
 	// profiles take go tool pprof's ?seconds=N, see export.Handler):
 	//
 	//	/debug/arenaprof         arena allocations and in-use arena memory
@@ -61,6 +61,12 @@ type Config struct {
 	//	                         ?peak=1: at the highest RSS since Start
 	//	/debug/arenaprof/ui      the live page: the running profile in a browser
 	//	/debug/arenaprof/stats   Session.Stats as JSON: uploads, retries, failures, last error
+	//
+	// and one more where the runtime has the goroutine leak profile (Go
+	// 1.27 on; Go 1.26 built with GOEXPERIMENT=goroutineleakprofile) and
+	// Mux has nothing at its exact path: /debug/pprof/goroutineleak, the
+	// leaked goroutines as net/http/pprof serves them (arenaprof leaks URL
+	// joins them with the live arenas they hold). Nothing else is mounted.
 	//
 	// e.g. go tool pprof http://host/debug/arenaprof. Each is registered
 	// with Mux.Handle at its exact path, which every router matches the
@@ -415,7 +421,7 @@ func start(cfg Config, s *Session) (err error) {
 		s.removeNear = rss.OnNearLimit(nearLimitWriter(cfg, dir))
 	}
 	if mux != nil {
-		if err := mount(mux, map[string]http.Handler{
+		if err := mount(mux, withGoroutineLeak(mux, map[string]http.Handler{
 			handlerPath:       s.handler,
 			memoryHandlerPath: buildlimit.Share(limit, export.MemoryHandler(p)),
 			arenasHandlerPath: buildlimit.Share(limit, export.ArenasHandler()),
@@ -423,7 +429,7 @@ func start(cfg Config, s *Session) (err error) {
 			rssHandlerPath:    buildlimit.Share(limit, export.RSSHandler()),
 			uiHandlerPath:     buildlimit.Share(limit, export.UIHandler(p)), // the live page
 			statsHandlerPath:  s.statsHandler(),
-		}); err != nil {
+		})); err != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // nothing was profiled for an upload to wait for
 			s.Stop(ctx)

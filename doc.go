@@ -1,6 +1,7 @@
 // Package arenaprof sets up arena allocation profiling for a service in one
 // call. It turns sampling on, serves the profiles on your mux or router
-// (Config.Mux: net/http/pprof is not mounted with them), and pushes a
+// (Config.Mux: net/http/pprof is not mounted with them, only the goroutine
+// leak profile where the runtime has one), and pushes a
 // profile every interval to a Grafana Pyroscope server, to an
 // OpenTelemetry Collector or any OTLP profiles receiver (Config.OTLPURL),
 // or to a directory:
