@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -67,7 +68,8 @@ func (s *leakSeries) describeSpan() string {
 // the time) grouped by by. Files at one time (an upload's heap and arena
 // profiles) make one point; a restart before a file starts the series
 // again from it, said in a note. Each file is read within lim and
-// dropped: the series keeps two numbers per group and point.
+// dropped: the series keeps two numbers per group and point. Files are
+// read and grouped on every core, a few ahead of the one added.
 func readLeakSeries(files []string, by string, lim report.ParseOptions) (*leakSeries, error) {
 	lim = withDefaults(lim)
 	s := &leakSeries{groups: map[string]*leakGroup{}}
@@ -76,15 +78,14 @@ func readLeakSeries(files []string, by string, lim report.ParseOptions) (*leakSe
 		prevAny   leakFile
 		pointKind map[string]bool // the kinds in the current point
 	)
-	for _, src := range files {
-		p, shown, err := readLeakProfile(src, lim)
-		if err != nil {
-			return nil, err
+	snaps := readLeakSnapshots(files, by, lim)
+	defer snaps.stop()
+	for i := range files {
+		sn := snaps.next(i)
+		if sn.err != nil {
+			return nil, sn.err
 		}
-		f, err := leakFileOf(shown, p)
-		if err != nil {
-			return nil, err
-		}
+		f := sn.file
 		if len(s.times) > 0 {
 			if why := restart(prevAny, prev[f.kind], f); why != "" {
 				s.notes = append(s.notes, fmt.Sprintf("restart between %s and %s (%s): the %d snapshots before it are not read", prevAny.src, f.src, why, len(s.times)))
@@ -103,9 +104,7 @@ func readLeakSeries(files []string, by string, lim report.ParseOptions) (*leakSe
 			s.read++
 			pointKind = map[string]bool{f.kind: true}
 		}
-		if err := s.add(p, shown, by, len(s.times)-1); err != nil {
-			return nil, err
-		}
+		s.add(sn.values, len(s.times)-1)
 		if prev == nil {
 			prev = map[string]leakFile{}
 		}
@@ -126,6 +125,88 @@ func readLeakSeries(files []string, by string, lim report.ParseOptions) (*leakSe
 	return s, nil
 }
 
+// leakSnapshot is one file read: what it is, its groups' values, or the
+// error that refuses it.
+type leakSnapshot struct {
+	file   leakFile
+	values []leakValue
+	err    error
+}
+
+// leakValue is one group's in-use bytes in a snapshot and their sampling
+// variance; id is its kind, NUL, its key.
+type leakValue struct {
+	id   string
+	y, v float64
+}
+
+// leakReader reads the files of a series on every core, in order of
+// need: at most ahead files past the one being added are held.
+type leakReader struct {
+	out  []chan leakSnapshot
+	done chan struct{}
+	free chan struct{} // a token per file that may be read ahead
+}
+
+func readLeakSnapshots(files []string, by string, lim report.ParseOptions) *leakReader {
+	workers := runtime.GOMAXPROCS(0)
+	r := &leakReader{out: make([]chan leakSnapshot, len(files)), done: make(chan struct{}), free: make(chan struct{}, 2*workers)}
+	for i := range r.out {
+		r.out[i] = make(chan leakSnapshot, 1)
+	}
+	for range cap(r.free) {
+		r.free <- struct{}{}
+	}
+	jobs := make(chan int)
+	go func() {
+		defer close(jobs)
+		for i := range files {
+			select {
+			case <-r.free:
+			case <-r.done:
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-r.done:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			for i := range jobs {
+				r.out[i] <- readLeakSnapshot(files[i], by, lim)
+			}
+		}()
+	}
+	return r
+}
+
+// next waits for file i's snapshot and lets one more file be read ahead.
+func (r *leakReader) next(i int) leakSnapshot {
+	sn := <-r.out[i]
+	r.free <- struct{}{}
+	return sn
+}
+
+// stop ends the reading: the files not yet read are not.
+func (r *leakReader) stop() { close(r.done) }
+
+// readLeakSnapshot reads one file and groups its samples.
+func readLeakSnapshot(src, by string, lim report.ParseOptions) leakSnapshot {
+	p, shown, err := readLeakProfile(src, lim)
+	if err != nil {
+		return leakSnapshot{err: err}
+	}
+	f, facts, err := leakFileOf(shown, p)
+	if err != nil {
+		return leakSnapshot{err: err}
+	}
+	values, err := groupValues(p, facts, shown, by)
+	return leakSnapshot{file: f, values: values, err: err}
+}
+
 // readLeakProfile reads one snapshot within lim.
 func readLeakProfile(src string, lim report.ParseOptions) (*profile.Profile, string, error) {
 	ps, err := openProfileSource(src)
@@ -142,21 +223,21 @@ func readLeakProfile(src string, lim report.ParseOptions) (*profile.Profile, str
 
 // leakFileOf checks that p, read from src, is an in-use snapshot and
 // says when it was taken and what it holds.
-func leakFileOf(src string, p *profile.Profile) (leakFile, error) {
+func leakFileOf(src string, p *profile.Profile) (leakFile, *pprofmt.Facts, error) {
 	f := leakFile{src: src, kind: pprofmt.MemoryArena, cumulative: -1}
 	facts, err := checkArena(src, p)
 	if err != nil {
-		return f, err
+		return f, nil, err
 	}
 	switch {
 	case facts.Kind == pprofmt.KindHoldings:
-		return f, topInputErr("%s is a live-arenas profile: leaks reads sampled in-use snapshots (the agent's heap and arena uploads, runtime/pprof heap profiles)", src)
+		return f, nil, topInputErr("%s is a live-arenas profile: leaks reads sampled in-use snapshots (the agent's heap and arena uploads, runtime/pprof heap profiles)", src)
 	case facts.Peak:
-		return f, topInputErr("%s is a peak profile, the state at the highest RSS, not one of a series: leaks reads the agent's heap and arena uploads or runtime/pprof heap profiles", src)
+		return f, nil, topInputErr("%s is a peak profile, the state at the highest RSS, not one of a series: leaks reads the agent's heap and arena uploads or runtime/pprof heap profiles", src)
 	case facts.Kind == pprofmt.KindGoHeap && strings.HasPrefix(p.DefaultSampleType, "alloc_"):
-		return f, topInputErr("%s is a cumulative allocation profile (its sample type is %s: runtime/pprof's allocs profile): leaks needs in-use snapshots; take the heap profile (/debug/pprof/heap) instead", src, p.DefaultSampleType)
+		return f, nil, topInputErr("%s is a cumulative allocation profile (its sample type is %s: runtime/pprof's allocs profile): leaks needs in-use snapshots; take the heap profile (/debug/pprof/heap) instead", src, p.DefaultSampleType)
 	case facts.Heap[3] < 0:
-		return f, topInputErr("%s holds no in-use bytes (its sample types are %s): leaks needs in-use snapshots with inuse_space", src, strings.Join(facts.TypeNames, ", "))
+		return f, nil, topInputErr("%s holds no in-use bytes (its sample types are %s): leaks needs in-use snapshots with inuse_space", src, strings.Join(facts.TypeNames, ", "))
 	}
 	if facts.Kind == pprofmt.KindGoHeap || (facts.HeapSamples && onlyHeap(p)) {
 		f.kind = pprofmt.MemoryHeap
@@ -175,14 +256,14 @@ func leakFileOf(src string, p *profile.Profile) (leakFile, error) {
 	if kind, ok := dirFileKind(filepath.Base(src)); ok && memoryKinds[kind] {
 		if at, err := time.Parse(dirTimeLayout, filepath.Base(src)[:len(dirTimeLayout)]); err == nil {
 			f.at = at
-			return f, nil
+			return f, facts, nil
 		}
 	}
 	if p.TimeNanos <= 0 {
-		return f, topInputErr("%s records no time: leaks needs each snapshot's time (runtime/pprof and arenaprof profiles record it)", src)
+		return f, nil, topInputErr("%s records no time: leaks needs each snapshot's time (runtime/pprof and arenaprof profiles record it)", src)
 	}
 	f.at = time.Unix(0, p.TimeNanos+max(p.DurationNanos, 0)).UTC()
-	return f, nil
+	return f, facts, nil
 }
 
 // onlyHeap reports whether every sample of an arenaprof profile is a Go
@@ -224,20 +305,21 @@ func restart(last, same leakFile, f leakFile) string {
 	return ""
 }
 
-// add adds the in-use bytes of p's samples, read from src, to their
-// groups at point i, with their sampling variances: an estimate of Y
-// bytes of objects of S bytes sampled at mean R has variance
+// groupValues sums the in-use bytes of p's samples (facts f), read from
+// src, by group, with their sampling variances: an estimate of Y bytes of
+// objects of S bytes sampled at mean R has variance
 // Y*leaks.Dispersion(S, R).
-func (s *leakSeries) add(p *profile.Profile, src, by string, i int) error {
-	facts, _ := pprofmt.Describe(p) // checked by leakFileOf
+func groupValues(p *profile.Profile, facts *pprofmt.Facts, src, by string) ([]leakValue, error) {
 	in, objs := facts.Heap[3], facts.Heap[2]
+	index := map[string]int{}
+	var out []leakValue
 	for _, smp := range p.Sample {
 		y := float64(smp.Value[in])
 		if y == 0 {
 			continue
 		}
-		if y < 0 || math.IsInf(y, 0) {
-			return topInputErr("%s: a sample's inuse_space is %v", src, y)
+		if y < 0 {
+			return nil, topInputErr("%s: a sample's inuse_space is %v", src, y)
 		}
 		kind, mean := pprofmt.MemoryArena, p.Period
 		if facts.Kind == pprofmt.KindGoHeap {
@@ -250,27 +332,40 @@ func (s *leakSeries) add(p *profile.Profile, src, by string, i int) error {
 		} else if m := smp.NumLabel[pprofmt.LabelMean]; len(m) > 0 {
 			mean = m[0]
 		}
-		if mean < 1 {
-			mean = 1
-		}
+		mean = max(mean, 1)
 		var size int64
 		if b := smp.NumLabel[pprofmt.LabelBytes]; len(b) > 0 {
 			size = b[0]
 		} else if objs >= 0 && smp.Value[objs] > 0 {
 			size = int64(math.Round(y / float64(smp.Value[objs])))
 		}
-		key := groupkey.Of(by, smp)
-		g := s.groups[kind+"\x00"+key]
+		id := kind + "\x00" + groupkey.Of(by, smp)
+		j, ok := index[id]
+		if !ok {
+			j = len(out)
+			index[id] = j
+			out = append(out, leakValue{id: id})
+		}
+		out[j].y += y
+		out[j].v += y * leaks.Dispersion(size, mean)
+	}
+	return out, nil
+}
+
+// add adds a snapshot's group values to the series at point i.
+func (s *leakSeries) add(values []leakValue, i int) {
+	for _, x := range values {
+		g := s.groups[x.id]
 		if g == nil {
+			kind, key, _ := strings.Cut(x.id, "\x00")
 			g = &leakGroup{kind: kind, key: key}
-			s.groups[kind+"\x00"+key] = g
+			s.groups[x.id] = g
 		}
 		for len(g.y) <= i {
 			g.y, g.v = append(g.y, 0), append(g.v, 0)
 		}
-		g.y[i] += y
-		g.v[i] += y * leaks.Dispersion(size, mean)
-		s.total[i] += y
+		g.y[i] += x.y
+		g.v[i] += x.v
+		s.total[i] += x.y
 	}
-	return nil
 }
