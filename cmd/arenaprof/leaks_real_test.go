@@ -220,4 +220,9 @@ func TestLeaksRealRuntime(t *testing.T) {
 		}
 	}
 	t.Logf("%d snapshots over %.1f s, %d groups", got.Snapshots, got.WindowS, len(rows))
+	if code, out, errOut := runCLI("leaks", "-n", "6", "-limit", "1GiB", dir); code != 0 {
+		t.Errorf("the table: exit %d: %s", code, errOut)
+	} else {
+		t.Logf("arenaprof leaks -n 6 -limit 1GiB DIR:\n%s", out)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/arenaprof/arenaprof/report"
 )
 
 // heapSnapshot is one synthetic runtime/pprof heap profile: in-use bytes
@@ -176,6 +178,38 @@ func FuzzParseRate(f *testing.F) {
 		}
 		if r < 0 || math.IsInf(r, 0) || math.IsNaN(r) || r != math.Trunc(r) {
 			t.Errorf("parseRate(%q) = %v", s, r)
+		}
+	})
+}
+
+// FuzzLeakSnapshot: whatever a file holds, reading it as a snapshot of a
+// series returns values or an error with a message, never a panic, and
+// never a negative or non-finite value.
+func FuzzLeakSnapshot(f *testing.F) {
+	dir := f.TempDir()
+	writeSeries(f, dir, 1, 1024, 0)
+	seed, err := os.ReadFile(filepath.Join(dir, "heap-000.pb.gz"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed, "func")
+	f.Add([]byte("not a profile"), "stack")
+	f.Fuzz(func(t *testing.T, data []byte, by string) {
+		path := filepath.Join(t.TempDir(), "snap.pb.gz")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sn := readLeakSnapshot(path, by, withDefaults(report.ParseOptions{MaxMemory: 64 << 20}))
+		if sn.err != nil {
+			if sn.err.Error() == "" {
+				t.Error("empty error")
+			}
+			return
+		}
+		for _, v := range sn.values {
+			if !(v.y >= 0 && v.v >= 0) || math.IsInf(v.y+v.v, 0) {
+				t.Errorf("%q: y %v, v %v", v.id, v.y, v.v)
+			}
 		}
 	})
 }
