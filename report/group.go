@@ -116,13 +116,6 @@ func (g groupBy) display(key string) string {
 // stackFrames returns the frames of s's stack, leaf first (groupkey.Frames).
 func stackFrames(s *profile.Sample) []string { return groupkey.Frames(s) }
 
-// siteKey is the key grouped by site of a stack of frames (groupkey.Site).
-func siteKey(frames []string) string { return groupkey.Site(frames) }
-
-// sizeClass returns the size class -by size groups an object of size bytes
-// in (groupkey.SizeClass).
-func sizeClass(size int64) string { return groupkey.SizeClass(size) }
-
 func firstLabel(s *profile.Sample, key string) string {
 	if v := s.Label[key]; len(v) > 0 {
 		return v[0]

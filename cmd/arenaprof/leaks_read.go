@@ -282,7 +282,7 @@ func onlyHeap(p *profile.Profile) bool {
 // its kind (zero if none).
 func restart(last, same leakFile, f leakFile) string {
 	if f.at.Before(last.at) {
-		return "time goes back"
+		return "time goes back: another process, or files whose names do not sort by time (a directory and a glob are read in name order)"
 	}
 	if same.src == "" {
 		return ""
