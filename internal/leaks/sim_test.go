@@ -142,14 +142,16 @@ func fitAll(t *testing.T, y, v [][]float64, n int, conf float64) []Fit {
 // TestTruthLeakAmongControls: a 50 KiB/s leak of 512-byte objects among
 // the controls, 10 minutes of 1 s snapshots at the default
 // MemProfileRate, 300 runs: the leak's family-wise interval (C = 0.95
-// over 5 groups) covers 51200 B/s in at least 285 runs and it is flagged
-// in at least 285; no control is flagged in more than 5 runs. Each
-// interval holds with probability at least 0.99 (Bonferroni's 0.05/5),
-// so the misses are at most Binomial(300, 0.01): more than 15 has
-// probability 3e-7 (and the measured coverage is well above it). The
-// controls' flags are at most Binomial(300, 0.025) family-wise; more
-// than 24 would be likelier than 1e-6, and 5 is asserted only because
-// the measured rate is 0 (TestFalseAlarms measures it over more runs).
+// over 5 groups) covers 51200 B/s in at least 285 runs and flags it in
+// at least 270, and no control is flagged in more than 24. Each interval
+// holds with probability at least 0.99 (Bonferroni's 0.05/5), so the
+// misses are at most Binomial(300, 0.01): 16 or more has probability
+// 9.5e-8. The leak's lower bound sits about 1.9 standard errors above 0
+// (median half-width 31 KB/s), so it goes unflagged with probability
+// about 0.03 at most: 31 or more of 300 has probability 3.5e-9. A control
+// is flagged with probability at most 0.025 per run: 25 or more of 300
+// has probability 2.2e-7. (Measured: 298 covered, 300 flagged, one
+// control flagged once.)
 func TestTruthLeakAmongControls(t *testing.T) {
 	const n, runs, truth = 600, 300, 50 << 10
 	r := rand.New(rand.NewPCG(46, 1))
@@ -178,11 +180,11 @@ func TestTruthLeakAmongControls(t *testing.T) {
 	if covered < runs-15 {
 		t.Errorf("the leak's interval covered its rate in %d of %d runs, want at least %d", covered, runs, runs-15)
 	}
-	if flagged < runs-15 {
-		t.Errorf("the leak was flagged in %d of %d runs, want at least %d", flagged, runs, runs-15)
+	if flagged < runs-30 {
+		t.Errorf("the leak was flagged in %d of %d runs, want at least %d", flagged, runs, runs-30)
 	}
 	for name, k := range control {
-		if k > 5 {
+		if k > 24 {
 			t.Errorf("control %s flagged in %d of %d runs", name, k, runs)
 		}
 	}
@@ -192,7 +194,7 @@ func TestTruthLeakAmongControls(t *testing.T) {
 // flagged, family-wise (C = 0.95 over the 4 controls), over 2000 runs of
 // 10 minutes of 1 s snapshots. The method promises at most (1-C)/2 =
 // 0.025 per run; more than 90 of 2000 under Binomial(2000, 0.025) has
-// probability below 1e-8.
+// probability 8.1e-8. Measured: 7 of 2000 (0.35%).
 func TestFalseAlarms(t *testing.T) {
 	const n, runs = 600, 2000
 	r := rand.New(rand.NewPCG(46, 2))
@@ -234,15 +236,14 @@ func detectionTimes(t *testing.T, r *rand.Rand, sites []site, n, step, runs int)
 
 // TestDetectionTime: a 50 KiB/s leak among the controls (20 MiB/s of
 // churn among them) at the default MemProfileRate is flagged within 10
-// minutes of 1 s snapshots, checked each 30 s, in at least 95 of 100
+// minutes of 1 s snapshots, checked each 30 s, in at least 85 of 100
 // runs; the figures for it and for a 5 KiB/s leak (checked each 5
-// minutes up to 4 hours) are logged. Measured: the 50 KiB/s leak was
-// flagged after 240 s (median), 360 s (95th percentile), never later
-// than 10 minutes; at 10 minutes its lower bound is about 1.6 standard
-// errors above 0 (TestTruthLeakAmongControls), so it misses 0 with
-// probability below 0.06 per run, and 6 misses of 100 under
-// Binomial(100, 0.06) is below 1e-6 only loosely: the measured misses
-// are 0 (TestTruthLeakAmongControls: 300 of 300 flagged).
+// minutes up to 4 hours) are logged. At 10 minutes the leak goes
+// unflagged with probability about 0.03 at most (see
+// TestTruthLeakAmongControls; measured: 0 of 300 runs there): 16 or
+// more misses of 100 under Binomial(100, 0.03) has probability 5.3e-8.
+// Measured: 240 s median, 360 s 95th percentile for 50 KiB/s; 40 min
+// median, 60 min 95th percentile for 5 KiB/s.
 func TestDetectionTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: hours of simulated snapshots")
@@ -266,7 +267,7 @@ func TestDetectionTime(t *testing.T) {
 	fast := detectionTimes(t, r, append([]site{{name: "leak", size: 512, rate: 50 << 10, kind: "leak"}}, controls(600)...), 600, 30, 100)
 	m, p, never := quantiles(fast)
 	t.Logf("50 KiB/s: flagged after %d s (median), %d s (95th percentile); not within 600 s in %d of 100 runs", m, p, never)
-	if never > 5 {
+	if never > 15 {
 		t.Errorf("50 KiB/s leak not flagged within 10 minutes in %d of 100 runs", never)
 	}
 	slow := detectionTimes(t, r, append([]site{{name: "leak", size: 512, rate: 5 << 10, kind: "leak"}}, controls(14400)...), 14400, 300, 40)
