@@ -141,6 +141,11 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 		}
 		o.limit = n
 	}
+	for _, in := range pos {
+		if isProfileURL(in) || in == "-" {
+			return o, topUsageErr("%s: leaks reads a series of saved snapshots (a Config.Dir directory, a glob, files); reading a running service or standard input is not built yet", in)
+		}
+	}
 	o.inputs = pos
 	return o, nil
 }
@@ -221,6 +226,9 @@ func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
 func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
 	files, _, _, err := expandInputs(o.inputs)
 	if err != nil {
+		return false, err
+	}
+	if err := oneProcess(files); err != nil {
 		return false, err
 	}
 	s, err := readLeakSeries(files, o.by, report.ParseOptions{})

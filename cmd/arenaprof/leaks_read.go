@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,6 +206,31 @@ func readLeakSnapshot(src, by string, lim report.ParseOptions) leakSnapshot {
 	}
 	values, err := groupValues(p, facts, shown, by)
 	return leakSnapshot{file: f, values: values, err: err}
+}
+
+// oneProcess refuses files of Config.Dir that name more than one
+// application or set of labels (the pods of a fleet writing to one
+// directory): their snapshots interleave in time and are no one series.
+func oneProcess(files []string) error {
+	var seen []string
+	for _, f := range files {
+		name := filepath.Base(f)
+		kind, ok := dirFileKind(name)
+		if !ok {
+			continue
+		}
+		rest := strings.TrimSuffix(name[len(dirTimeLayout)+1:], ".pb.gz")
+		proc := rest[:strings.LastIndex(rest, "-"+kind)]
+		if !slices.Contains(seen, proc) {
+			seen = append(seen, proc)
+		}
+	}
+	if len(seen) < 2 {
+		return nil
+	}
+	named := seen[:min(3, len(seen))]
+	return topInputErr("the inputs hold the snapshots of %d applications or label sets (%s%s): one series is one process; give one's files, e.g. with a quoted glob '*-%s-*.pb.gz'",
+		len(seen), strings.Join(named, ", "), map[bool]string{true: ", ...", false: ""}[len(seen) > 3], seen[0])
 }
 
 // readLeakProfile reads one snapshot within lim.

@@ -152,8 +152,18 @@ func TestLeaksBadInput(t *testing.T) {
 	if code, _, errOut := runCLI("leaks", allocs); code != 1 || !strings.Contains(errOut, "cumulative allocation profile (its sample type is alloc_space") {
 		t.Errorf("allocs profile: exit %d: %s", code, errOut)
 	}
+	pods := t.TempDir()
+	for i := range 8 {
+		at := time.Date(2026, 11, 27, 6, 0, i, 0, time.UTC)
+		for _, pod := range []string{"pod=a", "pod=b"} {
+			heapSnapshot{at: at, size: 8, rate: 1, allocs: 8, inuse: map[string]int64{"main.f": 8}}.write(t, filepath.Join(pods, at.Format(dirTimeLayout)+"-shop-"+pod+"-heap.pb.gz"))
+		}
+	}
+	if code, _, errOut := runCLI("leaks", pods); code != 1 || !strings.Contains(errOut, "2 applications or label sets (shop-pod=a, shop-pod=b)") {
+		t.Errorf("two pods in one directory: exit %d: %s", code, errOut)
+	}
 	for _, args := range [][]string{
-		{"leaks"}, {"leaks", "-min-rate", "fast", split}, {"leaks", "-limit", "0", split}, {"leaks", "-confidence", "1", split},
+		{"leaks"}, {"leaks", "http://127.0.0.1:1/debug/pprof/heap"}, {"leaks", "-"}, {"leaks", "-min-rate", "fast", split}, {"leaks", "-limit", "0", split}, {"leaks", "-confidence", "1", split},
 		{"leaks", "-by", "label=", split}, {"leaks", "-n", "-1", split},
 	} {
 		if code, _, errOut := runCLI(args...); code != 2 || errOut == "" {
