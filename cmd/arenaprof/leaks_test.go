@@ -223,3 +223,32 @@ func FuzzLeakSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// TestLeaksRestart: what makes a snapshot start a new series.
+func TestLeaksRestart(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	delta := func(src string, from, to float64) leakFile {
+		return leakFile{src: src, start: at(from), at: at(to), cumulative: -1}
+	}
+	cum := func(src string, to, allocs float64) leakFile {
+		return leakFile{src: src, at: at(to), cumulative: allocs}
+	}
+	for _, tc := range []struct {
+		name            string
+		last, same, new leakFile
+		want            string
+	}{
+		{"consecutive windows", delta("a", 0, 15), delta("a", 0, 15), delta("b", 15, 30), ""},
+		{"first of its kind", delta("a", 0, 15), leakFile{}, delta("b", 15, 30), ""},
+		{"a gap", delta("a", 0, 15), delta("a", 0, 15), delta("b", 60, 75), "starts 45s after the last one ended"},
+		{"an overlap", delta("a", 0, 15), delta("a", 0, 15), delta("b", 5, 20), "starts 10s before the last one ended: another process"},
+		{"time back", delta("a", 0, 15), delta("a", 0, 15), delta("b", -30, -15), "time goes back"},
+		{"allocations grew", cum("a", 1, 100), cum("a", 1, 100), cum("b", 2, 200), ""},
+		{"allocations fell", cum("a", 1, 100), cum("a", 1, 100), cum("b", 2, 50), "the cumulative allocations fell"},
+	} {
+		if got := restart(tc.last, tc.same, tc.new); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
