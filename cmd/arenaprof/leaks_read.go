@@ -362,7 +362,10 @@ func groupValues(p *profile.Profile, facts *pprofmt.Facts, src, by string) ([]le
 		var size int64
 		if b := smp.NumLabel[pprofmt.LabelBytes]; len(b) > 0 {
 			size = b[0]
-		} else if objs >= 0 && smp.Value[objs] > 0 {
+		} else if facts.Kind == pprofmt.KindGoHeap && objs >= 0 && smp.Value[objs] > 0 {
+			// runtime/pprof writes a record per object size: its
+			// bytes over its objects are the size. An arenaprof sample
+			// without a size mixes sizes and is charged the mean.
 			size = int64(math.Round(y / float64(smp.Value[objs])))
 		}
 		id := kind + "\x00" + groupkey.Of(by, smp)
