@@ -180,6 +180,10 @@ func TestLeaksRealRuntime(t *testing.T) {
 			times = append(times, at)
 		}
 	}
+	// One upload's heap and arena profiles are one point in time.
+	if got.Snapshots != len(times) {
+		t.Errorf("%d snapshots read from %d uploads of a heap and an arena profile each", got.Snapshots, len(times))
+	}
 	secs := make([]float64, len(times))
 	for i, x := range times {
 		secs[i] = x.Sub(times[0]).Seconds()
