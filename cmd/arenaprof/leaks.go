@@ -224,7 +224,7 @@ func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
 }
 
 func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
-	files, _, _, err := expandInputs(o.inputs)
+	files, skipped, _, err := expandInputs(o.inputs)
 	if err != nil {
 		return false, err
 	}
@@ -234,6 +234,9 @@ func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
 	s, err := readLeakSeries(files, o.by, report.ParseOptions{})
 	if err != nil {
 		return false, err
+	}
+	if len(skipped) > 0 {
+		s.notes = append(s.notes, "not read: "+strings.Join(skipped, ", "))
 	}
 	r, err := fitLeaks(s, o.conf, o.minRate)
 	if err != nil {
