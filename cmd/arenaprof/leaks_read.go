@@ -98,7 +98,11 @@ func readLeakSeries(files []string, by string, lim report.ParseOptions) (*leakSe
 		case n > 0 && f.at.Equal(s.times[n-1]) && !pointKind[f.kind]:
 			pointKind[f.kind] = true // one upload's other profile
 		case n > 0 && f.at.Equal(s.times[n-1]):
-			return nil, topInputErr("%s and %s are both %s snapshots at %s: give one process's snapshots", prev[f.kind].src, f.src, f.kind, f.at.UTC().Format(time.RFC3339Nano))
+			// Config.Dir names a second upload ending in the same
+			// millisecond (the agent's last, at Stop) NAME-2: a level
+			// of the same moment, read once.
+			s.notes = append(s.notes, fmt.Sprintf("%s is a %s snapshot of the same millisecond as %s: not read", f.src, f.kind, prev[f.kind].src))
+			continue
 		default:
 			s.times = append(s.times, f.at)
 			s.total = append(s.total, 0)

@@ -75,7 +75,7 @@ func (l *leakLog) value(col []float64, t time.Time) float64 {
 // a Go heap leak of 2 KiB every 10 ms (200 KiB/s), an arena never reset
 // taking 1 KiB every 10 ms (100 KiB/s); the controls: a cache filling
 // 4 KiB every 10 ms for the first 3 s, a heap sawtooth (2 KiB every
-// 10 ms, freed each second), an arena sawtooth (reset each second), a
+// 10 ms, freed each 250 ms), an arena sawtooth (reset each 250 ms), a
 // steady state (objects living 1 s) and 6.4 MiB/s of churn.
 func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 	t.Helper()
@@ -124,7 +124,7 @@ func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 		leakArenaSawtoothSite(sawArena)
 		leakSteadySite(i % 100)
 		leakChurnSite()
-		if i%100 == 99 {
+		if i%25 == 24 { // a cycle of 250 ms, shorter than a batch
 			heapSaw = nil
 			sawArena.Reset()
 		}

@@ -165,6 +165,16 @@ func TestLeaksBadInput(t *testing.T) {
 	if code, _, errOut := runCLI("leaks", pods); code != 1 || !strings.Contains(errOut, "2 applications or label sets (shop-pod=a, shop-pod=b)") {
 		t.Errorf("two pods in one directory: exit %d: %s", code, errOut)
 	}
+	same := t.TempDir()
+	for i := range 8 {
+		at := time.Date(2026, 11, 27, 6, 0, i, 0, time.UTC)
+		heapSnapshot{at: at, size: 8, rate: 1, allocs: 8, inuse: map[string]int64{"main.f": 8}}.write(t, filepath.Join(same, at.Format(dirTimeLayout)+"-shop-heap.pb.gz"))
+	}
+	last := time.Date(2026, 11, 27, 6, 0, 7, 0, time.UTC).Format(dirTimeLayout)
+	heapSnapshot{at: time.Date(2026, 11, 27, 6, 0, 7, 0, time.UTC), size: 8, rate: 1, allocs: 8, inuse: map[string]int64{"main.f": 8}}.write(t, filepath.Join(same, last+"-shop-heap-2.pb.gz"))
+	if code, out, errOut := runCLI("leaks", same); code != 0 || !strings.Contains(out, "8 snapshots") || !strings.Contains(out, "is a heap snapshot of the same millisecond as") || !strings.Contains(out, "-shop-heap-2.pb.gz") {
+		t.Errorf("a second upload in one millisecond: exit %d\n%s%s", code, out, errOut)
+	}
 	for _, args := range [][]string{
 		{"leaks"}, {"leaks", "http://127.0.0.1:1/debug/pprof/heap"}, {"leaks", "-"}, {"leaks", "-min-rate", "fast", split}, {"leaks", "-limit", "0", split}, {"leaks", "-confidence", "1", split},
 		{"leaks", "-by", "label=", split}, {"leaks", "-n", "-1", split},
