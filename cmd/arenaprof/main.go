@@ -11,6 +11,7 @@
 //	arenaprof html [-o FILE] [-open] [top's flags] PROFILE
 //	arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
 //	arenaprof rss [-by func|stack] [-n N] [-confidence C] [-json] [-peak] SOURCE
+//	arenaprof leaks [-json] [-by func|stack|type|label=KEY] [-confidence C] [-min-rate R] [-limit L] [-n N] [-fail] INPUTS...
 //	arenaprof help [COMMAND]
 //	arenaprof version
 //
@@ -19,7 +20,7 @@
 //
 // Exit status: 0 on success, 2 for bad flags or arguments, 1 for other
 // failures (an unreadable profile, an unreachable URL); diff exits 3 when
-// its -fail-above gate fails.
+// its -fail-above gate fails, leaks with -fail when a group is flagged.
 package main
 
 import (
@@ -45,6 +46,7 @@ func commands() []command {
 		{"advise", "which Go heap allocations to move into arenas, and the GC cycles it saves", runAdvise},
 		{"html", "top's table with interval bars and a flame graph, or diff's ratios, as one HTML page", runHTML},
 		{"rss", "where the resident memory (RSS) goes: every byte in one class, sites with intervals", runRSS},
+		{"leaks", "which groups' in-use bytes are still growing, how fast, with family-wise intervals", runLeaks},
 	}
 }
 

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/arenaprof/arenaprof/internal/leaks"
+	"github.com/arenaprof/arenaprof/internal/tabfmt"
+	"github.com/arenaprof/arenaprof/report"
+)
+
+const leaksUsage = `usage: arenaprof leaks [-json] [-by func|stack|type|label=KEY] [-confidence C] [-min-rate R] [-limit L] [-n N] [-fail] INPUTS...
+
+Which groups' in-use bytes are still growing at the end of a series of
+in-use snapshots, how fast (bytes per second, shown per hour), with an
+interval that holds for all groups together: a leak, told apart from a
+cache that filled earlier, a sawtooth, a steady state and garbage churn.
+See docs/leaks.md for the method.
+
+INPUTS are a directory Config.Dir writes (its arena and heap uploads;
+an arena and a heap profile of one upload are one point in time), a
+quoted glob, or several files, each an in-use snapshot: the agent's heap
+and arena uploads, runtime/pprof heap profiles, arenaprof arena
+profiles. Files of one directory or glob are read in time order; a
+restart (time going back, windows that do not follow each other, a
+runtime heap profile's cumulative allocations falling) splits the series
+and the part after the last restart is read, as the heading says. At
+least 8 snapshots are needed. Cumulative allocation profiles (the
+runtime's allocs profile) are refused: in-use is needed.
+
+The rate of each group (its kind, heap or arena, and its key) is the
+least-squares slope over the last half of the span, of 16 batch means
+at most; its interval adds the batch means' scatter and the snapshots'
+sampling variance, at Student's t, with Bonferroni's correction over all
+groups: with -confidence 0.95 all intervals hold together with
+probability 0.95 or more, and a group that does not grow faster than
+-min-rate is flagged with probability 0.025 or less, all groups
+together. A group is flagged (LEAK) when its lower bound is above
+-min-rate.
+
+-min-rate and -limit take bytes with a unit (16KiB, 1.5GiB, 2MB;
+-min-rate also 16KiB/s), -min-rate 0 by default. -limit adds the time
+until the total in use of the last snapshot reaches the limit at each
+flagged group's rate.
+
+-json prints {"window_s": F, "snapshots": N, "rows": [{"key", "kind",
+"rate", "lo", "hi", "flagged", "inuse_first", "inuse_last"}],
+"goroutines": []}: window_s is the span of the series analysed (after
+the last restart), snapshots the points in time read in all, rate, lo
+and hi bytes per second, inuse_first and inuse_last the group's
+estimated bytes at the first and last snapshot analysed.
+
+Exit status: 0 when the series was read; with -fail, 3 when a group is
+flagged.
+
+flags:
+`
+
+// leaksOptions are the flags of arenaprof leaks.
+type leaksOptions struct {
+	json    bool
+	by      string
+	conf    float64
+	minRate float64 // bytes per second
+	limit   int64   // 0: none
+	n       int
+	fail    bool
+	inputs  []string
+}
+
+func runLeaks(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseLeaksArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var flagged bool
+	if err == nil {
+		flagged, err = leaksCommand(opts, stdout)
+	}
+	if err != nil {
+		return exitWith(stderr, "arenaprof leaks", err)
+	}
+	if flagged && opts.fail {
+		return 3
+	}
+	return 0
+}
+
+func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
+	var o leaksOptions
+	var minRate, limit string
+	fs := flag.NewFlagSet("arenaprof leaks", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.StringVar(&o.by, "by", "func", "group by `func`, stack, type or label=KEY")
+	fs.Float64Var(&o.conf, "confidence", 0.95, "family-wise confidence `level` of the intervals, strictly between 0 and 1")
+	fs.StringVar(&minRate, "min-rate", "0", "flag groups growing faster than this many bytes per second (`rate`, e.g. 16KiB)")
+	fs.StringVar(&limit, "limit", "", "a memory `limit` (e.g. 4GiB): show when the total in use reaches it")
+	fs.IntVar(&o.n, "n", 0, "rows shown; 0 shows all")
+	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), leaksUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseAnywhere(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return o, err
+	}
+	if err != nil {
+		return o, topUsageErr("%v", err)
+	}
+	by, err := parseGroupBy(o.by)
+	if err != nil {
+		return o, err
+	}
+	o.by = by
+	switch {
+	case len(pos) == 0:
+		return o, topUsageErr("no INPUTS: give a directory Config.Dir writes, a quoted glob or several in-use snapshots")
+	case !(o.conf > 0 && o.conf < 1):
+		return o, topUsageErr("-confidence %v: want a level strictly between 0 and 1, e.g. 0.95", o.conf)
+	case o.n < 0:
+		return o, topUsageErr("-n %d: want 0 (all) or more", o.n)
+	}
+	if o.minRate, err = parseRate(minRate); err != nil {
+		return o, err
+	}
+	if limit != "" {
+		n, ok := parseByteSize(limit)
+		if !ok {
+			return o, topUsageErr("-limit %q: want a positive size with a unit, e.g. 4GiB", limit)
+		}
+		o.limit = n
+	}
+	for _, in := range pos {
+		if isProfileURL(in) || in == "-" {
+			return o, topUsageErr("%s: leaks reads a series of saved snapshots (a Config.Dir directory, a glob, files); reading a running service or standard input is not built yet", in)
+		}
+	}
+	o.inputs = pos
+	return o, nil
+}
+
+// parseRate reads -min-rate: 0, or a byte size parseByteSize reads,
+// optionally followed by "/s", as bytes per second.
+func parseRate(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSpace(strings.TrimSuffix(t, "/s"))
+	if t == "0" || t == "0B" {
+		return 0, nil
+	}
+	n, ok := parseByteSize(t)
+	if !ok {
+		return 0, topUsageErr("-min-rate %q: want 0 or bytes per second with a unit, e.g. 16KiB or 16KiB/s", s)
+	}
+	return float64(n), nil
+}
+
+// leakRow is one group's line of the table and of -json.
+type leakRow struct {
+	Key        string  `json:"key"`
+	Kind       string  `json:"kind"`
+	Rate       float64 `json:"rate"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Flagged    bool    `json:"flagged"`
+	InUseFirst int64   `json:"inuse_first"`
+	InUseLast  int64   `json:"inuse_last"`
+}
+
+// leaksJSON is what -json prints.
+type leaksJSON struct {
+	WindowS    float64   `json:"window_s"`
+	Snapshots  int       `json:"snapshots"`
+	Rows       []leakRow `json:"rows"`
+	Goroutines []any     `json:"goroutines"`
+}
+
+// leaksResult is the fit of every group of a series.
+type leaksResult struct {
+	s       *leakSeries
+	rows    []leakRow
+	flagged int
+	from    int // the fit's first snapshot
+}
+
+// fitLeaks fits every group of s at family-wise confidence conf, flagging
+// those whose lower bound is above minRate; the rows are sorted by lower
+// bound, highest first, ties by kind and key.
+func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
+	if len(s.groups) == 0 {
+		return nil, topInputErr("the %d snapshots hold no sample in use: nothing to fit", len(s.times))
+	}
+	e, err := leaks.New(s.seconds(), len(s.groups), conf)
+	if err != nil {
+		return nil, topInputErr("%v", err)
+	}
+	r := &leaksResult{s: s, from: e.From()}
+	for _, g := range s.groups {
+		f, err := e.Fit(g.y, g.v)
+		if err != nil {
+			return nil, topInputErr("%s %s: %v", g.kind, g.key, err)
+		}
+		row := leakRow{Key: g.key, Kind: g.kind, Rate: f.Rate, Lo: f.Lo, Hi: f.Hi, Flagged: f.Lo > minRate,
+			InUseFirst: int64(math.Round(g.y[0])), InUseLast: int64(math.Round(g.y[len(g.y)-1]))}
+		if row.Flagged {
+			r.flagged++
+		}
+		r.rows = append(r.rows, row)
+	}
+	slices.SortFunc(r.rows, func(a, b leakRow) int {
+		return cmp.Or(cmp.Compare(b.Lo, a.Lo), strings.Compare(a.Kind, b.Kind), strings.Compare(a.Key, b.Key))
+	})
+	return r, nil
+}
+
+func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
+	files, skipped, _, err := expandInputs(o.inputs)
+	if err != nil {
+		return false, err
+	}
+	if err := oneProcess(files); err != nil {
+		return false, err
+	}
+	s, err := readLeakSeries(files, o.by, report.ParseOptions{})
+	if err != nil {
+		return false, err
+	}
+	if len(skipped) > 0 {
+		s.notes = append(s.notes, "not read: "+strings.Join(skipped, ", "))
+	}
+	r, err := fitLeaks(s, o.conf, o.minRate)
+	if err != nil {
+		return false, err
+	}
+	rows := r.rows
+	if o.n > 0 && len(rows) > o.n {
+		rows = rows[:o.n]
+	}
+	if o.json {
+		out := leaksJSON{WindowS: s.span().Seconds(), Snapshots: s.read, Rows: rows, Goroutines: []any{}}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return r.flagged > 0, enc.Encode(out)
+	}
+	writeLeaksTable(stdout, r, rows, o)
+	return r.flagged > 0, nil
+}
+
+// perHour formats a rate in bytes per second as signed bytes per hour.
+func perHour(rate float64) string { return tabfmt.SignedBytes(rate * 3600) }
+
+// spanString formats a duration to the second (to the millisecond below
+// a minute).
+func spanString(d time.Duration) string {
+	if d >= time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// toLimit is the time until total bytes in use reach limit at rate
+// bytes per second: "-" when not growing, "reached" when already there.
+func toLimit(total float64, limit int64, rate float64) string {
+	switch {
+	case total >= float64(limit):
+		return "reached"
+	case !(rate > 0):
+		return "-"
+	}
+	secs := (float64(limit) - total) / rate
+	if secs > 100*365*24*3600 {
+		return "> 100 years"
+	}
+	return spanString(time.Duration(secs * float64(time.Second)))
+}
+
+func writeLeaksTable(w io.Writer, r *leaksResult, rows []leakRow, o leaksOptions) {
+	s := r.s
+	fmt.Fprintf(w, "%d snapshots, %s", len(s.times), s.describeSpan())
+	if s.read != len(s.times) {
+		fmt.Fprintf(w, "; %d read in all", s.read)
+	}
+	fmt.Fprintln(w)
+	for _, note := range s.notes {
+		fmt.Fprintln(w, "note: "+tabfmt.Printable(note))
+	}
+	conf := strconv.FormatFloat(100*o.conf, 'f', -1, 64) + "%"
+	fmt.Fprintf(w, "growth over the last half: %d snapshots from %s on; %s intervals for the %d groups together (Bonferroni)\n",
+		len(s.times)-r.from, spanString(s.times[r.from].Sub(s.times[0])), conf, len(s.groups))
+	minRate := "0"
+	if o.minRate > 0 {
+		minRate = tabfmt.Bytes(o.minRate) + "/s"
+	}
+	fmt.Fprintf(w, "flagged (LEAK) when the lower bound is above %s: %d of %d groups", minRate, r.flagged, len(s.groups))
+	if len(rows) < len(r.rows) {
+		fmt.Fprintf(w, ", %d shown", len(rows))
+	}
+	fmt.Fprintln(w)
+	last := s.total[len(s.total)-1]
+	if o.limit > 0 {
+		fmt.Fprintf(w, "limit %s: %s in use at the last snapshot; TO LIMIT at each flagged group's rate\n", tabfmt.Bytes(float64(o.limit)), tabfmt.Bytes(last))
+	}
+	fmt.Fprintln(w)
+	t := tabfmt.New(w)
+	head := []string{"KIND", "GROWTH/h", conf + " INTERVAL/h", "IN USE FIRST", "IN USE LAST"}
+	if o.limit > 0 {
+		head = append(head, "TO LIMIT")
+	}
+	kind, label := groupKind(o.by)
+	t.Row(append(head, ""), tabfmt.KeyHeading(kind, label))
+	for _, row := range rows {
+		cells := []string{row.Kind, perHour(row.Rate), "[" + perHour(row.Lo) + ", " + perHour(row.Hi) + "]",
+			tabfmt.Bytes(float64(row.InUseFirst)), tabfmt.Bytes(float64(row.InUseLast))}
+		flag := ""
+		if row.Flagged {
+			flag = "LEAK"
+		}
+		if o.limit > 0 {
+			lim := ""
+			if row.Flagged {
+				lim = toLimit(last, o.limit, row.Rate)
+			}
+			cells = append(cells, lim)
+		}
+		t.Row(append(cells, flag), displayKey(o.by, row.Key))
+	}
+	t.Flush()
+}
+
+// displayKey is a group's key as the table shows it: function names
+// without their import path.
+func displayKey(by, key string) string {
+	switch groupKindOnly(by) {
+	case "func":
+		if strings.HasPrefix(key, "0x") {
+			return key
+		}
+		return tabfmt.ShortFuncName(key)
+	case "stack":
+		frames := strings.Split(key, " < ")
+		for i, f := range frames {
+			frames[i] = tabfmt.ShortFuncName(f)
+		}
+		return strings.Join(frames, " < ")
+	}
+	return key
+}
