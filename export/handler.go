@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/buildlimit"
+	"github.com/arenaprof/arenaprof/internal/pprofenc"
 	"github.com/arenaprof/arenaprof/profiler"
 	"github.com/arenaprof/arenaprof/report"
 )
@@ -353,13 +354,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveProfile writes a built profile as the response. Encoding it cannot
 // fail, so it streams straight to the client instead of through a buffer
-// holding the whole profile.
+// holding the whole profile. It leaves out the label trace_id (otelarena's,
+// a request's trace ID): a profile scraped into Pyroscope (Grafana Alloy's
+// pyroscope.scrape) would make it a series label per request on v1.19,
+// and Pyroscope joins profiles to traces by span_id alone.
 func serveProfile(w http.ResponseWriter, filename string, prof *profile.Profile) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	writeProfile(w, prof)
+	pprofenc.WriteGzip(w, prof, &servedOptions)
 }
+
+// servedOptions are the encoding options of the profiles served.
+var servedOptions = pprofenc.Options{DropLabels: []string{"trace_id"}}
 
 // startBuild takes a build slot for the request r from the Limiter
 // buildlimit.Share gave it, or own, waiting as acquireFor does, and sets

@@ -21,6 +21,30 @@ import (
 	"github.com/arenaprof/arenaprof/internal/estimate"
 )
 
+// TestHandlerNoTraceID: the profile served leaves trace_id out (a series
+// label per request in Pyroscope v1.19, which scrapes it through Alloy)
+// and keeps span_id and the other labels.
+func TestHandlerNoTraceID(t *testing.T) {
+	setMeanBytes(t, 1)
+	p := startProfiler(t)
+	a := newTestArena(t, 9, hooks.NewLabels("span_id", "00000000000000aa", "span_name", "GET /x", "trace_id", "000000000000000000000000000000bb"))
+	allocSmall(a, 10)
+	rec := httptest.NewRecorder()
+	export.Handler(p).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/arenaprof", nil))
+	q, err := profile.Parse(rec.Result().Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Sample) == 0 {
+		t.Fatal("no sample")
+	}
+	for _, s := range q.Sample {
+		if len(s.Label["trace_id"]) != 0 || len(s.Label["span_id"]) != 1 || len(s.Label["span_name"]) != 1 {
+			t.Errorf("labels %v, want span_id and span_name, no trace_id", s.Label)
+		}
+	}
+}
+
 func TestHandlerFullProfile(t *testing.T) {
 	setMeanBytes(t, 1)
 	p := startProfiler(t)

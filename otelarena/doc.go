@@ -22,9 +22,12 @@
 //     Grafana's span profiles find it (set when it ends, with the arena
 //     attributes: one call instead of two);
 //   - returns a context with the pprof labels span_id (its ID, 16
-//     lowercase hex digits) and span_name (its name at Start): an arena
-//     taken with [arena.Pool.Get] under it, or under any of its
-//     children's contexts, carries both on every sample;
+//     lowercase hex digits), span_name (its name at Start) and trace_id
+//     (its trace ID, 32 lowercase hex digits): an arena taken with
+//     [arena.Pool.Get] under it, or under any of its children's
+//     contexts, carries them on every sample (OTLP uploads link each
+//     sample to its trace and span with them; Pyroscope uploads keep
+//     span_id and span_name and leave trace_id out);
 //   - gets, when it ends, the attributes arena.allocated_bytes (int64: the
 //     bytes its arenas handed out, each allocation rounded up to 8, as
 //     profiles count them) and arena.allocations (int64: the calls that
@@ -40,7 +43,7 @@
 // request) cannot add to the span: its bytes are counted in [Late] and, with
 // a meter provider, in the counter arena.request.late_allocated (unit By);
 // the samples it takes after the span ended carry the label
-// span_late=true beside span_id and span_name.
+// span_late=true beside span_id, span_name and trace_id.
 // Spans that do not record (sampled out) get nothing: no labels, no
 // attributes, and their arenas cost what they cost without tracing.
 //
@@ -48,5 +51,5 @@
 // window their samples fall in, then fold into their site's samples
 // without them, and at most a quarter of the profiler's bucket bound
 // carries them at a time (see [profiler.WithMaxBuckets]); past that,
-// samples keep span_name and lose span_id.
+// samples keep span_name and lose span_id and trace_id.
 package otelarena

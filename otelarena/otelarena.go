@@ -24,6 +24,7 @@ const (
 	labelSpanID   = "span_id"
 	labelSpanName = "span_name"
 	labelSpanLate = "span_late"
+	labelTraceID  = "trace_id"
 	scopeName     = "github.com/arenaprof/arenaprof/otelarena"
 )
 
@@ -132,7 +133,7 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	if keys.span == nil || keys.labels == nil {
 		// Not seen (TestContextKeys fails): the labels and the span the
 		// usual way, without span_late.
-		ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
+		ctx = pprof.WithLabels(ctx, pprof.Labels(labelSpanID, s.id(), labelSpanName, name, labelTraceID, s.traceID()))
 		return trace.ContextWithSpan(ctx, s), s
 	}
 	return &s.ctx, s
@@ -168,6 +169,14 @@ type rootSpan struct {
 // id returns the span ID's hex digits, without a copy: they are written
 // once, before the first call.
 func (s *rootSpan) id() string { return unsafe.String(&s.hexID[0], len(s.hexID)) }
+
+// traceID returns the trace ID's 32 lowercase hex digits. It allocates
+// them: it is called only where the labels are made, which most requests
+// never reach (see spanContext), so that Start pays nothing for them.
+func (s *rootSpan) traceID() string {
+	tid := s.Span.SpanContext().TraceID()
+	return hex.EncodeToString(tid[:])
+}
 
 // add is the usage function of the arenas taken under the span (see
 // arena.ContextWithUsage); arenas of several goroutines may call it at once.
@@ -227,7 +236,7 @@ func (s *rootSpan) SetName(name string) {
 
 // spanContext is the context Start returns for a local root span: it
 // answers for the span itself, as trace.ContextWithSpan's would, and for
-// the pprof labels span_id and span_name over those of the context below,
+// the pprof labels span_id, span_name and trace_id over those of the context below,
 // as pprof.WithLabels's would, but makes them only when first asked for:
 // an arena taken under it reads them at its first sampled allocation or
 // new chunk, which most requests never reach, so that most spans pay
@@ -264,9 +273,9 @@ func (s *rootSpan) labels(p *atomic.Pointer[any], late bool) any {
 	if l := p.Load(); l != nil {
 		return *l
 	}
-	ls := pprof.Labels(labelSpanID, s.id(), labelSpanName, s.startName)
+	ls := pprof.Labels(labelSpanID, s.id(), labelSpanName, s.startName, labelTraceID, s.traceID())
 	if late {
-		ls = pprof.Labels(labelSpanID, s.id(), labelSpanLate, "true", labelSpanName, s.startName)
+		ls = pprof.Labels(labelSpanID, s.id(), labelSpanLate, "true", labelSpanName, s.startName, labelTraceID, s.traceID())
 	}
 	l := pprof.WithLabels(s.ctx.Context, ls).Value(keys.labels)
 	p.CompareAndSwap(nil, &l)

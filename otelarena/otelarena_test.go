@@ -243,6 +243,10 @@ func TestLabelsOnSamples(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, root := tr.Start(c.parent, "GET /x")
 			id := root.SpanContext().SpanID().String()
+			tid := root.SpanContext().TraceID().String()
+			if c.parent == remote && tid != (trace.TraceID{1}).String() {
+				t.Fatalf("trace ID %s, want the remote parent's", tid)
+			}
 			if c.child {
 				var child trace.Span
 				ctx, child = tr.Start(ctx, "db")
@@ -264,8 +268,9 @@ func TestLabelsOnSamples(t *testing.T) {
 			for _, l := range got {
 				sid, _ := l.Get(labelSpanID)
 				sname, _ := l.Get(labelSpanName)
-				if sid != id || sname != "GET /x" {
-					t.Errorf("labels %v, want span_id %s, span_name GET /x", l, id)
+				stid, _ := l.Get(labelTraceID)
+				if sid != id || sname != "GET /x" || stid != tid {
+					t.Errorf("labels %v, want span_id %s, span_name GET /x, trace_id %s", l, id, tid)
 				}
 			}
 		})
@@ -368,6 +373,7 @@ func TestLateLabel(t *testing.T) {
 				t.Fatal("the context does not hold the span")
 			}
 			id := root.SpanContext().SpanID().String()
+			tid := root.SpanContext().TraceID().String()
 			pool := arena.NewPool()
 			a := pool.Get(c.under(ctx))
 			arena.New[obj24](a)
@@ -394,8 +400,9 @@ func TestLateLabel(t *testing.T) {
 				sid, _ := l.Get(labelSpanID)
 				sname, _ := l.Get(labelSpanName)
 				late, _ := l.Get(labelSpanLate)
-				if want := map[bool]string{true: "true"}[i >= 2]; sid != id || sname != "GET /late" || late != want {
-					t.Errorf("sample %d: labels %v, want span_id %s, span_name GET /late, span_late %q", i, l, id, want)
+				stid, _ := l.Get(labelTraceID)
+				if want := map[bool]string{true: "true"}[i >= 2]; sid != id || sname != "GET /late" || late != want || stid != tid {
+					t.Errorf("sample %d: labels %v, want span_id %s, span_name GET /late, span_late %q, trace_id %s", i, l, id, want, tid)
 				}
 			}
 		})
@@ -419,7 +426,7 @@ func TestContextKeys(t *testing.T) {
 	span.SetName("GET /renamed")
 	var got []string
 	pprof.ForLabels(ctx, func(k, v string) bool { got = append(got, k+"="+v); return true })
-	if want := []string{"span_id=" + span.SpanContext().SpanID().String(), "span_name=GET /k", "tenant=t1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"span_id=" + span.SpanContext().SpanID().String(), "span_name=GET /k", "tenant=t1", "trace_id=" + span.SpanContext().TraceID().String()}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("labels %v, want %v", got, want)
 	}
 	if _, ok := ctx.(*spanContext); !ok {
@@ -433,5 +440,8 @@ func TestContextKeys(t *testing.T) {
 	}
 	if id, _ := pprof.Label(ctx, labelSpanID); id != span.SpanContext().SpanID().String() {
 		t.Errorf("span_id %q", id)
+	}
+	if id, _ := pprof.Label(ctx, labelTraceID); id != span.SpanContext().TraceID().String() || len(id) != 32 {
+		t.Errorf("trace_id %q, want the trace ID's 32 hex digits", id)
 	}
 }

@@ -299,7 +299,7 @@ lookup:
 		if p.spanBuckets.Load() >= p.maxSpanBuckets() {
 			// No new bucket for a span ID past the bound (an
 			// existing one still takes its span's events).
-			if _, ok := e.Labels.Get(spanIDLabel); ok {
+			if hasRequestLabel(e.Labels) {
 				sh.mu.Unlock()
 				e = p.withoutSpanID(e)
 				goto lookup
@@ -394,7 +394,7 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 	}
 	b.next = sh.buckets[h]
 	sh.buckets[h] = b
-	if _, ok := e.Labels.Get(spanIDLabel); ok {
+	if hasRequestLabel(e.Labels) {
 		b.span = true
 		p.spanBuckets.Add(1)
 	}
@@ -406,19 +406,44 @@ func (p *Profiler) newBucket(sh *collectorShard, h uint64, e *hooks.Event) *coll
 // sampled request would make buckets of its own.
 const spanIDLabel = "span_id"
 
+// requestLabels are the labels whose values are new on every request: the
+// span ID and the trace ID (otelarena puts both). A bucket with one of them
+// is a span bucket; past the bound and when folded it loses all of them.
+var requestLabels = [...]string{spanIDLabel, "trace_id"}
+
+// hasRequestLabel reports whether l holds one of requestLabels.
+func hasRequestLabel(l hooks.Labels) bool {
+	for _, k := range requestLabels {
+		if _, ok := l.Get(k); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isRequestLabel reports whether key is one of requestLabels.
+func isRequestLabel(key string) bool {
+	for _, k := range requestLabels {
+		if key == k {
+			return true
+		}
+	}
+	return false
+}
+
 // maxSpanBuckets bounds the buckets whose labels carry a span ID: a
 // quarter of the bucket bound, so that span IDs never take the buckets
 // of the sites that recur. Past it, events keep their other labels (the
 // span's name among them) and lose their span ID.
 func (p *Profiler) maxSpanBuckets() int64 { return int64(max(1, p.maxBuckets/4)) }
 
-// withoutSpanID returns a copy of e whose labels lack the span ID, and
-// counts it.
+// withoutSpanID returns a copy of e whose labels lack the span ID and the
+// trace ID (requestLabels), and counts it.
 func (p *Profiler) withoutSpanID(e *hooks.Event) *hooks.Event {
 	p.spanIDsDropped.Add(1)
 	var kv []string
 	for k, v := range e.Labels.All {
-		if k != spanIDLabel {
+		if !isRequestLabel(k) {
 			kv = append(kv, k, v)
 		}
 	}
@@ -427,11 +452,11 @@ func (p *Profiler) withoutSpanID(e *hooks.Event) *hooks.Event {
 	return &c
 }
 
-// withoutLabel returns l without the label key.
-func withoutLabel(l hooks.Labels, key string) hooks.Labels {
+// withoutRequestLabels returns l without requestLabels.
+func withoutRequestLabels(l hooks.Labels) hooks.Labels {
 	var kv []string
 	for k, v := range l.All {
-		if k != key {
+		if !isRequestLabel(k) {
 			kv = append(kv, k, v)
 		}
 	}
@@ -499,7 +524,7 @@ func (p *Profiler) foldSpan(sh *collectorShard, b *collectorBucket) {
 	}
 	b.next = nil
 	p.spanBuckets.Add(-1)
-	labels := withoutLabel(b.labels, spanIDLabel)
+	labels := withoutRequestLabels(b.labels)
 	// The twin's hash as collectorHash makes it from an event of the
 	// same stack hash: the events without a span ID past the bound
 	// (withoutSpanID) find it.
@@ -1218,13 +1243,10 @@ func deltaInto(old, prev, cur *Snapshot) (*Snapshot, error) {
 	return snap, nil
 }
 
-// isSpanRecord reports whether a record's labels carry a span ID.
+// isSpanRecord reports whether a record's labels carry a span ID or a
+// trace ID (requestLabels).
 func isSpanRecord(r *Record) bool {
-	if r.Overflow {
-		return false
-	}
-	_, ok := r.Labels.Get(spanIDLabel)
-	return ok
+	return !r.Overflow && hasRequestLabel(r.Labels)
 }
 
 // takeFromTwins takes from the records of a delta, out, what the span
@@ -1248,7 +1270,7 @@ func takeFromTwins(out, moved []Record, mem *snapshotMem) ([]Record, error) {
 		}
 	}
 	for _, m := range moved {
-		m.Labels = withoutLabel(m.Labels, spanIDLabel)
+		m.Labels = withoutRequestLabels(m.Labels)
 		j, ok := twins[collectorRecordHash(&m)]
 		if !ok || !collectorSameKey(&out[j], &m) {
 			j = -1

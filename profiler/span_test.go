@@ -18,8 +18,9 @@ import (
 // dropped but past the 64 of the window of 100, the buckets stay
 // bounded, and the totals are exact: in every window, over every 7
 // windows through Delta of cumulative snapshots (a reader whose windows
-// span folds), and in the last cumulative snapshot. Deterministic (mean
-// 1: every allocation is sampled).
+// span folds), and in the last cumulative snapshot. The requests carry a
+// trace_id too: it goes with span_id, past the bound and when folded.
+// Deterministic (mean 1: every allocation is sampled).
 func TestSpanIDsPerWindow(t *testing.T) {
 	setMeanBytes(t, 1)
 	p := startCollector(t, WithMaxBuckets(256))
@@ -45,7 +46,7 @@ func TestSpanIDsPerWindow(t *testing.T) {
 			id := fmt.Sprintf("%08x%08x", w, i)
 			name := []string{"GET /a", "GET /b"}[i%2]
 			seed++
-			a := newCollectorTestArena(t, seed, hooks.NewLabels("span_id", id, "span_name", name))
+			a := newCollectorTestArena(t, seed, hooks.NewLabels("span_id", id, "span_name", name, "trace_id", id+id))
 			for range 3 {
 				collectorAllocSized(a, 32)
 			}
@@ -80,6 +81,12 @@ func TestSpanIDsPerWindow(t *testing.T) {
 			bytes += r.AllocBytes
 			if id, ok := r.Labels.Get("span_id"); ok && r.AllocSamples > 0 {
 				got[id] += r.AllocSamples
+			}
+			// The trace ID goes and stays with the span ID.
+			id, hasSpan := r.Labels.Get("span_id")
+			tid, hasTrace := r.Labels.Get("trace_id")
+			if hasSpan != hasTrace || tid != id+id {
+				t.Fatalf("window %d: record labels %v: want span_id and trace_id together or neither", w, r.Labels)
 			}
 		}
 		for id, n := range want {
@@ -223,7 +230,7 @@ func TestSpanFoldsRandom(t *testing.T) {
 	for w := range 200 {
 		for i := range rng.IntN(6) {
 			s := &span{id: fmt.Sprintf("%08x%08x", w, i), left: rng.IntN(4)}
-			labels := hooks.NewLabels("span_id", s.id, "span_name", "GET /r")
+			labels := hooks.NewLabels("span_id", s.id, "span_name", "GET /r", "trace_id", s.id+s.id)
 			for range 1 + rng.IntN(3) {
 				seed++
 				s.arenas = append(s.arenas, newCollectorTestArena(t, seed, labels))
@@ -264,6 +271,12 @@ func TestSpanFoldsRandom(t *testing.T) {
 			}
 			if id, ok := r.Labels.Get("span_id"); ok && r.AllocSamples > 0 {
 				got[id] += r.AllocSamples
+			}
+			// The trace ID goes and stays with the span ID.
+			id, hasSpan := r.Labels.Get("span_id")
+			tid, hasTrace := r.Labels.Get("trace_id")
+			if hasSpan != hasTrace || tid != id+id {
+				t.Fatalf("window %d: record labels %v: want span_id and trace_id together or neither", w, r.Labels)
 			}
 		}
 		for id, n := range want {

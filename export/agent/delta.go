@@ -88,8 +88,17 @@ func profileDelta(prev, cur *profile.Profile) (*profile.Profile, error) {
 	return merged, nil
 }
 
-// spanIDLabel is the label of a request's span ID (see docs/spans.md).
-const spanIDLabel = "span_id"
+// spanIDLabel and traceIDLabel are the labels of a request's span and
+// trace IDs (see docs/spans.md): the profiler folds both away together.
+const (
+	spanIDLabel  = "span_id"
+	traceIDLabel = "trace_id"
+)
+
+// isSpanSample reports whether s carries a span ID or a trace ID.
+func isSpanSample(s *profile.Sample) bool {
+	return len(s.Label[spanIDLabel]) > 0 || len(s.Label[traceIDLabel]) > 0
+}
 
 // takeFoldedSpans moves to its twin (the sample of the same site and
 // labels without the span ID) what a sample with a span ID lost between
@@ -101,7 +110,7 @@ const spanIDLabel = "span_id"
 func takeFoldedSpans(samples []*profile.Sample, ratios []float64) {
 	var lost []*profile.Sample
 	for _, s := range samples {
-		if len(s.Label[spanIDLabel]) == 0 {
+		if !isSpanSample(s) {
 			continue
 		}
 		for i, v := range s.Value {
@@ -116,7 +125,7 @@ func takeFoldedSpans(samples []*profile.Sample, ratios []float64) {
 	}
 	twins := make(map[string]*profile.Sample)
 	for _, s := range samples {
-		if len(s.Label[spanIDLabel]) == 0 {
+		if !isSpanSample(s) {
 			twins[sampleKey(s)] = s
 		}
 	}
@@ -135,14 +144,14 @@ func takeFoldedSpans(samples []*profile.Sample, ratios []float64) {
 }
 
 // sampleKey is what tells a sample of a merged profile from another, its
-// locations and labels, the span ID left out.
+// locations and labels, the span and trace IDs left out.
 func sampleKey(s *profile.Sample) string {
 	var b strings.Builder
 	for _, l := range s.Location {
 		fmt.Fprintf(&b, "%d,", l.ID)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Label)) {
-		if k != spanIDLabel {
+		if k != spanIDLabel && k != traceIDLabel {
 			fmt.Fprintf(&b, "|%q=%q", k, s.Label[k])
 		}
 	}

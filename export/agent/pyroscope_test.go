@@ -781,10 +781,12 @@ func TestPyroscopePausedServer(t *testing.T) {
 }
 
 // TestPyroscopeData: memory uploads carry the string labels a reader needs
-// and, unless turned off, the type as the leaf frame of arena stacks; other
-// profiles are sent as they are.
+// and, unless turned off, the type as the leaf frame of arena stacks, and
+// leave trace_id out (span_id stays); other profiles are sent as they are.
 func TestPyroscopeData(t *testing.T) {
 	arenaP := arenaLikeProfile(3, 3000, 500)
+	arenaP.Sample[0].Label["span_id"] = []string{"00000000000000aa"}
+	arenaP.Sample[0].Label["trace_id"] = []string{"000000000000000000000000000000bb"}
 	var buf bytes.Buffer
 	if err := arenaP.Write(&buf); err != nil {
 		t.Fatal(err)
@@ -804,6 +806,9 @@ func TestPyroscopeData(t *testing.T) {
 		}
 		if len(s.Label["bytes"]) != 0 {
 			t.Errorf("frames %v: an arena sample got a bytes string label", frames)
+		}
+		if len(s.Label["trace_id"]) != 0 || len(s.Label["span_id"]) != 1 {
+			t.Errorf("frames %v: labels %v, want span_id and no trace_id", frames, s.Label)
 		}
 		leaf := s.Location[0].Line[0].Function
 		if want := map[bool]string{true: "main.user", false: "main.handle"}[frames]; leaf.Name != want || len(s.Location) != map[bool]int{true: 2, false: 1}[frames] {

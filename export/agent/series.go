@@ -78,16 +78,24 @@ var stringLabelKeys = []string{pprofmt.LabelMean, pprofmt.LabelHeapRate}
 // stack: the frames `go tool pprof -tagleaf=type` adds, so that
 // Pyroscope's and Grafana's flame graphs end in types. A reader of the
 // stacks drops them by their mark, a function without a line in the file
-// pprofenc.TypeFrameFile ("type"). The agent writes them when it encodes
-// the profile.
+// pprofenc.TypeFrameFile ("type"). It leaves out the label trace_id
+// (pyroscopeDropLabels). The agent writes them when it encodes the
+// profile.
 func pyroscopeOptions(typeFrames bool) *pprofenc.Options {
 	return &pprofenc.Options{
 		NumAsString:     stringLabelKeys,
 		HeapNumAsString: []string{pprofmt.LabelBytes},
 		TypeFrames:      typeFrames,
 		ArenaVariance:   true,
+		DropLabels:      pyroscopeDropLabels,
 	}
 }
+
+// pyroscopeDropLabels are the labels Pyroscope uploads leave out: trace_id
+// (otelarena's, a request's trace ID) would be a series label per request
+// on Pyroscope v1.19, and Pyroscope joins profiles to traces by span_id
+// alone; OTLP uploads put it in their links instead.
+var pyroscopeDropLabels = []string{traceIDLabel}
 
 // pyroscopeData returns u's profile as Pyroscope should receive it (see
 // pyroscopeEncoding): the encoding the agent made when it collected the

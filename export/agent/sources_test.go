@@ -316,10 +316,12 @@ func TestDeltaSourceErrors(t *testing.T) {
 // TestDeltaFoldedSpan gives profileDelta the profiles of a site before and
 // after the profiler folded a span ID's sample into the site's sample
 // without it (profiler.Profiler.Deltas): the window counts its own events
-// once, the span's folded ones not again.
+// once, the span's folded ones not again. The span's samples carry a trace
+// ID too, which goes with the span ID.
 func TestDeltaFoldedSpan(t *testing.T) {
 	withSpan := func(p *profile.Profile, id string) *profile.Profile {
 		p.Sample[0].Label["span_id"] = []string{id}
+		p.Sample[0].Label["trace_id"] = []string{id + id} // folded with the span ID
 		return p
 	}
 	for _, c := range []struct {

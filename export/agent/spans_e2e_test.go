@@ -22,8 +22,8 @@ import (
 )
 
 // The span workload: requests of two span names, each taking an arena
-// from a pool under a context that carries the pprof labels span_id and
-// span_name, as the module otelarena sets them (the core module does not
+// from a pool under a context that carries the pprof labels span_id,
+// span_name and trace_id, as the module otelarena sets them (the core module does not
 // import it). At the default mean each name gets about 130 and 260
 // samples.
 const (
@@ -48,8 +48,8 @@ type (
 // spans:
 //
 //   - span_name is a series label with the two names;
-//   - span_id is kept per sample, not as a series label (a series per
-//     request would be unbounded): the server's span profile query
+//   - span_id is kept per sample, not as a series label, and trace_id is
+//     no series label either (a series per request would be unbounded): the server's span profile query
 //     (SelectMergeSpanProfile) of the span IDs of one name gives the bytes
 //     pushed under those IDs, that of one span the bytes of that span, and
 //     that of an ID never sent nothing;
@@ -105,9 +105,9 @@ func testSpansEndToEnd(t *testing.T, cli, base string, up agent.Uploader, typeNa
 			t.Fatal("an arena profile without alloc_space")
 		}
 		for _, s := range pr.Sample {
-			names, ids := s.Label["span_name"], s.Label["span_id"]
-			if len(names) != 1 || len(ids) != 1 {
-				t.Fatalf("a sample with span_name %q and span_id %q: every sample of the workload carries one of each", names, ids)
+			names, ids, traces := s.Label["span_name"], s.Label["span_id"], s.Label["trace_id"]
+			if len(names) != 1 || len(ids) != 1 || len(traces) != 1 {
+				t.Fatalf("a sample with span_name %q, span_id %q and trace_id %q: every sample of the workload carries one of each", names, ids, traces)
 			}
 			if _, ok := pushedBySpan[ids[0]]; !ok {
 				idsByName[names[0]] = append(idsByName[names[0]], ids[0])
@@ -130,6 +130,9 @@ func testSpansEndToEnd(t *testing.T, cli, base string, up agent.Uploader, typeNa
 	})
 	if ids, err := labelValues(ctx, base, "span_id", sel, begin, until); err != nil || len(ids) != 0 {
 		t.Errorf("span_id as a series label: values %d (%v), want none", len(ids), err)
+	}
+	if ids, err := labelValues(ctx, base, "trace_id", sel, begin, until); err != nil || len(ids) != 0 {
+		t.Errorf("trace_id as a series label: values %d (%v), want none", len(ids), err)
 	}
 	sum := func(ids []string) int64 {
 		var n int64
@@ -221,7 +224,8 @@ func spanWorkload() map[string]int64 {
 		for range spanRequests / rounds {
 			for _, name := range []string{"GET /small", "GET /large"} {
 				id := fmt.Sprintf("%016x", ids.Uint64()|1) // never the invalid all-zero ID
-				ctx := pprof.WithLabels(context.Background(), pprof.Labels("span_id", id, "span_name", name))
+				trace := fmt.Sprintf("%016x%016x", ids.Uint64(), ids.Uint64()|1)
+				ctx := pprof.WithLabels(context.Background(), pprof.Labels("span_id", id, "span_name", name, "trace_id", trace))
 				a := pool.Get(ctx)
 				if name == "GET /small" {
 					for range spanSmallN {

@@ -44,6 +44,9 @@ type Options struct {
 	// string label pprofmt.LabelVarFormat. Other samples get zeros and no
 	// label.
 	ArenaVariance bool
+	// DropLabels lists string label keys left out of every sample (such
+	// as trace_id, a series label per request on Pyroscope v1.19).
+	DropLabels []string
 }
 
 // TypeFrameFile is the file name of the frames Options.TypeFrames adds.
@@ -465,7 +468,9 @@ func (e *encoder) encodeLabels(s *profile.Sample, marked bool) []byte {
 	label := func(key, str, num, unit int64) { out = appendLabel(out, key, str, num, unit) }
 	e.keys = e.keys[:0]
 	for k := range s.Label {
-		e.keys = append(e.keys, k)
+		if !slices.Contains(e.opts.DropLabels, k) {
+			e.keys = append(e.keys, k)
+		}
 	}
 	// The numeric labels repeated as strings (Options.NumAsString).
 	var asString map[string]string

@@ -71,6 +71,29 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// TestDropLabels: the labels DropLabels names are left out of every
+// sample, the others kept.
+func TestDropLabels(t *testing.T) {
+	src := testProfile(3)
+	src.Sample[0].Label = map[string][]string{pprofmt.LabelType: {"t0"}, "span_id": {"00000000000000aa"}, "trace_id": {"000000000000000000000000000000bb"}}
+	var buf bytes.Buffer
+	if err := Encode(&buf, src, &Options{DropLabels: []string{"trace_id"}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseUncompressed(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range p.Sample {
+		if len(s.Label["trace_id"]) != 0 || len(s.Label[pprofmt.LabelType]) != map[bool]int{true: 0, false: 1}[i == len(p.Sample)-1] {
+			t.Errorf("sample %d: labels %v", i, s.Label)
+		}
+	}
+	if got := p.Sample[0].Label["span_id"]; len(got) != 1 || got[0] != "00000000000000aa" {
+		t.Errorf("span_id %v, want it kept", got)
+	}
+}
+
 // TestWriterReuse: a Writer used for several profiles in turn, with and
 // without options, writes each as a fresh one does.
 func TestWriterReuse(t *testing.T) {

@@ -87,6 +87,18 @@ func TestRoundTrip(t *testing.T) {
 			if n := countLinked(tt.p); len(req.Dictionary.LinkTable) != 1+n {
 				t.Errorf("%d links in the table, want the empty one and %d", len(req.Dictionary.LinkTable), n)
 			}
+			if tt.source == "arena" {
+				// Every span of the arena profile has its trace: each
+				// link holds the trace ID, through the Collector.
+				if len(req.Dictionary.LinkTable) < 2 {
+					t.Error("no link: the arena profile's spans were not linked")
+				}
+				for i, l := range req.Dictionary.LinkTable[1:] {
+					if len(l.TraceId) != 16 || len(l.SpanId) != 8 {
+						t.Errorf("link %d: trace ID %x, span ID %x, want 16 and 8 bytes", i+1, l.TraceId, l.SpanId)
+					}
+				}
+			}
 			if got := serviceName(req); got != "shop" {
 				t.Errorf("service.name %q, want shop", got)
 			}
@@ -541,6 +553,17 @@ func arenaProfiles(t *testing.T) (*profile.Profile, *profile.Profile) {
 		for range 20_000 {
 			arena.New[roundTripType](a)
 			arena.MakeSlice[byte](a, 40, 40)
+		}
+		a.Reset()
+	}
+	// Requests under spans, with the labels otelarena puts on them: the
+	// encoder links their samples to their trace and span.
+	for i := range 4 {
+		a := arena.NewArena(arena.WithSeed(uint64(10+i), 7), arena.WithLabels(hooks.NewLabels(
+			"span_id", fmt.Sprintf("%016x", 0xa0+i), "span_name", "GET /s",
+			"trace_id", fmt.Sprintf("4bf92f3577b34da6a3ce929d0e0e47%02x", i))))
+		for range 2_000 {
+			arena.New[roundTripType](a)
 		}
 		a.Reset()
 	}
