@@ -117,8 +117,12 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 			t.Fatal(err)
 		}
 		s := snap{pod: u.Labels["pod"], ms: p.TimeNanos / 1e6, classes: map[string]int64{}}
+		iv, _, ok := pprofmt.RSSIndex(p)
+		if !ok {
+			t.Fatalf("an upload of sample types %v is not a resident-memory profile", p.SampleType)
+		}
 		for _, smp := range p.Sample {
-			if v := smp.Value[0]; v != 0 {
+			if v := smp.Value[iv]; v != 0 {
 				s.classes[smp.Label[pprofmt.LabelClass][0]] += v
 			}
 		}
