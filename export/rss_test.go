@@ -73,9 +73,13 @@ func TestRSSHandler(t *testing.T) {
 	}
 	classes := map[string]int64{}
 	var sum int64
+	iv := slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == "resident" })
+	if iv < 0 || p.DefaultSampleType != "resident" {
+		t.Fatalf("sample types %v, default %q: want resident the default", p.SampleType, p.DefaultSampleType)
+	}
 	for _, s := range p.Sample {
-		sum += s.Value[0]
-		classes[s.Label["class"][0]] += s.Value[0]
+		sum += s.Value[iv]
+		classes[s.Label["class"][0]] += s.Value[iv]
 	}
 	if sum != rss {
 		t.Errorf("samples sum to %d, the RSS is %d", sum, rss)
@@ -107,6 +111,13 @@ func TestRSSHandler(t *testing.T) {
 	}
 	if m[1] != strconv.FormatInt(rss, 10) {
 		t.Errorf("go tool pprof's total %sB, the RSS %d", m[1], rss)
+	}
+	// Without -sample_index, the default view is resident as well (the
+	// default sample type, and the last one, which tools that ignore the
+	// default show).
+	def := run("-unit=B", "-top")
+	if !strings.Contains(def, "Type: resident\n") || !strings.Contains(def, "of "+m[1]+"B total") {
+		t.Errorf("go tool pprof -top without -sample_index: want Type: resident and the total %sB:\n%.1000s", m[1], def)
 	}
 	// The class frames: -top by cumulative shows go and go/heap/live.
 	cum := run("-sample_index=resident", "-unit=B", "-top", "-cum")

@@ -347,6 +347,11 @@ func memoryProfile(p *profile.Profile) bool {
 	return memory
 }
 
+// rssPeriodType is the period type an OTLP upload of a resident-memory
+// profile is sent with: Pyroscope then stores it as
+// resident:resident:bytes:resident:bytes.
+var rssPeriodType = &profile.ValueType{Type: "resident", Unit: "bytes"}
+
 // numAsString selects the numeric labels sent as string attributes, with
 // their unit: those a reader of a backend's sums needs to compute
 // intervals (the sampling mean of arena samples; the MemProfileRate and
@@ -438,6 +443,12 @@ func (o *otlpUploader) encode(p *profile.Profile, u *Upload) []byte {
 	}
 	if memoryProfile(p) && u.Profile != "" {
 		req.ScopeAttributes = []otlp.KeyValue{{Key: pprofmt.LabelMemory, Value: u.Profile}}
+	}
+	if pprofmt.IsRSS(p) {
+		// Pyroscope names an OTLP profile's type after its period type:
+		// resident, as the pprof uploads' (after their last sample type),
+		// rather than the heap sampling's space.
+		req.PeriodType = rssPeriodType
 	}
 	if o.version == otlp.V030 {
 		// Every OpenTelemetry Collector that sends v0.3.0 (v0.148.0 to

@@ -117,8 +117,12 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 			t.Fatal(err)
 		}
 		s := snap{pod: u.Labels["pod"], ms: p.TimeNanos / 1e6, classes: map[string]int64{}}
+		iv, _, ok := pprofmt.RSSIndex(p)
+		if !ok {
+			t.Fatalf("an upload of sample types %v is not a resident-memory profile", p.SampleType)
+		}
 		for _, smp := range p.Sample {
-			if v := smp.Value[0]; v != 0 {
+			if v := smp.Value[iv]; v != 0 {
 				s.classes[smp.Label[pprofmt.LabelClass][0]] += v
 			}
 		}
@@ -162,6 +166,31 @@ func testRSSFleet(t *testing.T, cli, base string, up agent.Uploader) {
 		}
 		return nil
 	})
+	// The server names the profile type resident (after the last sample
+	// type of a pprof upload, the period type of an OTLP one), whichever
+	// way it came: what a user browsing Grafana sees.
+	types, err := labelValues(ctx, base, "__profile_type__", sel, begin, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(types, func(id string) bool { return strings.HasPrefix(id, "resident:resident:bytes:") }) {
+		t.Errorf("profile types of the rss uploads %q: none is resident:resident:bytes:…", types)
+	}
+	for _, id := range types {
+		if !strings.HasPrefix(id, "resident:") {
+			t.Errorf("profile type %q of the rss uploads: want it named resident", id)
+		}
+	}
+	listed, err := profileTypes(ctx, base, begin, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range types {
+		if !listed[id] {
+			t.Errorf("profile type %q of the rss uploads is not among the server's ProfileTypes %v", id, listed)
+		}
+	}
+	t.Logf("profile types of the rss uploads: %q", types)
 	for _, c := range got.Classes {
 		var sum float64
 		var mx int64

@@ -61,9 +61,13 @@ func TestRSSSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, ic, ok := pprofmt.RSSIndex(q)
+	if !ok {
+		t.Fatalf("sample types %v: not a resident-memory profile", q.SampleType)
+	}
 	rows := 0
 	for _, smp := range q.Sample {
-		if smp.Value[1] == 0 {
+		if smp.Value[ic] == 0 {
 			continue
 		}
 		rows++

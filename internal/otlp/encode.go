@@ -45,6 +45,7 @@
 package otlp
 
 import (
+	"cmp"
 	"encoding/binary"
 	"reflect"
 	"slices"
@@ -104,6 +105,9 @@ type Request struct {
 	// that keeps only string attributes, as Pyroscope does, then keeps
 	// them. It sees a sample and the key of one of its numeric labels.
 	NumAsString func(s *profile.Sample, key string) bool
+	// PeriodType, if set, is sent in place of the profile's period type:
+	// Pyroscope names an OTLP profile's type after its period type.
+	PeriodType *profile.ValueType
 }
 
 // attr is one entry of the attribute table: a string or an integer (or an
@@ -230,8 +234,8 @@ func Encode(dst []byte, p *profile.Profile, r Request) []byte {
 		}
 		body = wire.AppendFixed64Opt(body, 3, uint64(p.TimeNanos))
 		body = wire.AppendUintOpt(body, 4, uint64(p.DurationNanos))
-		if p.PeriodType != nil {
-			body = wire.AppendBytes(body, 5, e.valueType(p.PeriodType))
+		if pt := cmp.Or(r.PeriodType, p.PeriodType); pt != nil {
+			body = wire.AppendBytes(body, 5, e.valueType(pt))
 		}
 		body = wire.AppendUintOpt(body, 6, uint64(p.Period))
 		body = wire.AppendPacked(body, 11, profAttrs)

@@ -409,8 +409,11 @@ func (f *Facts) CheckSampledMemory() error {
 func IsHoldings(p *profile.Profile) bool { return sameTypes(p, HoldingTypes()) }
 
 // IsRSS reports whether p is a resident-memory profile: its sample types
-// are those of RSSSampleTypes.
-func IsRSS(p *profile.Profile) bool { return sameTypes(p, RSSSampleTypes()) }
+// are those of RSSSampleTypes, in either order (RSSIndex).
+func IsRSS(p *profile.Profile) bool {
+	_, _, ok := RSSIndex(p)
+	return ok
+}
 
 // sameTypes reports whether p's sample types are want, in order.
 func sameTypes(p *profile.Profile, want []*profile.ValueType) bool {

@@ -210,3 +210,37 @@ func TestHeapRawKind(t *testing.T) {
 		}
 	}
 }
+
+// TestRSSIndex finds the resident-memory profile's two sample types by
+// name, in today's order and in the earlier one (resident first), and
+// nothing in profiles of other types.
+func TestRSSIndex(t *testing.T) {
+	vt := func(s ...string) []*profile.ValueType {
+		var out []*profile.ValueType
+		for i := 0; i+1 < len(s); i += 2 {
+			out = append(out, &profile.ValueType{Type: s[i], Unit: s[i+1]})
+		}
+		return out
+	}
+	cases := []struct {
+		name            string
+		types           []*profile.ValueType
+		resident, count int
+		ok              bool
+	}{
+		{"today", RSSSampleTypes(), 1, 0, true},
+		{"earlier", vt("resident", "bytes", "heap_samples", "count"), 0, 1, true},
+		{"resident alone", vt("resident", "bytes"), 0, 0, false},
+		{"a third type", vt("heap_samples", "count", "resident", "bytes", "space", "bytes"), 0, 0, false},
+		{"resident twice", vt("resident", "bytes", "resident", "bytes"), 0, 0, false},
+		{"other unit", vt("heap_samples", "count", "resident", "pages"), 0, 0, false},
+		{"heap", vt("inuse_objects", "count", "inuse_space", "bytes"), 0, 0, false},
+	}
+	for _, c := range cases {
+		p := &profile.Profile{SampleType: c.types}
+		r, n, ok := RSSIndex(p)
+		if ok != c.ok || ok && (r != c.resident || n != c.count) || ok != IsRSS(p) {
+			t.Errorf("%s: RSSIndex %d, %d, %v (IsRSS %v); want %d, %d, %v", c.name, r, n, ok, IsRSS(p), c.resident, c.count, c.ok)
+		}
+	}
+}

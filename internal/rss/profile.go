@@ -79,7 +79,9 @@ func (b *builder) locList(n int) []*profile.Location {
 	return b.locSlab[len(b.locSlab)-n : len(b.locSlab) : len(b.locSlab)]
 }
 
-// sample returns a sample from the slab, with its two values.
+// sample returns a sample from the slab, with its two values in the
+// order of pprofmt.RSSSampleTypes: the raw count, then the resident
+// bytes.
 func (b *builder) sample(v, count int64) *profile.Sample {
 	if len(b.samples) == cap(b.samples) {
 		n := max(64, min(cap(b.p.Sample)-len(b.p.Sample), 1<<14))
@@ -87,7 +89,7 @@ func (b *builder) sample(v, count int64) *profile.Sample {
 		b.values = make([]int64, 0, 2*n)
 	}
 	b.samples = b.samples[:len(b.samples)+1]
-	b.values = append(b.values, v, count)
+	b.values = append(b.values, count, v)
 	s := &b.samples[len(b.samples)-1]
 	s.Value = b.values[len(b.values)-2 : len(b.values) : len(b.values)]
 	return s

@@ -84,6 +84,9 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 	if f.BadValues >= 0 {
 		return nil, fmt.Errorf("malformed profile: a sample has %d values for %d sample types", f.BadValues, f.Types)
 	}
+	// By name: profiles written before heap_samples came first held
+	// resident first.
+	iv, ic, _ := pprofmt.RSSIndex(p)
 	res := &Result{CgroupCurrent: -1, CgroupMax: -1, Confidence: conf, By: by, Smaps: true}
 	var rssSeen bool
 	var goVersion string
@@ -146,7 +149,7 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 			return nil, fmt.Errorf("malformed resident-memory profile: a sample of class %q", cl)
 		}
 		class := cl[0]
-		v := s.Value[0]
+		v := s.Value[iv]
 		totals[class] += v
 		sum += v
 		site := siteFrames(s, class)
@@ -163,7 +166,7 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 			groups[[2]string{class, key}] = g
 			order = append(order, g)
 		}
-		if c := s.Value[1]; c > 0 {
+		if c := s.Value[ic]; c > 0 {
 			size, rate := firstNum(s, pprofmt.LabelBytes), firstNum(s, pprofmt.LabelHeapRate)
 			if size <= 0 || rate <= 0 {
 				return nil, fmt.Errorf("malformed resident-memory profile: a go/heap/live row with %d sampled objects has object size %d and MemProfileRate %d", c, size, rate)

@@ -2,6 +2,7 @@ package rss
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -49,6 +50,47 @@ func TestParseSelf(t *testing.T) {
 	}
 }
 
+// TestParseLegacyOrder reads a profile as releases before heap_samples
+// came first wrote it (resident/bytes first, then heap_samples/count,
+// each sample's values in that order): the same result as the profile
+// of today's order.
+func TestParseLegacyOrder(t *testing.T) {
+	p := selfProfile(t).Copy()
+	if got := p.SampleType; len(got) != 2 || got[0].Type != "heap_samples" || got[1].Type != SampleResident || p.DefaultSampleType != SampleResident {
+		t.Fatalf("sample types %v, default %q: want heap_samples then resident, the default", got, p.DefaultSampleType)
+	}
+	old := p.Copy()
+	old.SampleType[0], old.SampleType[1] = old.SampleType[1], old.SampleType[0]
+	for _, s := range old.Sample {
+		s.Value[0], s.Value[1] = s.Value[1], s.Value[0]
+	}
+	// Through its encoding, as a saved file is read.
+	var buf bytes.Buffer
+	if err := old.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pprofmt.IsRSS(saved) {
+		t.Fatal("a resident-memory profile of the earlier order is not recognized")
+	}
+	for _, by := range []string{"func", "stack"} {
+		want, err := Parse(p, by, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Parse(saved, by, 0.95)
+		if err != nil {
+			t.Fatalf("by %s: the earlier order: %v", by, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("by %s: the earlier order reads\n%+v\nthe current one\n%+v", by, got, want)
+		}
+	}
+}
+
 // TestParseRefuses gives Parse profiles of other kinds and bad input: each
 // is refused, naming what it is.
 func TestParseRefuses(t *testing.T) {
@@ -78,7 +120,8 @@ func TestParseRefuses(t *testing.T) {
 	if _, err := Parse(p, "func", 1); err == nil {
 		t.Error("confidence 1 accepted")
 	}
-	p.Sample[0].Value[0]++
+	iv, _, _ := pprofmt.RSSIndex(p)
+	p.Sample[0].Value[iv]++
 	if _, err := Parse(p, "func", 0.95); err == nil || !strings.Contains(err.Error(), "sum to") {
 		t.Errorf("samples not summing to the RSS: error %v", err)
 	}

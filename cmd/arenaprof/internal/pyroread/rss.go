@@ -24,16 +24,24 @@ import (
 // nothing for them: ReadRSS reads each upload apart instead, as the
 // points of a SelectSeries at a step of one millisecond, the server's
 // resolution (it keeps one profile per series and millisecond, and both
-// v1.19.3 and v2.2.1 answer only the steps that hold one). Pyroscope names a profile it does not know after its last
-// sample type: pprof uploads are stored under the profile type
-// heap_samples:resident:bytes:space:bytes (heap_samples being the raw
-// counts' type); OTLP profiles are named after their period type,
-// space:resident:bytes:space:bytes. Every type ID of that suffix is
-// read; series without the class label are not the agent's, and left out.
-const (
-	rssSuffix = ":" + rss.SampleResident + ":bytes:space:bytes"
-	rssStep   = time.Millisecond
-)
+// v1.19.3 and v2.2.1 answer only the steps that hold one). Pyroscope names
+// a profile it does not know after its last sample type: pprof uploads are
+// stored under the profile type resident:resident:bytes:space:bytes
+// (resident/bytes being the last sample type); OTLP ones after their
+// period type, which the agent sends as resident/bytes:
+// resident:resident:bytes:resident:bytes. Uploads of earlier releases
+// were stored as heap_samples:resident:bytes:space:bytes and
+// space:resident:bytes:space:bytes. Every type ID whose sample type is
+// resident/bytes is read (isRSSType); series without the class label are
+// not the agent's, and left out.
+const rssStep = time.Millisecond
+
+// isRSSType reports whether a profile type ID (name:sample type:unit:
+// period type:unit) is of resident bytes.
+func isRSSType(id string) bool {
+	parts := strings.Split(id, ":")
+	return len(parts) == 5 && parts[1] == rss.SampleResident && parts[2] == "bytes"
+}
 
 // RSSSnapshot is one resident-memory upload of one series (a pod): its
 // classes' bytes as uploaded.
@@ -109,7 +117,7 @@ func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) 
 	ids = slices.Compact(ids)
 	var rssIDs []string
 	for _, id := range ids {
-		if strings.HasSuffix(id, rssSuffix) {
+		if isRSSType(id) {
 			rssIDs = append(rssIDs, id)
 		}
 	}

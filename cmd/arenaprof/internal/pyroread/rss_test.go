@@ -65,3 +65,26 @@ func FuzzAddRSSPoints(f *testing.F) {
 		}
 	})
 }
+
+// TestIsRSSType: the profile types the agent's resident-memory uploads
+// are stored under, of this release and earlier ones, pprof and OTLP, and
+// none of the others.
+func TestIsRSSType(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{
+		{"resident:resident:bytes:space:bytes", true},
+		{"resident:resident:bytes:resident:bytes", true},
+		{"heap_samples:resident:bytes:space:bytes", true},
+		{"space:resident:bytes:space:bytes", true},
+		{"resident:heap_samples:count:space:bytes", false},
+		{"memory:inuse_space:bytes:space:bytes", false},
+		{"resident:resident:bytes", false},
+		{"", false},
+	} {
+		if got := isRSSType(c.id); got != c.want {
+			t.Errorf("isRSSType(%q) = %v, want %v", c.id, got, c.want)
+		}
+	}
+}
