@@ -177,6 +177,11 @@ func TestLeaksRealRuntime(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if n := len(times); n > 0 && at.Equal(times[n-1]) {
+				// A second upload in the same millisecond (Config.Dir's
+				// "-2" name): leaks reads one snapshot of the two.
+				continue
+			}
 			times = append(times, at)
 		}
 	}
