@@ -2,6 +2,7 @@ package arena
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"sync/atomic"
 
 	"github.com/arenaprof/arenaprof/hooks"
@@ -20,6 +21,8 @@ import (
 // collection sweeps the registry for arenas whose weak pointer is now nil.
 // It runs after every collection while the registry holds arenas, and
 // releases an arena only if an event was emitted since its last release.
+// It also tells the registry that a collection ended (gcEpoch), for the
+// live and dead split of the arenas' heap bytes.
 
 // sweepArmed is whether a sweep will run after the next collection.
 var sweepArmed atomic.Bool
@@ -29,7 +32,40 @@ func armSweep() {
 	if sweepArmed.Load() || !sweepArmed.CompareAndSwap(false, true) {
 		return
 	}
+	// No sweep was armed: gcEpoch may be many collections old.
+	refreshEpoch()
 	runtime.AddCleanup(new(gcSentinel), sweepDropped, 0)
+}
+
+// gcEpoch is the number of completed garbage collections as last read
+// from runtime/metrics: by the sweep after each collection while the
+// registry holds arenas, and when an arena arms the sweep. It never
+// exceeds the true count; it lags it between the end of a collection and
+// the sweep's run (the cleanup goroutine's scheduling), or by one
+// collection when the sweep was armed while a collection was marking
+// (its sentinel survives that one). A chunk is stamped with it (see
+// noteReserved), so a chunk made in such a lag counts as made before the
+// last collection.
+//
+// Reading /gc/cycles/total:gc-cycles at each chunk instead would be exact
+// but costs about 90 ns and a process-wide semaphore per chunk (a fifth
+// of a small slab's allocation); gcEpoch costs the slow path one load.
+var gcEpoch atomic.Uint64
+
+// refreshEpoch sets gcEpoch to the completed collections now.
+func refreshEpoch() {
+	s := [1]metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	n := s[0].Value.Uint64()
+	for {
+		old := gcEpoch.Load()
+		if n <= old || gcEpoch.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // gcSentinel is an object nothing points to: its cleanup runs after the
@@ -40,10 +76,11 @@ type gcSentinel struct {
 	_ [8]byte
 }
 
-// sweepDropped releases the arenas the garbage collector has collected,
-// and arms the next sweep while arenas remain. It runs on the runtime's
-// cleanup goroutine.
+// sweepDropped updates gcEpoch, releases the arenas the garbage collector
+// has collected, and arms the next sweep while arenas remain. It runs on
+// the runtime's cleanup goroutine.
 func sweepDropped(int) {
+	refreshEpoch()
 	// Disarm first: an arena registered from now on arms the next sweep
 	// itself, or is seen below.
 	sweepArmed.Store(false)
@@ -59,8 +96,9 @@ func sweepDropped(int) {
 	for _, h := range dropped {
 		releaseDropped(h)
 	}
-	if remain {
-		armSweep()
+	// gcEpoch is fresh: arm without reading it again.
+	if remain && sweepArmed.CompareAndSwap(false, true) {
+		runtime.AddCleanup(new(gcSentinel), sweepDropped, 0)
 	}
 }
 

@@ -60,6 +60,12 @@ type holding struct {
 	// chunks). Large buffers Reset does not keep are the caller's: the
 	// arena holds no reference to them, so they are not counted.
 	heap atomic.Int64
+	// freshBytes is the part of heap taken while gcEpoch was
+	// freshEpoch-1, the value it had when the arena last took heap
+	// memory; freshEpoch is 0 while the owner changes them (see
+	// noteReserved and freshNow).
+	freshEpoch atomic.Uint64
+	freshBytes atomic.Int64
 	// looseUsed is the bytes handed out in large buffers Reset will not
 	// keep (counted in closed).
 	looseUsed atomic.Int64
@@ -262,9 +268,30 @@ func (a *Arena) noteReserved(n, heap int64) {
 	if !a.hold.listed {
 		a.enlist()
 	}
-	a.hold.reserved.Add(n)
-	if heap != 0 {
-		a.hold.heap.Add(heap)
+	h := a.hold
+	h.reserved.Add(n)
+	switch {
+	case heap > 0:
+		// The total first, then the fresh part: readHoldings reads them
+		// in the other order, so it never sees more fresh than total
+		// from this write.
+		h.heap.Add(heap)
+		if e := gcEpoch.Load() + 1; h.freshEpoch.Load() == e {
+			h.freshBytes.Add(heap)
+		} else {
+			// A reader that sees the new bytes sees the epoch change.
+			h.freshEpoch.Store(0)
+			h.freshBytes.Store(heap)
+			h.freshEpoch.Store(e)
+		}
+	case heap < 0:
+		// Which collection the dropped memory predates is not kept: it
+		// comes off the fresh part first (then, if anything, the fresh
+		// part left is short, counted as made before the collection).
+		if h.freshEpoch.Load() == gcEpoch.Load()+1 {
+			h.freshBytes.Add(-min(-heap, h.freshBytes.Load()))
+		}
+		h.heap.Add(heap)
 	}
 }
 
@@ -316,8 +343,24 @@ func (a *Arena) noteDropped() {
 	h.closed.Store(0)
 	h.reserved.Store(0)
 	h.heap.Store(0)
+	h.freshEpoch.Store(0)
+	h.freshBytes.Store(0)
 	h.looseUsed.Store(0)
 	h.loose = 0
+}
+
+// freshNow returns the heap bytes h's arena took while gcEpoch was
+// epoch, and all its heap bytes.
+// Bytes read while the owner changes the epoch count as taken before (0).
+func freshNow(h *holding, epoch uint64) (fresh, heap int64) {
+	if e := h.freshEpoch.Load(); e == epoch+1 {
+		fresh = h.freshBytes.Load() // before the total: see noteReserved
+		if h.freshEpoch.Load() != e {
+			fresh = 0
+		}
+	}
+	heap = h.heap.Load()
+	return min(max(0, fresh), heap), heap
 }
 
 // usedNow returns the bytes h's arena has handed out since its last
@@ -388,6 +431,7 @@ func readHoldings() []holdings.Holding {
 	all := append([]*holding(nil), registry.all...)
 	registry.mu.Unlock()
 	t := now()
+	epoch := gcEpoch.Load()
 	out := make([]holdings.Holding, 0, len(all))
 	idle := map[*poolRecord]*holdings.Holding{}
 	var pools []*poolRecord
@@ -400,6 +444,7 @@ func readHoldings() []holdings.Holding {
 			continue // freed since the copy
 		}
 		mark := readMark(h)
+		fresh, heap := freshNow(h, epoch)
 		switch mark & holdState {
 		case holdLive:
 			var l holdings.Labels
@@ -416,7 +461,9 @@ func readHoldings() []holdings.Holding {
 				Age:      time.Duration(max(0, t-mark>>2)),
 				Arenas:   1,
 				Reserved: h.reserved.Load(),
-				Heap:     h.heap.Load(),
+				Fresh:    fresh,
+				Heap:     heap,
+				Cycle:    epoch,
 				Used:     usedNow(h, a),
 				Loose:    h.looseUsed.Load(),
 			})
@@ -427,7 +474,7 @@ func readHoldings() []holdings.Holding {
 			}
 			s := idle[p]
 			if s == nil {
-				s = &holdings.Holding{Pool: p.id}
+				s = &holdings.Holding{Pool: p.id, Cycle: epoch}
 				if p.stack != nil {
 					s.Stack = p.stack.pcs
 				}
@@ -436,7 +483,8 @@ func readHoldings() []holdings.Holding {
 			}
 			s.Arenas++
 			s.Reserved += h.reserved.Load()
-			s.Heap += h.heap.Load()
+			s.Heap += heap
+			s.Fresh += fresh
 		}
 	}
 	for _, p := range pools {

@@ -3,6 +3,7 @@ package arena
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -302,5 +303,65 @@ func TestHoldingsChecked(t *testing.T) {
 	a.Reset()
 	if h := holdingsOf("checked")[0]; h.Reserved != 0 || h.Used != 0 {
 		t.Errorf("after Reset: reserved, used = %d, %d, want 0, 0", h.Reserved, h.Used)
+	}
+}
+
+// gcLearnt runs GCs until the registry learns that one ended (a sweep
+// armed while a GC was marking runs after the next GC only), and returns
+// its count.
+func gcLearnt(t *testing.T) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		runtime.GC()
+		var st runtime.MemStats
+		runtime.ReadMemStats(&st)
+		n := uint64(st.NumGC)
+		for wait := time.Now().Add(time.Second); time.Now().Before(wait); time.Sleep(time.Millisecond) {
+			if gcEpoch.Load() >= n {
+				return n
+			}
+		}
+	}
+	t.Fatalf("gcEpoch %d: no GC learnt within 10 s", gcEpoch.Load())
+	return 0
+}
+
+// TestHoldingsFresh checks that a holding's Fresh is its heap bytes made
+// since the last GC the registry knows of: all of them before a GC, none
+// after, the new chunk's after one more, and that bytes dropped at Reset
+// come off it.
+func TestHoldingsFresh(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	a := NewArena(WithChunkSize(4096), WithLargeRetain(12000), WithLabels(hooks.NewLabels("test", "fresh")))
+	defer a.Free()
+	MakeSlice[byte](a, 1000, 1000)
+	e0 := gcEpoch.Load()
+	h := holdingsOf("fresh")[0]
+	// (Unless a sweep of an earlier GC has run since.)
+	if h.Cycle == e0 && (h.Heap <= 0 || h.Fresh != h.Heap) {
+		t.Errorf("before a GC: heap %d, fresh %d; want > 0, the heap", h.Heap, h.Fresh)
+	}
+	gcLearnt(t)
+	h = holdingsOf("fresh")[0]
+	if h.Cycle <= e0 || h.Fresh != 0 {
+		t.Errorf("after a GC: cycle %d, fresh %d; want > %d, 0", h.Cycle, h.Fresh, e0)
+	}
+	old := h.Heap
+	MakeSlice[byte](a, 3000, 3000) // a second chunk
+	MakeSlice[byte](a, 10000, 10000)
+	MakeSlice[byte](a, 10000, 10000) // past the retain bound: dropped at Reset
+	h = holdingsOf("fresh")[0]
+	if h.Fresh != h.Heap-old || h.Fresh <= 0 {
+		t.Errorf("new chunks: heap %d, fresh %d; want fresh the heap less the %d before the GC", h.Heap, h.Fresh, old)
+	}
+	grown := h.Heap
+	a.Reset()
+	h = holdingsOf("fresh")[0]
+	if h.Heap >= grown {
+		t.Errorf("after Reset: heap %d, want below %d (a large buffer dropped)", h.Heap, grown)
+	}
+	if h.Fresh != h.Heap-old {
+		t.Errorf("after Reset: heap %d, fresh %d; want fresh the heap less the %d before the GC", h.Heap, h.Fresh, old)
 	}
 }

@@ -44,6 +44,16 @@ type Holding struct {
 	// none; large buffers Reset does not keep are the caller's (the arena
 	// holds no reference to them) and are not counted.
 	Heap int64
+	// Fresh is the part of Heap taken since the garbage collection
+	// numbered Cycle completed (of /gc/cycles/total:gc-cycles), as far as
+	// package arena knows: it learns of a collection after it ends, so
+	// memory taken in between counts as taken before (Fresh errs low).
+	Fresh int64
+	// Cycle is the number of completed garbage collections Fresh is
+	// counted from. Package arena's count may lag the runtime's: where
+	// Cycle is below the runtime's, Fresh says nothing of the runtime's
+	// last collection.
+	Cycle uint64
 	// Used is the bytes handed out since the last Reset (for idle arenas,
 	// zero): exact for an arena not in use while the registry is read, and
 	// off by at most a chunk per type of value for one being allocated

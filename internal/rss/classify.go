@@ -55,10 +55,12 @@ type Breakdown struct {
 // The Go heap's mappings hold heap objects, stacks and free pages; smaps
 // gives their resident total H, runtime/metrics the objects O (live as of
 // the last GC: L), the stacks S and the arenas' heap bytes A (the
-// registry). Arena memory is A (used: what arenas handed out; free: the
-// rest), taken out of the objects and, first, out of the live objects
-// (arenas held now were held at the last GC, as a rule); go/heap/live is
-// L-A, go/heap/dead O-L, go/heap/free H-O-S. When H < O+S (pages of fresh
+// registry, which splits it into A0, made before the last GC, and A1,
+// made since). Arena memory is A (used: what arenas handed out; free: the
+// rest), taken out of the objects: A0 out of the live ones, A1 out of the
+// dead; go/heap/live is L-A0, go/heap/dead O-L-A1, go/heap/free H-O-S.
+// The registry learns of a GC after it ends, so a chunk made in between
+// counts in A0: go/heap/live errs low, and where A0 > L it shows 0, said. When H < O+S (pages of fresh
 // objects or stacks never touched, hence not resident), the shortfall is
 // taken from arena/free first (the tail of a fresh chunk is untouched until
 // the arena hands it out), then from the dead objects (a fresh large
@@ -83,13 +85,16 @@ func Classify(r *Reading) *Breakdown {
 	if !r.Consistent {
 		b.Notes = append(b.Notes, fmt.Sprintf("a GC cycle ended during each of %d reads: the sources are from different cycles", tries))
 	}
-	var arenaHeap, arenaUsed, offHeapArena int64
+	var arenaHeap, arenaFresh, arenaUsed, offHeapArena int64
 	for _, h := range r.Holdings {
 		if h.Heap <= 0 {
 			offHeapArena += h.Reserved // checked mode: mapped off the heap
 			continue
 		}
 		arenaHeap += h.Heap
+		if h.Cycle >= r.Cycle {
+			arenaFresh += min(max(0, h.Fresh), h.Heap)
+		}
 		arenaUsed += min(max(0, h.Used-h.Loose), h.Heap)
 	}
 	if offHeapArena > 0 {
@@ -98,9 +103,11 @@ func Classify(r *Reading) *Breakdown {
 	objects := m(mObjects)
 	arenaHeap = min(arenaHeap, objects)
 	arenaUsed = min(arenaUsed, arenaHeap)
-	live := min(max(0, m(mLive)-arenaHeap), objects-arenaHeap)
-	if arenaHeap > m(mLive) {
-		b.Notes = append(b.Notes, fmt.Sprintf("the arenas take %d heap bytes, more than the %d live at the last GC, so some were made since: go/heap/live shows 0 and may be short by up to %d bytes (counted in go/heap/dead) until the next GC", arenaHeap, m(mLive), m(mLive)))
+	arenaFresh = min(arenaFresh, arenaHeap)
+	arenaOld := arenaHeap - arenaFresh
+	live := min(max(0, m(mLive)-arenaOld), objects-arenaHeap)
+	if arenaOld > m(mLive) {
+		b.Notes = append(b.Notes, fmt.Sprintf("the arenas take %d heap bytes made before the last GC by their count, more than the %d live at it, so some were made since (the arenas learn of a GC after it ends): go/heap/live shows 0 and may be short by up to %d bytes (counted in go/heap/dead) until the next GC", arenaOld, m(mLive), m(mLive)))
 	}
 	dead := objects - arenaHeap - live
 	stacks := m(mHeapStacks)

@@ -16,24 +16,45 @@ import (
 // objects.
 func TestClassifyArenaHeap(t *testing.T) {
 	const mib = 1 << 20
+	// fresh is the part of the arenas' heap bytes made since the GC the
+	// registry counts from; lag says the registry's count is one behind
+	// the runtime's (its fresh part then says nothing of the last GC).
 	cases := []struct {
 		name                     string
 		objects, live, arenaHeap int64
+		fresh                    int64
+		lag                      bool
 		wantLive, wantDead       int64
 		note                     bool
 	}{
-		{"no arenas", 10 * mib, 6 * mib, 0, 6 * mib, 4 * mib, false},
-		{"arenas within the live", 10 * mib, 6 * mib, 2 * mib, 4 * mib, 4 * mib, false},
-		{"arenas equal to the live", 10 * mib, 6 * mib, 6 * mib, 0, 4 * mib, false},
-		{"arenas made since the last GC", 10 * mib, 3 * mib, 5 * mib, 0, 5 * mib, true},
-		{"arenas past all objects", 4 * mib, 1 * mib, 5 * mib, 0, 0, true},
+		{"no arenas", 10 * mib, 6 * mib, 0, 0, false, 6 * mib, 4 * mib, false},
+		{"arenas within the live", 10 * mib, 6 * mib, 2 * mib, 0, false, 4 * mib, 4 * mib, false},
+		{"arenas equal to the live", 10 * mib, 6 * mib, 6 * mib, 0, false, 0, 4 * mib, false},
+		{"arenas made since the last GC", 10 * mib, 3 * mib, 5 * mib, 5 * mib, false, 3 * mib, 2 * mib, false},
+		{"arenas made before and since", 10 * mib, 6 * mib, 5 * mib, 2 * mib, false, 3 * mib, 2 * mib, false},
+		{"fresh counted at a lagging cycle", 10 * mib, 6 * mib, 5 * mib, 2 * mib, true, 1 * mib, 4 * mib, false},
+		{"arenas since the last GC, not known", 10 * mib, 3 * mib, 5 * mib, 0, false, 0, 5 * mib, true},
+		{"arenas since the last GC, lagging", 10 * mib, 3 * mib, 5 * mib, 5 * mib, true, 0, 5 * mib, true},
+		{"fresh past the dead", 10 * mib, 8 * mib, 4 * mib, 4 * mib, false, 6 * mib, 0, false},
+		{"fresh past the heap bytes", 10 * mib, 3 * mib, 5 * mib, 7 * mib, false, 3 * mib, 2 * mib, false},
+		{"arenas past all objects", 4 * mib, 1 * mib, 5 * mib, 0, false, 0, 0, true},
+		{"fresh arenas past all objects", 4 * mib, 1 * mib, 5 * mib, 5 * mib, false, 0, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := &Reading{SmapsErr: errors.New("no smaps here"), Consistent: true}
+			r := &Reading{SmapsErr: errors.New("no smaps here"), Consistent: true, Cycle: 7}
 			r.metric[mObjects], r.metric[mLive] = uint64(c.objects), uint64(c.live)
 			if c.arenaHeap > 0 {
-				r.Holdings = []holdings.Holding{{Reserved: c.arenaHeap, Heap: c.arenaHeap, Used: c.arenaHeap / 2}}
+				cycle := r.Cycle
+				if c.lag {
+					cycle--
+				}
+				// Two arenas, the fresh bytes in the second.
+				old := c.arenaHeap - min(c.fresh, c.arenaHeap)
+				r.Holdings = []holdings.Holding{
+					{Reserved: old, Heap: old, Used: old / 2, Cycle: cycle},
+					{Reserved: c.arenaHeap - old, Heap: c.arenaHeap - old, Fresh: c.fresh, Used: (c.arenaHeap - old) / 2, Cycle: cycle},
+				}
 			}
 			b := Classify(r)
 			arena := b.Bytes[iArenaUsed] + b.Bytes[iArenaFree]
