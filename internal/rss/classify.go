@@ -101,6 +101,9 @@ func Classify(r *Reading) *Breakdown {
 		b.Notes = append(b.Notes, fmt.Sprintf("%d bytes of checked-mode arena chunks are mapped off the Go heap: they count in nongo", offHeapArena))
 	}
 	objects := m(mObjects)
+	if arenaHeap > objects {
+		b.Notes = append(b.Notes, fmt.Sprintf("the arenas' registry counts %d heap bytes, more than the %d of heap objects runtime/metrics counts (the two are read apart): arena/* is cut to the objects, go/heap/live and go/heap/dead show 0", arenaHeap, objects))
+	}
 	arenaHeap = min(arenaHeap, objects)
 	arenaUsed = min(arenaUsed, arenaHeap)
 	arenaFresh = min(arenaFresh, arenaHeap)

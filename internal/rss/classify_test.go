@@ -68,6 +68,10 @@ func TestClassifyArenaHeap(t *testing.T) {
 			if noted != c.note {
 				t.Errorf("note said: %v, want %v; notes %q", noted, c.note, b.Notes)
 			}
+			cut := strings.Contains(strings.Join(b.Notes, "\n"), "heap objects runtime/metrics counts")
+			if want := c.arenaHeap > c.objects; cut != want {
+				t.Errorf("note of arenas past the objects said: %v, want %v; notes %q", cut, want, b.Notes)
+			}
 		})
 	}
 }
