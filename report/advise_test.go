@@ -253,7 +253,7 @@ func TestAdviseBig(t *testing.T) {
 // BenchmarkAdvise advises on two Go heap profiles of 100,000 records
 // each (stacks of 17 frames, 2,000 leaf functions): parsed already
 // ("parsed"), and from their encoded bytes as the command reads them
-// ("encoded"). The budget is 1 s and 256 MiB: inputs-MiB is the
+// ("encoded"). The budget is 1 s and 256 MiB: inputs-MiB is the
 // heap before the runs (both profiles, parsed and encoded), peak-heap-MiB
 // the largest heap during them, polled every millisecond (the inputs and
 // garbage not yet collected included: the GC lets the heap grow to twice

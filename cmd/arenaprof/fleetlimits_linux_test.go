@@ -97,7 +97,7 @@ func TestFleetReadChild(t *testing.T) {
 // with large series keeps its process's peak resident memory (the child's
 // max RSS) under -max-memory, whether it reads the answers through or is
 // refused at the bound, naming -max-memory and a value that would do.
-// With ARENAPROF_FLEET_MEMORY_LONG=1 it also reads the case: 8
+// With ARENAPROF_FLEET_MEMORY_LONG=1 it also reads the reported case: 8
 // days at the default -max-memory, 72 answers of 60,000 series (1.5 GB).
 func TestFleetReadMemory(t *testing.T) {
 	if testing.Short() {

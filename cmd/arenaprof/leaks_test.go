@@ -85,7 +85,7 @@ func writeSeries(t testing.TB, dir string, n int, leak int64, restartAt int) {
 
 // TestLeaksExactSeries: exact bytes (MemProfileRate 1) of a leak of
 // 10 KiB/s beside a flat cache: the leak's rate exactly, flagged, the
-// cache at 0 and not; -json holds the fields; -fail exits 3, and
+// cache at 0 and not; -json holds the documented fields; -fail exits 3, and
 // -min-rate above the leak's rate unflags it.
 func TestLeaksExactSeries(t *testing.T) {
 	dir := t.TempDir()

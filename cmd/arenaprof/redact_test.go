@@ -42,7 +42,7 @@ func TestFetchErrorsRedactPassword(t *testing.T) {
 
 // TestTopPyroscopeEchoRedacted: `arenaprof top -pyroscope` against a
 // server that echoes the request's Authorization header back in an
-// error, in each form a server may use (the issue's: upper-cased, as
+// error, in each form a server may use (the reported one: upper-cased, as
 // `BEARER TOK&SECRET9`; JSON-escaped; percent-encoded), prints none of
 // them.
 func TestTopPyroscopeEchoRedacted(t *testing.T) {

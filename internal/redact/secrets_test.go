@@ -28,7 +28,7 @@ func percentAll(s string) string {
 	return b.String()
 }
 
-// TestSecretsReplace redacts the token of the issue (tok&Secret9), a
+// TestSecretsReplace redacts the reported token (tok&Secret9), a
 // password with a space and non-ASCII letters, and basic auth's base64, in
 // every form a server may echo them.
 func TestSecretsReplace(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // handler serves it (Read, Classify, Profile, gzipped with a reused
 // pprofenc.Writer) with the agent's Go heap upload of the same process
 // (pprofenc.HeapDelta's Read and WriteGzip, as export/agent's heap source
-// does it): the issue's "no slower than the agent's Go heap upload of the
+// does it): the goal "no slower than the agent's Go heap upload of the
 // same". Both keep their state between reads, as a long-running service
 // does. The buckets stay for the life of the process: run it alone
 // (-bench Upload100k), or the 1,000-bucket benchmarks see them too.

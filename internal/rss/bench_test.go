@@ -14,7 +14,7 @@ var benchSink [][]byte
 
 // BenchmarkRead measures one read and classification (Read, Classify) on
 // a process of 10,000 parked goroutines, 500 more mappings and 1,000
-// heap-profile buckets, the figure: at most 10 ms of CPU and
+// heap-profile buckets, the goal: at most 10 ms of CPU and
 // 1 MiB allocated. BenchmarkProfile adds building the profile.
 func BenchmarkRead(b *testing.B) {
 	stop := benchProcess(b)
