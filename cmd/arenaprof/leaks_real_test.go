@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -228,5 +229,32 @@ func TestLeaksRealRuntime(t *testing.T) {
 		t.Errorf("the table: exit %d: %s", code, errOut)
 	} else {
 		t.Logf("arenaprof leaks -n 6 -limit 1GiB DIR:\n%s", out)
+	}
+	// The page of the same read plots each flagged group, a point per
+	// snapshot.
+	page := filepath.Join(t.TempDir(), "leaks.html")
+	if p := os.Getenv("ARENAPROF_LEAKS_PAGE"); p != "" {
+		page = p
+	}
+	if code, _, errOut := runCLI("html", "-leaks", "-confidence", "0.999999", "-o", page, dir); code != 0 {
+		t.Fatalf("html -leaks: exit %d: %s", code, errOut)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, r := range rows {
+		if r.Flagged {
+			flagged++
+		}
+	}
+	if n := strings.Count(string(html), `<figure class="leak"`); n != flagged || flagged == 0 {
+		t.Errorf("html -leaks: %d plots for %d flagged groups", n, flagged)
+	}
+	for _, m := range regexp.MustCompile(`<polyline class="inuse" points="([^"]*)"`).FindAllStringSubmatch(string(html), -1) {
+		if n := len(strings.Fields(m[1])); n != got.Snapshots {
+			t.Errorf("html -leaks: a plot of %d points for %d snapshots", n, got.Snapshots)
+		}
 	}
 }
