@@ -26,6 +26,7 @@ const htmlUsage = `usage: arenaprof html [-o FILE] [-open] [top's flags] PROFILE
        arenaprof html [-o FILE] [-open] [diff's flags] BASE NEW
        arenaprof html [-o FILE] [-open] [diff's flags] -base BASE... NEW...
        arenaprof html [-o FILE] [-open] [-rss] [-peak] [rss's flags] SOURCE
+       arenaprof html [-o FILE] [-open] -leaks [leaks's flags] INPUTS...
 
 Writes one self-contained HTML page: with PROFILE, top's table (every
 group with its interval as a bar on a shared axis, sortable by estimate
@@ -47,7 +48,12 @@ rss takes, a service's base URL among them) makes rss's class tree under
 rss's heading: each class and prefix of one with its bytes and share of
 RSS, the sites below go/heap/live with their intervals as bars on a
 shared axis and those below arena/* exact; -by func|stack, -n and
--confidence are rss's, and no other flag of top applies.
+-confidence are rss's, and no other flag of top applies. With -leaks,
+the INPUTS arenaprof leaks reads make leaks's table under its heading
+and, for each flagged group, a plot of its estimated in-use bytes at
+every snapshot with the part the rate is fitted over shaded, the fitted
+rate as a line and its interval as the wedge between the lines of its
+bounds' slopes; leaks's flags apply but -json and -fail.
 
 Every table row element carries the numbers of top -json (data-key,
 data-est, data-lo, data-hi; for a live-arenas profile all three are
@@ -59,7 +65,12 @@ growing, and data-base-reserved and data-new-reserved are the reserved
 bytes) for the same flags, and each flame graph frame its function name
 (data-frame); on a resident-memory page, the rows of a class and of its
 sites carry rss -json's class (data-class), key (data-key; a class row's
-is its class), bytes (data-est), lo and hi. See docs/html.md.
+is its class), bytes (data-est), lo and hi; on a leaks page, each row
+carries leaks -json's key, kind, rate, lo, hi, flagged, inuse_first and
+inuse_last (data-key, data-kind, data-rate, data-lo, data-hi,
+data-flagged, data-inuse-first, data-inuse-last) and each plot (a figure
+element) its group's data-key, data-kind, data-rate, data-lo and
+data-hi. See docs/html.md.
 
 flags:
   -o FILE
@@ -78,6 +89,7 @@ flags:
         URL of one, needs no -rss
   -peak the profile at the highest RSS since the service started, as
         arenaprof rss -peak reads it (implies -rss; SOURCE is a URL)
+  -leaks read INPUTS as arenaprof leaks does (arenaprof help leaks)
 
   top's and diff's other flags (arenaprof help top, arenaprof help diff)
   apply, but -json: the page is the output. -fail-above, -min-share and
@@ -108,6 +120,16 @@ func runHTML(args []string, stdout, stderr io.Writer) int {
 // writeHTML parses the flags, writes the page of one profile or of two, and
 // prints its path.
 func writeHTML(args []string, stdout, stderr io.Writer) error {
+	if rest, ho, leaks, err := htmlLeaksArgs(args); leaks {
+		if err != nil {
+			return err
+		}
+		var page strings.Builder
+		if err := htmlLeaks(&page, rest, stderr); err != nil {
+			return err
+		}
+		return finishHTML(page.String(), ho, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("arenaprof html", flag.ContinueOnError)
 	df := addDiffFlags(fs)
 	var ho htmlOptions
@@ -116,6 +138,7 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 	minFrame := fs.Float64("min-frame", 0.001, "")
 	rssFlag := fs.Bool("rss", false, "")
 	peak := fs.Bool("peak", false, "")
+	fs.Bool("leaks", false, "") // -leaks=false: the other pages
 	pos, err := parseAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -185,7 +208,13 @@ func writeHTML(args []string, stdout, stderr io.Writer) error {
 	default:
 		return topUsageErr("%d arguments where PROFILE, or BASE and NEW, were expected, e.g. arenaprof html arena.pb.gz; to merge several profiles give a directory or a quoted glob, and for a diff list BASE's with -base", len(pos))
 	}
-	path, err := writePage(ho.out, page.String())
+	return finishHTML(page.String(), ho, stdout, stderr)
+}
+
+// finishHTML writes page where ho says, prints its path, and opens it
+// with -open.
+func finishHTML(page string, ho htmlOptions, stdout, stderr io.Writer) error {
+	path, err := writePage(ho.out, page)
 	if err != nil {
 		return err
 	}

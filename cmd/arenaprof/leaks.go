@@ -189,6 +189,7 @@ type leaksJSON struct {
 type leaksResult struct {
 	s       *leakSeries
 	rows    []leakRow
+	fits    map[string]leaks.Fit // by kind, NUL, key, as s.groups
 	flagged int
 	from    int // the fit's first snapshot
 }
@@ -204,12 +205,13 @@ func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
 	if err != nil {
 		return nil, topInputErr("%v", err)
 	}
-	r := &leaksResult{s: s, from: e.From()}
-	for _, g := range s.groups {
+	r := &leaksResult{s: s, from: e.From(), fits: make(map[string]leaks.Fit, len(s.groups))}
+	for id, g := range s.groups {
 		f, err := e.Fit(g.y, g.v)
 		if err != nil {
 			return nil, topInputErr("%s %s: %v", g.kind, g.key, err)
 		}
+		r.fits[id] = f
 		row := leakRow{Key: g.key, Kind: g.kind, Rate: f.Rate, Lo: f.Lo, Hi: f.Hi, Flagged: f.Lo > minRate,
 			InUseFirst: int64(math.Round(g.y[0])), InUseLast: int64(math.Round(g.y[len(g.y)-1]))}
 		if row.Flagged {
@@ -223,25 +225,32 @@ func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
 	return r, nil
 }
 
-func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
+// readLeaks reads the series o's inputs name and fits it: what
+// arenaprof leaks and arenaprof html -leaks show.
+func readLeaks(o leaksOptions) (*leaksResult, error) {
 	files, skipped, _, err := expandInputs(o.inputs)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := oneProcess(files); err != nil {
-		return false, err
+		return nil, err
 	}
 	s, err := readLeakSeries(files, o.by, report.ParseOptions{})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if len(skipped) > 0 {
 		s.notes = append(s.notes, "not read: "+strings.Join(skipped, ", "))
 	}
-	r, err := fitLeaks(s, o.conf, o.minRate)
+	return fitLeaks(s, o.conf, o.minRate)
+}
+
+func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
+	r, err := readLeaks(o)
 	if err != nil {
 		return false, err
 	}
+	s := r.s
 	rows := r.rows
 	if o.n > 0 && len(rows) > o.n {
 		rows = rows[:o.n]
@@ -285,56 +294,76 @@ func toLimit(total float64, limit int64, rate float64) string {
 }
 
 func writeLeaksTable(w io.Writer, r *leaksResult, rows []leakRow, o leaksOptions) {
-	s := r.s
-	fmt.Fprintf(w, "%d snapshots, %s", len(s.times), s.describeSpan())
-	if s.read != len(s.times) {
-		fmt.Fprintf(w, "; %d read in all", s.read)
+	for _, l := range leaksHeading(r, rows, o) {
+		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-	for _, note := range s.notes {
-		fmt.Fprintln(w, "note: "+tabfmt.Printable(note))
+	t := tabfmt.New(w)
+	kind, label := groupKind(o.by)
+	t.Row(append(leaksCols(o), ""), tabfmt.KeyHeading(kind, label))
+	for _, row := range rows {
+		cells, flag := leakCells(r, row, o)
+		t.Row(append(cells, flag), displayKey(o.by, row.Key))
 	}
-	conf := strconv.FormatFloat(100*o.conf, 'f', -1, 64) + "%"
-	fmt.Fprintf(w, "growth over the last half: %d snapshots from %s on; %s intervals for the %d groups together (Bonferroni)\n",
-		len(s.times)-r.from, spanString(s.times[r.from].Sub(s.times[0])), conf, len(s.groups))
+	t.Flush()
+}
+
+// leaksCols are the heads of the table's columns before the flag's.
+func leaksCols(o leaksOptions) []string {
+	head := []string{"KIND", "GROWTH/h", leaksConf(o) + " INTERVAL/h", "IN USE FIRST", "IN USE LAST"}
+	if o.limit > 0 {
+		head = append(head, "TO LIMIT")
+	}
+	return head
+}
+
+// leakCells are a row's cells under leaksCols, and its flag: LEAK or "".
+func leakCells(r *leaksResult, row leakRow, o leaksOptions) (cells []string, flag string) {
+	cells = []string{row.Kind, perHour(row.Rate), "[" + perHour(row.Lo) + ", " + perHour(row.Hi) + "]",
+		tabfmt.Bytes(float64(row.InUseFirst)), tabfmt.Bytes(float64(row.InUseLast))}
+	if row.Flagged {
+		flag = "LEAK"
+	}
+	if o.limit > 0 {
+		lim := ""
+		if row.Flagged {
+			lim = toLimit(r.s.total[len(r.s.total)-1], o.limit, row.Rate)
+		}
+		cells = append(cells, lim)
+	}
+	return cells, flag
+}
+
+// leaksConf is the intervals' level as the table's heading names it.
+func leaksConf(o leaksOptions) string { return strconv.FormatFloat(100*o.conf, 'f', -1, 64) + "%" }
+
+// leaksHeading is the lines above the table (and the page's heading).
+func leaksHeading(r *leaksResult, rows []leakRow, o leaksOptions) []string {
+	s := r.s
+	var h []string
+	l := fmt.Sprintf("%d snapshots, %s", len(s.times), s.describeSpan())
+	if s.read != len(s.times) {
+		l += fmt.Sprintf("; %d read in all", s.read)
+	}
+	h = append(h, l)
+	for _, note := range s.notes {
+		h = append(h, "note: "+tabfmt.Printable(note))
+	}
+	h = append(h, fmt.Sprintf("growth over the last half: %d snapshots from %s on; %s intervals for the %d groups together (Bonferroni)",
+		len(s.times)-r.from, spanString(s.times[r.from].Sub(s.times[0])), leaksConf(o), len(s.groups)))
 	minRate := "0"
 	if o.minRate > 0 {
 		minRate = tabfmt.Bytes(o.minRate) + "/s"
 	}
-	fmt.Fprintf(w, "flagged (LEAK) when the lower bound is above %s: %d of %d groups", minRate, r.flagged, len(s.groups))
+	l = fmt.Sprintf("flagged (LEAK) when the lower bound is above %s: %d of %d groups", minRate, r.flagged, len(s.groups))
 	if len(rows) < len(r.rows) {
-		fmt.Fprintf(w, ", %d shown", len(rows))
+		l += fmt.Sprintf(", %d shown", len(rows))
 	}
-	fmt.Fprintln(w)
-	last := s.total[len(s.total)-1]
+	h = append(h, l)
 	if o.limit > 0 {
-		fmt.Fprintf(w, "limit %s: %s in use at the last snapshot; TO LIMIT at each flagged group's rate\n", tabfmt.Bytes(float64(o.limit)), tabfmt.Bytes(last))
+		h = append(h, fmt.Sprintf("limit %s: %s in use at the last snapshot; TO LIMIT at each flagged group's rate", tabfmt.Bytes(float64(o.limit)), tabfmt.Bytes(s.total[len(s.total)-1])))
 	}
-	fmt.Fprintln(w)
-	t := tabfmt.New(w)
-	head := []string{"KIND", "GROWTH/h", conf + " INTERVAL/h", "IN USE FIRST", "IN USE LAST"}
-	if o.limit > 0 {
-		head = append(head, "TO LIMIT")
-	}
-	kind, label := groupKind(o.by)
-	t.Row(append(head, ""), tabfmt.KeyHeading(kind, label))
-	for _, row := range rows {
-		cells := []string{row.Kind, perHour(row.Rate), "[" + perHour(row.Lo) + ", " + perHour(row.Hi) + "]",
-			tabfmt.Bytes(float64(row.InUseFirst)), tabfmt.Bytes(float64(row.InUseLast))}
-		flag := ""
-		if row.Flagged {
-			flag = "LEAK"
-		}
-		if o.limit > 0 {
-			lim := ""
-			if row.Flagged {
-				lim = toLimit(last, o.limit, row.Rate)
-			}
-			cells = append(cells, lim)
-		}
-		t.Row(append(cells, flag), displayKey(o.by, row.Key))
-	}
-	t.Flush()
+	return h
 }
 
 // displayKey is a group's key as the table shows it: function names

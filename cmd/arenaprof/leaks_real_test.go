@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +235,37 @@ func TestLeaksRealRuntime(t *testing.T) {
 		t.Errorf("the table: exit %d: %s", code, errOut)
 	} else {
 		t.Logf("arenaprof leaks -n 6 -limit 1GiB DIR:\n%s", out)
+	}
+	// The page of the same read plots each flagged group, a point per
+	// snapshot.
+	page := filepath.Join(t.TempDir(), "leaks.html")
+	if p := os.Getenv("ARENAPROF_LEAKS_PAGE"); p != "" {
+		page = p
+	}
+	if code, _, errOut := runCLI("html", "-leaks", "-confidence", "0.999999", "-o", page, dir); code != 0 {
+		t.Fatalf("html -leaks: exit %d: %s", code, errOut)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, r := range rows {
+		if r.Flagged {
+			flagged++
+		}
+	}
+	if n := strings.Count(string(html), `<figure class="leak"`); n != flagged || flagged == 0 {
+		t.Errorf("html -leaks: %d plots for %d flagged groups", n, flagged)
+	}
+	// The snapshots analysed, after a restart if any: the heading's count.
+	head := regexp.MustCompile(`<pre class="heading">(\d+) snapshots, `).FindStringSubmatch(string(html))
+	if head == nil {
+		t.Fatal("html -leaks: no heading with the snapshots' count")
+	}
+	for _, m := range regexp.MustCompile(`<polyline class="inuse" points="([^"]*)"`).FindAllStringSubmatch(string(html), -1) {
+		if n := strconv.Itoa(len(strings.Fields(m[1]))); n != head[1] {
+			t.Errorf("html -leaks: a plot of %s points for %s snapshots", n, head[1])
+		}
 	}
 }

@@ -69,6 +69,10 @@ type Fit struct {
 	// SE is the rate's standard error: Scatter and Sampling are its two
 	// parts' variances.
 	SE, Scatter, Sampling float64
+	// T0 and Y0 are the batch means' centroid (seconds on the series'
+	// time axis, bytes): the fitted line, and those of slopes Lo and Hi,
+	// pass through it.
+	T0, Y0 float64
 }
 
 // Window is where the fit of a series of snapshots at times (seconds, in
@@ -200,7 +204,7 @@ func (e *Estimator) Fit(bytes, v []float64) (Fit, error) {
 	for k := range e.nb {
 		sxy += (e.tb[k] - tt) * (e.mean[k] - yy)
 	}
-	f := Fit{Rate: sxy / e.sxx}
+	f := Fit{Rate: sxy / e.sxx, T0: tt, Y0: yy}
 	var rss float64
 	for k := range e.nb {
 		r := e.mean[k] - yy - f.Rate*(e.tb[k]-tt)

@@ -137,3 +137,25 @@ func FuzzFit(f *testing.F) {
 		}
 	})
 }
+
+// TestFitCentroid: the fitted line passes through (T0, Y0): on an exact
+// line over uneven times, Y0 is the line's value at T0, and T0 lies
+// within the fit's window.
+func TestFitCentroid(t *testing.T) {
+	times := []float64{0, 1, 3, 4, 8, 9, 10, 12, 15, 17, 18, 22, 23, 25, 30, 31, 33, 40, 41}
+	e, err := New(times, 1, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := make([]float64, len(times))
+	for i, x := range times {
+		y[i] = 1000 + 37*x
+	}
+	f, err := e.Fit(y, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.Y0-(1000+37*f.T0)) > 1e-6 || !(f.T0 > times[e.From()] && f.T0 < times[len(times)-1]) {
+		t.Errorf("T0 %v, Y0 %v: not on the line 1000+37t within the fit's window", f.T0, f.Y0)
+	}
+}

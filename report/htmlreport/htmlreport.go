@@ -95,6 +95,7 @@ type pageData struct {
 	DiffTotal  *diffRow
 	Hidden     string
 	Flame      *flameData
+	Leaks      *leaksData // a leaks read's table and plots, in place of the others
 }
 
 type gateData struct {

@@ -558,6 +558,8 @@ func TestPages(t *testing.T) {
 		}
 	})
 
+	t.Run("leaks", func(t *testing.T) { b.leaksPage(t, dir) })
+
 	t.Run("diff", func(t *testing.T) {
 		for _, flags := range [][]string{{"-by", "func"}, {"-by", "type", "-fail-above", "1.2"}, {"-by", "stack", "-fail-above", "5"}} {
 			page := filepath.Join(dir, "diff.html")
