@@ -444,21 +444,30 @@ func (ws *wireSeries) sum(after int64) (series, error) {
 // labelValues returns the values of a label among the series sel matches
 // over [start, end]: LabelValues.
 func (c *Client) labelValues(ctx context.Context, name string, sel Selector, start, end time.Time) ([]string, error) {
-	req, err := json.Marshal(map[string]any{
-		"name":     name,
-		"matchers": []string{sel.String()},
-		"start":    start.UnixMilli(),
-		"end":      end.UnixMilli(),
-	})
+	return c.names(ctx, "LabelValues", map[string]any{"name": name}, sel, start, end)
+}
+
+// labelNames returns the label names of the series sel matches over
+// [start, end]: LabelNames.
+func (c *Client) labelNames(ctx context.Context, sel Selector, start, end time.Time) ([]string, error) {
+	return c.names(ctx, "LabelNames", map[string]any{}, sel, start, end)
+}
+
+// names calls method, LabelValues or LabelNames, with req's fields and
+// the matchers and range, and returns the names it answers.
+func (c *Client) names(ctx context.Context, method string, req map[string]any, sel Selector, start, end time.Time) ([]string, error) {
+	req["matchers"] = []string{sel.String()}
+	req["start"], req["end"] = start.UnixMilli(), end.UnixMilli()
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	var resp struct {
 		Names []string `json:"names"`
 	}
-	err = c.call(ctx, "LabelValues", "application/json", req, c.answerShare(), func(r io.Reader) error {
+	err = c.call(ctx, method, "application/json", body, c.answerShare(), func(r io.Reader) error {
 		if err := json.NewDecoder(r).Decode(&resp); err != nil && !errors.Is(err, errTooLong) {
-			return fmt.Errorf("LabelValues: malformed answer: %v", err)
+			return fmt.Errorf("%s: malformed answer: %v", method, err)
 		} else if err != nil {
 			return err
 		}

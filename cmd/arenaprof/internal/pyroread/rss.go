@@ -335,28 +335,3 @@ func addRSSPoints(r io.Reader, typeID string, from int64, snaps map[string]*RSSS
 	}
 	return nil
 }
-
-// labelNames returns the label names of the series sel matches over
-// [start, end]: LabelNames.
-func (c *Client) labelNames(ctx context.Context, sel Selector, start, end time.Time) ([]string, error) {
-	req, err := json.Marshal(map[string]any{
-		"matchers": []string{sel.String()},
-		"start":    start.UnixMilli(),
-		"end":      end.UnixMilli(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	var resp struct {
-		Names []string `json:"names"`
-	}
-	err = c.call(ctx, "LabelNames", "application/json", req, c.answerShare(), func(r io.Reader) error {
-		if err := json.NewDecoder(r).Decode(&resp); err != nil && !errors.Is(err, errTooLong) {
-			return fmt.Errorf("LabelNames: malformed answer: %v", err)
-		} else if err != nil {
-			return err
-		}
-		return nil
-	})
-	return resp.Names, c.answerErr(err)
-}
