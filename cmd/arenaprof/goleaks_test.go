@@ -153,8 +153,8 @@ func TestGoroutineLeaksRealRuntime(t *testing.T) {
 				t.Errorf("leaked goroutines of %s not found", key)
 			}
 			var out bytes.Buffer
-			if code := run([]string{"goleaks", url}, &out, &out); code != 0 || !strings.Contains(out.String(), "main.holder") {
-				t.Errorf("goleaks: exit %d\n%s", code, out.String())
+			if code := run([]string{"leaks", url}, &out, &out); code != 0 || !strings.Contains(out.String(), "main.holder") {
+				t.Errorf("leaks URL: exit %d\n%s", code, out.String())
 			}
 			t.Logf("%s", out.String())
 			checkLeakHandler(t, url, truth.Holders+truth.DeepHolders+truth.Returners+truth.Waiters)
