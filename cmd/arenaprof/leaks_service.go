@@ -27,9 +27,6 @@ const (
 // maxLeaksSeconds bounds -seconds: a day.
 const maxLeaksSeconds = 24 * 3600
 
-// leaksSleep waits between a service's snapshots; tests may replace it.
-var leaksSleep = time.Sleep
-
 // parseServiceArgs checks the service form of leaks: one base URL,
 // -seconds N and -every D (D at most N, N/D+1 snapshots, 8 at least).
 // Without -seconds the goroutine leaks alone are read.
@@ -80,7 +77,7 @@ func parseServiceArgs(o *leaksOptions, secs, every string, pos []string) error {
 		return topUsageErr("-seconds %s -every %s takes %d snapshots (one at once, then one every %s): at least %d are needed; give -seconds %s or more, or -every %s or less",
 			secs, o.every, n, o.every, leaks.MinSnapshots,
 			strconv.FormatFloat(float64(leaks.MinSnapshots-1)*o.every.Seconds(), 'f', -1, 64),
-			time.Duration(int64(o.seconds)/int64(leaks.MinSnapshots-1)))
+			(o.seconds / time.Duration(leaks.MinSnapshots-1)).Truncate(time.Millisecond))
 	}
 	return nil
 }
@@ -101,10 +98,14 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 	p := newProgress(stderr, n, o.every)
 	for i := range n {
 		if i > 0 {
-			leaksSleep(time.Until(start.Add(time.Duration(i) * o.every)))
+			time.Sleep(time.Until(start.Add(time.Duration(i) * o.every)))
 		}
 		p.show(i)
 		prof, shown, err := readLeakProfile(src, lim)
+		if err != nil && i == 0 {
+			p.done()
+			return nil, topInputErr("%v (leaks -seconds reads the service's arenas and Go heap in use there, which arenaprof.Start mounts on Config.Mux)", err)
+		}
 		if err != nil {
 			p.done()
 			return nil, err

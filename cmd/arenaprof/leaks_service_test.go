@@ -22,7 +22,7 @@ func TestLeaksServiceArgs(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-seconds", "6", "-every", "1s", "http://127.0.0.1:1"}, "takes 7 snapshots (one at once, then one every 1s): at least 8 are needed; give -seconds 7 or more, or -every 857.142857ms or less"},
+		{[]string{"-seconds", "6", "-every", "1s", "http://127.0.0.1:1"}, "takes 7 snapshots (one at once, then one every 1s): at least 8 are needed; give -seconds 7 or more, or -every 857ms or less"},
 		{[]string{"-seconds", "1", "http://127.0.0.1:1"}, "takes 2 snapshots"},
 		{[]string{"-seconds", "10", "dir"}, "-seconds and -every take a service's base URL"},
 		{[]string{"-every", "1s", "http://127.0.0.1:1"}, "-every 1s without -seconds"},
