@@ -68,11 +68,10 @@ func TestLeaksService(t *testing.T) {
 			mux := http.NewServeMux()
 			memory := export.MemoryHandler(p)
 			mux.Handle(serviceMemoryPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				at := time.Now()
-				memory.ServeHTTP(w, r)
 				mu.Lock()
-				served = append(served, at)
+				served = append(served, time.Now())
 				mu.Unlock()
+				memory.ServeHTTP(w, r)
 			}))
 			mux.Handle(serviceRSSPath, export.RSSHandler())
 			mux.Handle("/debug/arenaprof/arenas", export.ArenasHandler())
@@ -98,6 +97,9 @@ func TestLeaksService(t *testing.T) {
 			code, out, errOut := runCLI(args...)
 			stop.Store(true)
 			<-done
+			srv.Close() // waits for the handlers
+			mu.Lock()
+			defer mu.Unlock()
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
