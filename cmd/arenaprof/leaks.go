@@ -44,7 +44,9 @@ arenaprof.Start serves. With -seconds N, leaks takes a snapshot of its
 arenas and Go heap in use (/debug/arenaprof/memory) at once and every
 -every D (1s by default) for N seconds, N/D+1 snapshots (at least 8:
 fewer are refused before starting), saying on standard error how far
-it is, and fits them as it fits files. Without -limit, the limit is the
+it is, and fits them as it fits files; a service without arenaprof's
+handlers has its Go heap alone read from /debug/pprof/heap, as the
+heading says. Without -limit, the limit is the
 service's GOMEMLIMIT or its cgroup's memory.max, the lower (read from
 /debug/arenaprof/rss), as the table says. With or without -seconds, the
 service's leaked goroutines (/debug/pprof/goroutineleak, Go 1.27 or Go

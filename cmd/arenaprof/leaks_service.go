@@ -21,6 +21,7 @@ import (
 // GOMEMLIMIT and cgroup memory.max.
 const (
 	serviceMemoryPath = "/debug/arenaprof/memory"
+	serviceHeapPath   = "/debug/pprof/heap" // net/http/pprof's, where the above is not served
 	serviceRSSPath    = "/debug/arenaprof/rss"
 )
 
@@ -102,9 +103,17 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 		}
 		p.show(i)
 		prof, shown, err := readLeakProfile(src, lim)
+		if err != nil && i == 0 && strings.Contains(err.Error(), "server answered 404 ") {
+			// A service without arenaprof's handlers: its Go heap
+			// alone, if it serves net/http/pprof.
+			src = o.service + serviceHeapPath
+			if prof, shown, err = readLeakProfile(src, lim); err == nil {
+				s.notes = append(s.notes, "the service serves no "+serviceMemoryPath+" (arenaprof.Start mounts it on Config.Mux): its Go heap alone is read, from "+serviceHeapPath)
+			}
+		}
 		if err != nil && i == 0 {
 			p.done()
-			return nil, topInputErr("%v (leaks -seconds reads the service's arenas and Go heap in use there, which arenaprof.Start mounts on Config.Mux)", err)
+			return nil, topInputErr("%v (leaks -seconds reads the service's arenas and Go heap in use at %s, which arenaprof.Start mounts on Config.Mux, or its Go heap alone at %s)", err, serviceMemoryPath, serviceHeapPath)
 		}
 		if err != nil {
 			p.done()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	pprofhttp "net/http/pprof"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -179,5 +180,27 @@ func checkTruthRows(t *testing.T, rows []leakRow, truth map[string]float64) {
 		if !found[k] {
 			t.Errorf("no row for %s", k)
 		}
+	}
+}
+
+// TestLeaksServiceHeapOnly reads a service serving net/http/pprof's heap
+// profile alone (no arenaprof handlers): its Go heap is read, and the
+// heading says so and that it states no limit.
+func TestLeaksServiceHeapOnly(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle(serviceHeapPath, pprofhttp.Handler("heap"))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	code, out, errOut := runCLI("leaks", "-seconds", "0.7", "-every", "100ms", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"8 snapshots", "its Go heap alone is read, from /debug/pprof/heap", "note: no limit: the service's GOMEMLIMIT and memory.max could not be read", "serves no /debug/pprof/goroutineleak"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\n  arena ") {
+		t.Errorf("arena rows from a heap profile:\n%s", out)
 	}
 }
