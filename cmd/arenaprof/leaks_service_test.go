@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -203,4 +205,36 @@ func TestLeaksServiceHeapOnly(t *testing.T) {
 	if strings.Contains(out, "\n  arena ") {
 		t.Errorf("arena rows from a heap profile:\n%s", out)
 	}
+}
+
+// FuzzLeaksServiceFlags feeds -seconds and -every: a read is refused with
+// a usage error, planned with at least 8 snapshots of a positive
+// interval within a day, or (-seconds empty) not planned, never a panic.
+func FuzzLeaksServiceFlags(f *testing.F) {
+	f.Add("600", "1s")
+	f.Add("7", "")
+	f.Add("NaN", "1ns")
+	f.Add("86400", "1ns")
+	f.Add("1e300", "-1s")
+	f.Add("0.000001", "9223372036854775807ns")
+	f.Fuzz(func(t *testing.T, secs, every string) {
+		args := []string{"-seconds=" + secs}
+		if every != "" {
+			args = append(args, "-every="+every)
+		}
+		o, err := parseLeaksArgs(append(args, "http://127.0.0.1:1"), io.Discard)
+		if err != nil {
+			var te *topError
+			if !errors.As(err, &te) || te.code != 2 {
+				t.Fatalf("%v: %v, want a usage error", args, err)
+			}
+			return
+		}
+		if o.seconds == 0 && o.every == 0 {
+			return // -seconds= empty: the goroutine leaks alone
+		}
+		if o.every <= 0 || o.seconds <= 0 || o.seconds > maxLeaksSeconds*time.Second || int(o.seconds/o.every)+1 < leaks.MinSnapshots {
+			t.Fatalf("%v: seconds %v every %v", args, o.seconds, o.every)
+		}
+	})
 }
