@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/arenaprof/arenaprof/internal/goleak"
 	"github.com/arenaprof/arenaprof/internal/tabfmt"
@@ -87,43 +83,4 @@ func userFrames(stack []string) []string {
 		return stack
 	}
 	return s
-}
-
-// runGoleaks is `arenaprof goleaks [-json] URL`, not listed among the
-// commands: the goroutine part of `arenaprof leaks URL` on its own.
-func runGoleaks(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("arenaprof goleaks", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, `print {"goroutines": [...], "note": "..."}`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: arenaprof goleaks [-json] URL (a service's base URL, e.g. http://host:6060)")
-		return 2
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rows, note, err := readGoroutineLeaks(ctx, fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "arenaprof goleaks: %v\n", err)
-		return 1
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
-			Goroutines []goroutineLeakRow `json:"goroutines"`
-			Note       string             `json:"note,omitempty"`
-		}{rows, note}); err != nil {
-			fmt.Fprintf(stderr, "arenaprof goleaks: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writeGoroutineLeaksTable(stdout, rows, note)
-	return 0
 }

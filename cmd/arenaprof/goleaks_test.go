@@ -138,7 +138,7 @@ func TestGoroutineLeaksRealRuntime(t *testing.T) {
 			}
 			for _, r := range rows {
 				user := userFrames(r.Stack)
-				key := strings.Join(slices.Compact(user), " < ")
+				key := strings.Join(slices.Compact(slices.Clone(user)), " < ")
 				w, ok := want[key]
 				if !ok {
 					t.Errorf("unexpected leaked stack %v (count %d)", r.Stack, r.Count)
@@ -153,10 +153,22 @@ func TestGoroutineLeaksRealRuntime(t *testing.T) {
 				t.Errorf("leaked goroutines of %s not found", key)
 			}
 			var out bytes.Buffer
-			if code := run([]string{"goleaks", url}, &out, &out); code != 0 || !strings.Contains(out.String(), "main.holder") {
-				t.Errorf("goleaks: exit %d\n%s", code, out.String())
+			if code := run([]string{"leaks", url}, &out, &out); code != 0 || !strings.Contains(out.String(), "main.holder") {
+				t.Errorf("leaks URL: exit %d\n%s", code, out.String())
 			}
 			t.Logf("%s", out.String())
+			// The same rows after a -seconds read of the service's
+			// in-use snapshots, in -json.
+			code, jsonOut, errOut := runCLI("leaks", "-json", "-seconds", "0.7", "-every", "100ms", url)
+			var got leaksJSON
+			if err := json.Unmarshal([]byte(jsonOut), &got); code != 0 || err != nil {
+				t.Fatalf("leaks -json -seconds: exit %d, %v: %s", code, err, errOut)
+			}
+			if got.Snapshots != 8 || !slices.EqualFunc(got.Goroutines, rows, func(a, b goroutineLeakRow) bool {
+				return a.Count == b.Count && a.Arenas == b.Arenas && a.ArenaBytes == b.ArenaBytes && slices.Equal(a.Stack, b.Stack)
+			}) {
+				t.Errorf("leaks -json -seconds: %d snapshots, goroutines %+v, want 8 and %+v", got.Snapshots, got.Goroutines, rows)
+			}
 			checkLeakHandler(t, url, truth.Holders+truth.DeepHolders+truth.Returners+truth.Waiters)
 		})
 	}

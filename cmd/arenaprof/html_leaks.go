@@ -71,7 +71,7 @@ func htmlLeaks(w io.Writer, args []string, stderr io.Writer) error {
 	case o.fail:
 		return topUsageErr("-fail does not apply: html's exit status is its own; use leaks -fail for a gate")
 	}
-	r, err := readLeaks(o)
+	r, err := readLeaks(&o, stderr)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 )
 
 const leaksUsage = `usage: arenaprof leaks [-json] [-by func|stack|type|label=KEY] [-confidence C] [-min-rate R] [-limit L] [-n N] [-fail] INPUTS...
+       arenaprof leaks -seconds N [-every D] [flags] URL
+       arenaprof leaks [-json] URL
 
 Which groups' in-use bytes are still growing at the end of a series of
 in-use snapshots, how fast (bytes per second, shown per hour), with an
@@ -37,6 +39,21 @@ and the part after the last restart is read, as the heading says. At
 least 8 snapshots are needed. Cumulative allocation profiles (the
 runtime's allocs profile) are refused: in-use is needed.
 
+URL is a running service's base URL (http://host:6060) whose Mux
+arenaprof.Start serves. With -seconds N, leaks takes a snapshot of its
+arenas and Go heap in use (/debug/arenaprof/memory) at once and every
+-every D (1s by default) for N seconds, N/D+1 snapshots (at least 8:
+fewer are refused before starting), saying on standard error how far
+it is, and fits them as it fits files; a service without arenaprof's
+handlers has its Go heap alone read from /debug/pprof/heap, as the
+heading says. Without -limit, the limit is the
+service's GOMEMLIMIT or its cgroup's memory.max, the lower (read from
+/debug/arenaprof/rss), as the table says. With or without -seconds, the
+service's leaked goroutines (/debug/pprof/goroutineleak, Go 1.27 or Go
+1.26 with GOEXPERIMENT=goroutineleakprofile) are listed by stack after
+the table, with the live arenas they hold, exact (docs/goroutine-leaks.md);
+a service without that profile gets a note saying how to turn it on.
+
 The rate of each group (its kind, heap or arena, and its key) is the
 least-squares slope over the last half of the span, of 16 batch means
 at most; its interval adds the batch means' scatter and the snapshots'
@@ -54,10 +71,13 @@ flagged group's rate.
 
 -json prints {"window_s": F, "snapshots": N, "rows": [{"key", "kind",
 "rate", "lo", "hi", "flagged", "inuse_first", "inuse_last"}],
-"goroutines": []}: window_s is the span of the series analysed (after
+"goroutines": [{"stack", "count", "arena_bytes", "arenas"}],
+"goroutines_note"}: window_s is the span of the series analysed (after
 the last restart), snapshots the points in time read in all, rate, lo
 and hi bytes per second, inuse_first and inuse_last the group's
-estimated bytes at the first and last snapshot analysed.
+estimated bytes at the first and last snapshot analysed; goroutines is
+empty but for a service's URL, goroutines_note what kept them from
+being read.
 
 Exit status: 0 when the series was read; with -fail, 3 when a group is
 flagged.
@@ -75,6 +95,11 @@ type leaksOptions struct {
 	n       int
 	fail    bool
 	inputs  []string
+
+	service   string        // a service's base URL (leaks_service.go)
+	seconds   time.Duration // -seconds: the span of its snapshots
+	every     time.Duration // -every: between its snapshots
+	limitFrom string        // where the limit came from, "" for -limit
 }
 
 func runLeaks(args []string, stdout, stderr io.Writer) int {
@@ -84,7 +109,7 @@ func runLeaks(args []string, stdout, stderr io.Writer) int {
 	}
 	var flagged bool
 	if err == nil {
-		flagged, err = leaksCommand(opts, stdout)
+		flagged, err = leaksCommand(opts, stdout, stderr)
 	}
 	if err != nil {
 		return exitWith(stderr, "arenaprof leaks", err)
@@ -97,7 +122,7 @@ func runLeaks(args []string, stdout, stderr io.Writer) int {
 
 func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 	var o leaksOptions
-	var minRate, limit string
+	var minRate, limit, secs, every string
 	fs := flag.NewFlagSet("arenaprof leaks", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.json, "json", false, "print JSON")
@@ -107,6 +132,8 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 	fs.StringVar(&limit, "limit", "", "a memory `limit` (e.g. 4GiB): show when the total in use reaches it")
 	fs.IntVar(&o.n, "n", 0, "rows shown; 0 shows all")
 	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged")
+	fs.StringVar(&secs, "seconds", "", "with a service's base URL: take snapshots for `N` seconds")
+	fs.StringVar(&every, "every", "", "with -seconds: the `interval` between snapshots (default 1s)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), leaksUsage)
 		fs.PrintDefaults()
@@ -142,9 +169,12 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 		o.limit = n
 	}
 	for _, in := range pos {
-		if isProfileURL(in) || in == "-" {
-			return o, topUsageErr("%s: leaks reads a series of saved snapshots (a Config.Dir directory, a glob, files); reading a running service or standard input is not built yet", in)
+		if in == "-" {
+			return o, topUsageErr("standard input: leaks reads a series of snapshots (a Config.Dir directory, a glob, files, or a service's base URL), not one")
 		}
+	}
+	if err := parseServiceArgs(&o, secs, every, pos); err != nil {
+		return o, err
 	}
 	o.inputs = pos
 	return o, nil
@@ -179,10 +209,13 @@ type leakRow struct {
 
 // leaksJSON is what -json prints.
 type leaksJSON struct {
-	WindowS    float64   `json:"window_s"`
-	Snapshots  int       `json:"snapshots"`
-	Rows       []leakRow `json:"rows"`
-	Goroutines []any     `json:"goroutines"`
+	WindowS   float64   `json:"window_s"`
+	Snapshots int       `json:"snapshots"`
+	Rows      []leakRow `json:"rows"`
+	// Goroutines are the leaked goroutines of a service read by its URL
+	// (leaks_service.go), GoroutinesNote what kept them from being read.
+	Goroutines     []goroutineLeakRow `json:"goroutines"`
+	GoroutinesNote string             `json:"goroutines_note,omitempty"`
 }
 
 // leaksResult is the fit of every group of a series.
@@ -225,28 +258,46 @@ func fitLeaks(s *leakSeries, conf, minRate float64) (*leaksResult, error) {
 	return r, nil
 }
 
-// readLeaks reads the series o's inputs name and fits it: what
-// arenaprof leaks and arenaprof html -leaks show.
-func readLeaks(o leaksOptions) (*leaksResult, error) {
-	files, skipped, _, err := expandInputs(o.inputs)
-	if err != nil {
-		return nil, err
-	}
-	if err := oneProcess(files); err != nil {
-		return nil, err
-	}
-	s, err := readLeakSeries(files, o.by, report.ParseOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if len(skipped) > 0 {
-		s.notes = append(s.notes, "not read: "+strings.Join(skipped, ", "))
+// readLeaks reads the series o's inputs name (files, a directory, a glob,
+// or a service's snapshots taken now, its countdown on stderr) and fits
+// it: what arenaprof leaks and arenaprof html -leaks show. A service's
+// limit, when -limit is not given, is set in o.
+func readLeaks(o *leaksOptions, stderr io.Writer) (*leaksResult, error) {
+	var s *leakSeries
+	var err error
+	if o.service != "" {
+		if o.limit == 0 {
+			o.limit, o.limitFrom = serviceLimit(o.service)
+		}
+		if s, err = readServiceSeries(*o, stderr); err != nil {
+			return nil, err
+		}
+		if o.limit == 0 {
+			s.notes = append(s.notes, o.limitFrom)
+		}
+	} else {
+		files, skipped, _, err := expandInputs(o.inputs)
+		if err != nil {
+			return nil, err
+		}
+		if err := oneProcess(files); err != nil {
+			return nil, err
+		}
+		if s, err = readLeakSeries(files, o.by, report.ParseOptions{}); err != nil {
+			return nil, err
+		}
+		if len(skipped) > 0 {
+			s.notes = append(s.notes, "not read: "+strings.Join(skipped, ", "))
+		}
 	}
 	return fitLeaks(s, o.conf, o.minRate)
 }
 
-func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
-	r, err := readLeaks(o)
+func leaksCommand(o leaksOptions, stdout, stderr io.Writer) (flagged bool, err error) {
+	if o.service != "" && o.seconds == 0 {
+		return false, serviceGoroutinesOnly(o, stdout)
+	}
+	r, err := readLeaks(&o, stderr)
 	if err != nil {
 		return false, err
 	}
@@ -255,14 +306,28 @@ func leaksCommand(o leaksOptions, stdout io.Writer) (flagged bool, err error) {
 	if o.n > 0 && len(rows) > o.n {
 		rows = rows[:o.n]
 	}
+	out := leaksJSON{WindowS: s.span().Seconds(), Snapshots: s.read, Rows: rows, Goroutines: []goroutineLeakRow{}}
+	if o.service != "" {
+		if out.Goroutines, out.GoroutinesNote, err = goroutineLeaks(o.service); err != nil {
+			return false, err
+		}
+	}
 	if o.json {
-		out := leaksJSON{WindowS: s.span().Seconds(), Snapshots: s.read, Rows: rows, Goroutines: []any{}}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return r.flagged > 0, enc.Encode(out)
+		return r.flagged > 0, writeLeaksJSON(stdout, out)
 	}
 	writeLeaksTable(stdout, r, rows, o)
+	if o.service != "" {
+		fmt.Fprintln(stdout)
+		writeGoroutineLeaksTable(stdout, out.Goroutines, out.GoroutinesNote)
+	}
 	return r.flagged > 0, nil
+}
+
+// writeLeaksJSON prints what -json prints.
+func writeLeaksJSON(w io.Writer, out leaksJSON) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
 
 // perHour formats a rate in bytes per second as signed bytes per hour.
@@ -361,7 +426,7 @@ func leaksHeading(r *leaksResult, rows []leakRow, o leaksOptions) []string {
 	}
 	h = append(h, l)
 	if o.limit > 0 {
-		h = append(h, fmt.Sprintf("limit %s: %s in use at the last snapshot; TO LIMIT at each flagged group's rate", tabfmt.Bytes(float64(o.limit)), tabfmt.Bytes(s.total[len(s.total)-1])))
+		h = append(h, limitHeading(o, s.total[len(s.total)-1]))
 	}
 	return h
 }

@@ -81,13 +81,7 @@ func (l *leakLog) value(col []float64, t time.Time) float64 {
 // steady state (objects living 1 s) and 6.4 MiB/s of churn.
 func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 	t.Helper()
-	setMeanBytes(t, 512)
-	old := runtime.MemProfileRate
-	runtime.MemProfileRate = 512
-	defer func() { runtime.MemProfileRate = old }()
-	heapLeaked, heapCache, heapSaw, heapSteady = nil, nil, nil, [100][][]byte{}
-	defer func() { heapLeaked, heapCache, heapSaw, heapSteady = nil, nil, nil, [100][][]byte{} }()
-
+	leakTruthSetup(t)
 	dir := filepath.Join(t.TempDir(), "profiles")
 	p, err := profiler.Start()
 	if err != nil {
@@ -106,19 +100,50 @@ func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
+	log, leakArena := runLeakLoop(func() bool { return time.Since(start) < d }, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leakArena.Reset()
+	return dir, log
+}
+
+// leakTruthSetup samples the arenas and the Go heap at a mean of 512
+// bytes and empties the truth program's sites, until the test ends.
+func leakTruthSetup(t *testing.T) {
+	t.Helper()
+	setMeanBytes(t, 512)
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 512
+	heapLeaked, heapCache, heapSaw, heapSteady = nil, nil, nil, [100][][]byte{}
+	t.Cleanup(func() {
+		runtime.MemProfileRate = old
+		heapLeaked, heapCache, heapSaw, heapSteady = nil, nil, nil, [100][][]byte{}
+	})
+}
+
+// runLeakLoop runs the truth program's sites until more returns false
+// (the two leaks only if leak) and returns its log of what the leaking sites hold and the
+// leaking arena, for the caller to reset when the last snapshot is taken.
+func runLeakLoop(more func() bool, leak bool) (*leakLog, *arena.Arena) {
 	leakArena, sawArena := arena.NewArena(arena.WithSeed(46, 1)), arena.NewArena(arena.WithSeed(46, 2))
 	log := &leakLog{}
 	start := time.Now()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	var heapBytes, arenaBytes float64
-	for i := 0; time.Since(start) < d; i++ {
+	for i := 0; more(); i++ {
 		<-tick.C
-		leakHeapSite()
-		heapBytes += 2048
-		leakArenaSite(leakArena)
-		arenaBytes += 1024
-		log.at, log.heap, log.arna = append(log.at, time.Now()), append(log.heap, heapBytes), append(log.arna, arenaBytes)
+		if leak {
+			leakHeapSite()
+			heapBytes += 2048
+			leakArenaSite(leakArena)
+			arenaBytes += 1024
+			log.at, log.heap, log.arna = append(log.at, time.Now()), append(log.heap, heapBytes), append(log.arna, arenaBytes)
+		}
 		if time.Since(start) < 3*time.Second {
 			leakCacheSite()
 		}
@@ -134,13 +159,7 @@ func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 			runtime.GC() // the heap profile is as of the last GC
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	leakArena.Reset()
-	return dir, log
+	return log, leakArena
 }
 
 // TestLeaksRealRuntime runs the truth program under the real runtime,

@@ -88,8 +88,6 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case "version":
 		fmt.Fprintln(stdout, version())
 		return 0
-	case "goleaks": // unlisted: to be folded into leaks URL
-		return runGoleaks(args[1:], stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

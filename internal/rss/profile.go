@@ -2,7 +2,9 @@ package rss
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +31,7 @@ const (
 	commentTime    = "arenaprof read="
 	commentCurrent = "arenaprof cgroup_memory_current="
 	commentMax     = "arenaprof cgroup_memory_max="
+	commentLimit   = "arenaprof gomemlimit="
 	commentNote    = "arenaprof note: "
 	commentNoSmaps = "arenaprof smaps=unread"
 	// commentPeak marks a peak profile: the highest RSS the watch saw
@@ -151,6 +154,9 @@ func Profile(r *Reading, bd *Breakdown) (*profile.Profile, error) {
 	}
 	if r.CgroupMax >= 0 {
 		p.Comments = append(p.Comments, fmt.Sprintf("%s%d", commentMax, r.CgroupMax))
+	}
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		p.Comments = append(p.Comments, fmt.Sprintf("%s%d", commentLimit, l))
 	}
 	for _, n := range bd.Notes {
 		p.Comments = append(p.Comments, commentNote+n)
