@@ -313,24 +313,18 @@ func rssHeading(res *rss.Result, src string) []string {
 // row's key; Class is "" on a prefix.
 func rssTree(res *rss.Result) []treepage.Row {
 	var out []treepage.Row
-	seen := map[string]bool{}
-	for _, c := range res.Classes {
-		parts := strings.Split(c.Class, "/")
-		for i := range parts[:len(parts)-1] {
-			prefix := strings.Join(parts[:i+1], "/")
-			if seen[prefix] {
-				continue
-			}
-			seen[prefix] = true
-			var sum int64
-			for _, d := range res.Classes {
-				if strings.HasPrefix(d.Class, prefix+"/") {
-					sum += d.Bytes
-				}
-			}
-			out = append(out, treepage.Row{Key: prefix, Depth: i, Bytes: sum, Lo: sum, Hi: sum})
+	paths := make([]string, len(res.Classes))
+	for i, c := range res.Classes {
+		paths[i] = c.Class
+	}
+	walkClasses(paths, func(path, _ string, depth int, under []int) {
+		var sum int64
+		for _, j := range under {
+			sum += res.Classes[j].Bytes
 		}
-		depth := len(parts) - 1
+		out = append(out, treepage.Row{Key: path, Depth: depth, Bytes: sum, Lo: sum, Hi: sum})
+	}, func(i int, _ string, depth int) {
+		c := res.Classes[i]
 		out = append(out, treepage.Row{Key: c.Class, Class: c.Class, Depth: depth, Bytes: c.Bytes, Lo: c.Lo, Hi: c.Hi})
 		for _, r := range res.Rows {
 			if r.Class != c.Class {
@@ -339,6 +333,33 @@ func rssTree(res *rss.Result) []treepage.Row {
 			out = append(out, treepage.Row{Key: r.Key, Class: r.Class, Depth: depth + 1, Bytes: r.Bytes, Lo: r.Lo, Hi: r.Hi,
 				Estimated: r.Lo != r.Hi || r.Class == rss.GoHeapLive})
 		}
-	}
+	})
 	return out
+}
+
+// walkClasses lays class paths out as a tree, in their order: before a
+// class, each prefix of its path (go, go/heap) not met before, with its
+// last element, depth and the indexes of the classes under it; then the
+// class, with its last element and depth.
+func walkClasses(paths []string, prefix func(path, name string, depth int, under []int), class func(i int, name string, depth int)) {
+	seen := map[string]bool{}
+	for i, p := range paths {
+		parts := strings.Split(p, "/")
+		for d := range parts[:len(parts)-1] {
+			pre := strings.Join(parts[:d+1], "/")
+			if seen[pre] {
+				continue
+			}
+			seen[pre] = true
+			var under []int
+			for j, q := range paths {
+				if strings.HasPrefix(q, pre+"/") {
+					under = append(under, j)
+				}
+			}
+			prefix(pre, parts[d], d, under)
+		}
+		depth := len(parts) - 1
+		class(i, parts[depth], depth)
+	}
 }

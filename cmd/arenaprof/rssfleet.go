@@ -237,30 +237,24 @@ func formatRSSFleet(w io.Writer, f *rssFleet, base string) error {
 	}
 	t := tabfmt.New(w)
 	t.Row([]string{"MEAN", "MAX", "SHARE"}, "CLASS")
-	seen := map[string]bool{}
-	for _, c := range f.Classes {
-		parts := strings.Split(c.Class, "/")
-		for i := range parts[:len(parts)-1] {
-			prefix := strings.Join(parts[:i+1], "/")
-			if seen[prefix] {
-				continue
-			}
-			seen[prefix] = true
-			var sum float64
-			for _, d := range f.Classes {
-				if strings.HasPrefix(d.Class, prefix+"/") {
-					sum += d.Mean
-				}
-			}
-			t.Row([]string{tabfmt.Bytes(sum), "", share(sum)}, strings.Repeat("  ", i)+parts[i])
+	paths := make([]string, len(f.Classes))
+	for i, c := range f.Classes {
+		paths[i] = c.Class
+	}
+	walkClasses(paths, func(_, name string, depth int, under []int) {
+		var sum float64
+		for _, j := range under {
+			sum += f.Classes[j].Mean
 		}
-		depth := len(parts) - 1
-		t.Row([]string{tabfmt.Bytes(c.Mean), tabfmt.Bytes(float64(c.Max)), share(c.Mean)}, strings.Repeat("  ", depth)+parts[depth])
+		t.Row([]string{tabfmt.Bytes(sum), "", share(sum)}, strings.Repeat("  ", depth)+name)
+	}, func(i int, name string, depth int) {
+		c := f.Classes[i]
+		t.Row([]string{tabfmt.Bytes(c.Mean), tabfmt.Bytes(float64(c.Max)), share(c.Mean)}, strings.Repeat("  ", depth)+name)
 		for _, r := range f.Rows {
 			if r.Class == c.Class {
 				t.Row([]string{tabfmt.Bytes(r.Mean), "", share(r.Mean)}, strings.Repeat("  ", depth+1)+tabfmt.Printable(r.Key))
 			}
 		}
-	}
+	})
 	return t.Flush()
 }

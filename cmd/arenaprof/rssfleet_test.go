@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,10 @@ func TestSummarizeRSS(t *testing.T) {
 			var out bytes.Buffer
 			if err := formatRSSFleet(&out, f, "http://pyroscope"); err != nil {
 				t.Fatal(err)
+			}
+			// The class tree: go above heap above live, each a level in.
+			if !regexp.MustCompile(`(?m) go\n.* {3}heap\n.* {5}live\n`).MatchString(out.String()) {
+				t.Errorf("output lacks the tree go > heap > live:\n%s", out.String())
 			}
 			if tt.note != "" && !strings.Contains(out.String(), tt.note) {
 				t.Errorf("output lacks %q:\n%s", tt.note, out.String())
