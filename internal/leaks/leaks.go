@@ -37,6 +37,43 @@
 //     when its lower bound is above the minimum rate; a group that does
 //     not grow faster than that is flagged with probability at most
 //     (1-C)/2, all groups together.
+//
+// Bytes per leaked goroutine (PerNew): the same fit with the leaked
+// goroutine count in place of the time.
+//
+// For each group the slope of its in-use bytes against the service's
+// leaked goroutine count, read at each snapshot, over the same recent half
+// (the snapshots Window picks by time), is its bytes per leaked goroutine:
+// the batch means of the bytes against the batch means of the counts, the
+// scatter of the batch means about the line, the sampling bound, Student's
+// t with Bonferroni's correction over the groups: all as for the rate.
+//
+// Why the sampling bound carries over. The slope is sum_j a_j Y_j, a_j =
+// (xb_k - xbar)/Sxx/n_k for snapshot j of batch k (xb_k the batch mean of
+// the regressor, n_k the batch's snapshots). An object alive at snapshots
+// b..d (one run: a sampled object is in every snapshot while it lives)
+// adds v*S^2 to the slope's variance, S = a_b + ... + a_d = suffix(b) -
+// suffix(d+1), suffix(j) the sum of the weights from j to the end. The
+// bound uses two facts of the weights: they add up to 0, so an object
+// alive over the whole fit adds nothing; and every suffix sum is >= 0,
+// so S^2 <= max(suffix(b), suffix(d+1))^2: an object adds no more than it
+// would if it were born at b and lived to the end, or lived from the
+// start and died at d, which is how the rises of the running maxima of V
+// are charged. Objects born and freed within the fit whose place others
+// take are in the scatter: their errors are nearly independent between
+// batches. The second fact holds whenever the batch means of the
+// regressor do not decrease: the suffix sum at a batch's start is the sum
+// of (xb_k - xbar)/Sxx over the batches from it on, the last terms of
+// a nondecreasing sequence whose whole sum is 0, so >= 0; within a batch
+// the weights are equal and the suffix sums lie between those at its
+// ends. The times increase; the leaked count does not decrease within
+// one process (a leaked goroutine is blocked for good and never
+// collected), so its batch means do not either, however the count stalls
+// and jumps: stalls give batches of equal weights, jumps concentrate
+// them, and the two facts hold. A count that falls is no one process's
+// (a restart) and is refused: there a suffix sum may be negative and the
+// bound would not hold. A count that takes one value over the fit gives
+// no slope and is refused too.
 package leaks
 
 import (
@@ -132,6 +169,14 @@ func New(times []float64, groups int, conf float64) (*Estimator, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newEstimator(times, from, groups, conf)
+}
+
+// newEstimator returns the estimator of slopes against the regressor x
+// (the times, or a count: PerNew) over the snapshots from from on, x's
+// batch means nondecreasing (see the package documentation).
+func newEstimator(x []float64, from, groups int, conf float64) (*Estimator, error) {
+	times := x
 	m := len(times) - from
 	e := &Estimator{from: from, times: times, nb: min(m, MaxBatches)}
 	e.batch = make([]int, m)
