@@ -27,15 +27,16 @@ type goleakTruth struct {
 	Waiters     int64  `json:"waiters"`
 	Busy        int64  `json:"busy"`
 	Chunk       int64  `json:"chunk"`
+	HeldBytes   int64  `json:"held_bytes"`
 	Go          string `json:"go"`
 	LeakProfile bool   `json:"leak_profile"`
 }
 
 // startGoleakService builds testdata/goleakservice with the toolchain
 // GOTOOLCHAIN names ("local": this test's) and GOEXPERIMENT set to
-// experiment, runs it and returns its base URL and truth; it is killed
-// when the test ends.
-func startGoleakService(t *testing.T, toolchain, experiment, holders, chunk string) (string, goleakTruth) {
+// experiment, runs it with args (HOLDERS CHUNK [PACE RATE]) and returns
+// its base URL and truth; it is killed when the test ends.
+func startGoleakService(t *testing.T, toolchain, experiment string, args ...string) (string, goleakTruth) {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -57,7 +58,7 @@ func startGoleakService(t *testing.T, toolchain, experiment, holders, chunk stri
 		t.Fatalf("GOTOOLCHAIN=%s GOEXPERIMENT=%s go build: %v\n%s", toolchain, experiment, err, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, holders, chunk)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

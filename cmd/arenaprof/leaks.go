@@ -53,6 +53,14 @@ service's leaked goroutines (/debug/pprof/goroutineleak, Go 1.27 or Go
 1.26 with GOEXPERIMENT=goroutineleakprofile) are listed by stack after
 the table, with the live arenas they hold, exact (docs/goroutine-leaks.md);
 a service without that profile gets a note saying how to turn it on.
+With -seconds, the leaked goroutine count is also read just before each
+snapshot: each read runs one leak-finding garbage collection in the
+service, which also brings the Go heap's in-use figures (as of the last
+collection) to that moment. Each group's bytes per leaked goroutine are
+then fitted as its rate is, against the count in place of the time, and
+the groups whose lower bound is above 0 are listed last, as tracking the
+leaked goroutines; a count that does not grow over the last half, or
+falls, gives a note instead.
 
 The rate of each group (its kind, heap or arena, and its key) is the
 least-squares slope over the last half of the span, of 16 batch means
@@ -72,15 +80,19 @@ flagged group's rate.
 -json prints {"window_s": F, "snapshots": N, "rows": [{"key", "kind",
 "rate", "lo", "hi", "flagged", "inuse_first", "inuse_last"}],
 "goroutines": [{"stack", "count", "arena_bytes", "arenas"}],
-"goroutines_note"}: window_s is the span of the series analysed (after
-the last restart), snapshots the points in time read in all, rate, lo
-and hi bytes per second, inuse_first and inuse_last the group's
-estimated bytes at the first and last snapshot analysed; goroutines is
-empty but for a service's URL, goroutines_note what kept them from
-being read.
+"goroutines_note", "goroutine_sites": [{"key", "kind",
+"bytes_per_goroutine", "lo", "hi"}], "goroutine_sites_note"}: window_s
+is the span of the series analysed (after the last restart), snapshots
+the points in time read in all, rate, lo and hi bytes per second,
+inuse_first and inuse_last the group's estimated bytes at the first and
+last snapshot analysed; goroutines is empty but for a service's URL,
+goroutines_note what kept them from being read; goroutine_sites the
+groups tracking the leaked goroutines (bytes_per_goroutine, lo and hi in
+bytes, lo above 0), empty but for a service read with -seconds,
+goroutine_sites_note why they were not fitted.
 
 Exit status: 0 when the series was read; with -fail, 3 when a group is
-flagged.
+flagged or a service's goroutine is leaked.
 
 flags:
 `
@@ -100,6 +112,9 @@ type leaksOptions struct {
 	seconds   time.Duration // -seconds: the span of its snapshots
 	every     time.Duration // -every: between its snapshots
 	limitFrom string        // where the limit came from, "" for -limit
+	// leakCounts: read the service's leaked goroutine count with each
+	// snapshot, for the goroutine sites (leaks_join.go).
+	leakCounts bool
 }
 
 func runLeaks(args []string, stdout, stderr io.Writer) int {
@@ -131,7 +146,7 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 	fs.StringVar(&minRate, "min-rate", "0", "flag groups growing faster than this many bytes per second (`rate`, e.g. 16KiB)")
 	fs.StringVar(&limit, "limit", "", "a memory `limit` (e.g. 4GiB): show when the total in use reaches it")
 	fs.IntVar(&o.n, "n", 0, "rows shown; 0 shows all")
-	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged")
+	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged or a service's goroutine is leaked")
 	fs.StringVar(&secs, "seconds", "", "with a service's base URL: take snapshots for `N` seconds")
 	fs.StringVar(&every, "every", "", "with -seconds: the `interval` between snapshots (default 1s)")
 	fs.Usage = func() {
@@ -216,6 +231,10 @@ type leaksJSON struct {
 	// (leaks_service.go), GoroutinesNote what kept them from being read.
 	Goroutines     []goroutineLeakRow `json:"goroutines"`
 	GoroutinesNote string             `json:"goroutines_note,omitempty"`
+	// GoroutineSites are the groups tracking the leaked goroutine count
+	// (leaks_join.go), GoroutineSitesNote why they were not given.
+	GoroutineSites     []goroutineSite `json:"goroutine_sites"`
+	GoroutineSitesNote string          `json:"goroutine_sites_note,omitempty"`
 }
 
 // leaksResult is the fit of every group of a series.
@@ -295,8 +314,9 @@ func readLeaks(o *leaksOptions, stderr io.Writer) (*leaksResult, error) {
 
 func leaksCommand(o leaksOptions, stdout, stderr io.Writer) (flagged bool, err error) {
 	if o.service != "" && o.seconds == 0 {
-		return false, serviceGoroutinesOnly(o, stdout)
+		return serviceGoroutinesOnly(o, stdout)
 	}
+	o.leakCounts = o.service != ""
 	r, err := readLeaks(&o, stderr)
 	if err != nil {
 		return false, err
@@ -306,21 +326,28 @@ func leaksCommand(o leaksOptions, stdout, stderr io.Writer) (flagged bool, err e
 	if o.n > 0 && len(rows) > o.n {
 		rows = rows[:o.n]
 	}
-	out := leaksJSON{WindowS: s.span().Seconds(), Snapshots: s.read, Rows: rows, Goroutines: []goroutineLeakRow{}}
+	out := leaksJSON{WindowS: s.span().Seconds(), Snapshots: s.read, Rows: rows, Goroutines: []goroutineLeakRow{}, GoroutineSites: []goroutineSite{}}
+	var sites goroutineSites
 	if o.service != "" {
 		if out.Goroutines, out.GoroutinesNote, err = goroutineLeaks(o.service); err != nil {
 			return false, err
 		}
+		sites = joinGoroutineSites(r, o.conf)
+		out.GoroutineSites, out.GoroutineSitesNote = sites.rows, sites.note
 	}
+	// A leaked goroutine fails the gate too (docs/leaks.md).
+	flagged = r.flagged > 0 || leakedTotal(out.Goroutines) > 0
 	if o.json {
-		return r.flagged > 0, writeLeaksJSON(stdout, out)
+		return flagged, writeLeaksJSON(stdout, out)
 	}
 	writeLeaksTable(stdout, r, rows, o)
 	if o.service != "" {
 		fmt.Fprintln(stdout)
 		writeGoroutineLeaksTable(stdout, out.Goroutines, out.GoroutinesNote)
+		fmt.Fprintln(stdout)
+		writeGoroutineSitesTable(stdout, sites, o)
 	}
-	return r.flagged > 0, nil
+	return flagged, nil
 }
 
 // writeLeaksJSON prints what -json prints.

@@ -26,6 +26,10 @@ type leakSeries struct {
 	total  []float64             // all groups' bytes at each point
 	read   int                   // points read in all, before restarts too
 	notes  []string              // the restarts, said
+	// leaked is a service's leaked goroutine count read with each point
+	// (leaks_join.go), nil when not read; leakedNote says why not.
+	leaked     []float64
+	leakedNote string
 }
 
 // leakGroup is one group's series: its estimated bytes in use and their

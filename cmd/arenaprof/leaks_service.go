@@ -89,12 +89,18 @@ func parseServiceArgs(o *leaksOptions, secs, every string, pos []string) error {
 // grouped by o.by. Each snapshot's time is the end its profile states.
 // A snapshot whose profiler started at another time than the one before
 // it (the service restarted) starts the series again, said in a note.
+// With o.leakCounts, the service's leaked goroutine count is read just
+// before each snapshot (leakCounter) into s.leaked.
 func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 	src := o.service + serviceMemoryPath
 	n := int(o.seconds/o.every) + 1
 	s := &leakSeries{groups: map[string]*leakGroup{}}
 	lim := withDefaults(report.ParseOptions{})
 	var prev leakFile
+	var counter *leakCounter
+	if o.leakCounts {
+		counter = &leakCounter{base: o.service}
+	}
 	start := time.Now()
 	p := newProgress(stderr, n, o.every)
 	for i := range n {
@@ -102,6 +108,7 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 			time.Sleep(time.Until(start.Add(time.Duration(i) * o.every)))
 		}
 		p.show(i)
+		leaked := counter.read(lim)
 		prof, shown, err := readLeakProfile(src, lim)
 		if err != nil && i == 0 && strings.Contains(err.Error(), "server answered 404 ") {
 			// A service without arenaprof's handlers: its Go heap
@@ -132,8 +139,11 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 		if len(s.times) > 0 {
 			if why := serviceRestart(prev, f); why != "" {
 				s.notes = append(s.notes, fmt.Sprintf("restart before snapshot %d (%s): the %d snapshots before it are not read", i+1, why, len(s.times)))
-				s.times, s.total, s.groups = nil, nil, map[string]*leakGroup{}
+				s.times, s.total, s.groups, s.leaked = nil, nil, map[string]*leakGroup{}, nil
 			}
+		}
+		if leaked >= 0 {
+			s.leaked = append(s.leaked, float64(leaked))
 		}
 		s.times = append(s.times, f.at)
 		s.total = append(s.total, 0)
@@ -144,6 +154,12 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 	p.done()
 	if len(s.times) < leaks.MinSnapshots {
 		return nil, topInputErr("%d snapshots after the last restart: at least %d are needed; read again", len(s.times), leaks.MinSnapshots)
+	}
+	if counter != nil && len(s.leaked) != len(s.times) {
+		s.leaked = nil
+	}
+	if counter != nil {
+		s.leakedNote = counter.note
 	}
 	for _, g := range s.groups {
 		for len(g.y) < len(s.times) {
@@ -239,18 +255,21 @@ func goroutineLeaks(base string) ([]goroutineLeakRow, string, error) {
 }
 
 // serviceGoroutinesOnly is leaks URL without -seconds: the goroutine
-// leaks, no growth.
-func serviceGoroutinesOnly(o leaksOptions, stdout io.Writer) error {
+// leaks, no growth; leaked reports whether any goroutine is leaked (what
+// -fail exits 3 on).
+func serviceGoroutinesOnly(o leaksOptions, stdout io.Writer) (leaked bool, err error) {
 	rows, note, err := goroutineLeaks(o.service)
 	if err != nil {
-		return err
+		return false, err
 	}
+	leaked = leakedTotal(rows) > 0
 	if o.json {
-		return writeLeaksJSON(stdout, leaksJSON{Rows: []leakRow{}, Goroutines: rows, GoroutinesNote: note})
+		return leaked, writeLeaksJSON(stdout, leaksJSON{Rows: []leakRow{}, Goroutines: rows, GoroutinesNote: note, GoroutineSites: []goroutineSite{},
+			GoroutineSitesNote: "growth not read: bytes per leaked goroutine needs -seconds N"})
 	}
 	fmt.Fprintln(stdout, "growth not read: give -seconds N (and -every D) to take snapshots of the service")
 	writeGoroutineLeaksTable(stdout, rows, note)
-	return nil
+	return leaked, nil
 }
 
 // limitHeading is the table's line on the limit: its value and where it

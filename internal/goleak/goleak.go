@@ -265,3 +265,36 @@ func typesOf(p *profile.Profile) string {
 	}
 	return "[" + strings.Join(ts, " ") + "]"
 }
+
+// Count reads the number of leaked goroutines of the service at base (its
+// base URL): the total of its goroutine leak profile, without the
+// arenas. Like Read, it runs one leak-finding garbage collection in the
+// service. available is false (and n 0, err nil) when the service serves
+// no goroutine leak profile.
+func Count(ctx context.Context, base string, o Options) (n int64, available bool, err error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return 0, false, fmt.Errorf("goroutine leaks: %q is no service URL: want http://host:port", base)
+	}
+	c := o.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	leak, err := get(ctx, c, strings.TrimSuffix(u.String(), "/")+LeakPath, o.Read)
+	if errors.Is(err, errNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if len(leak.SampleType) != 1 || leak.SampleType[0].Type != "goroutineleak" && leak.SampleType[0].Type != "goroutine" {
+		return 0, false, fmt.Errorf("goroutine leaks: %s is not a goroutine leak profile (sample types %s; want goroutineleak/count)", LeakPath, typesOf(leak))
+	}
+	for _, s := range leak.Sample {
+		if len(s.Value) != 1 || s.Value[0] < 0 {
+			return 0, false, fmt.Errorf("goroutine leaks: %s holds a sample of %v goroutines", LeakPath, s.Value)
+		}
+		n += s.Value[0]
+	}
+	return n, true, nil
+}

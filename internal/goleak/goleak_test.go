@@ -275,3 +275,38 @@ func FuzzJoin(f *testing.F) {
 		}
 	})
 }
+
+// TestCount: the leak profile's total, a service without it (not
+// available, no error), and a profile of another kind refused.
+func TestCount(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		leaks     *profile.Profile
+		n         int64
+		available bool
+		err       string
+	}{
+		{"two stacks", newBuilder("goroutineleak").add(leaked("main.holder:53"), nil, 2).add(leaked("main.waiter:9"), nil, 5).p, 7, true, ""},
+		{"none leaked", newBuilder("goroutineleak").p, 0, true, ""},
+		{"no profile", nil, 0, false, ""},
+		{"not a leak profile", newBuilder("alloc_space").add(leaked("main.x:1"), nil, 5).p, 0, false, "not a goroutine leak profile"},
+		{"negative", newBuilder("goroutineleak").add(leaked("main.x:1"), nil, -5).p, 0, false, "a sample of [-5] goroutines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, ok, err := Count(ctx, serve(t, tc.leaks, nil), Options{})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("got %d, %v, %v; want an error with %q", n, ok, err, tc.err)
+				}
+				return
+			}
+			if err != nil || n != tc.n || ok != tc.available {
+				t.Errorf("got %d, %v, %v; want %d, %v", n, ok, err, tc.n, tc.available)
+			}
+		})
+	}
+	if _, _, err := Count(ctx, "host:6060", Options{}); err == nil || !strings.Contains(err.Error(), "no service URL") {
+		t.Errorf("bad URL: %v", err)
+	}
+}

@@ -3,11 +3,18 @@
 // leaks (Go 1.27 on, or Go 1.26 built with
 // GOEXPERIMENT=goroutineleakprofile).
 //
-//	goleakservice HOLDERS CHUNK
+//	goleakservice HOLDERS CHUNK [PACE RATE]
 //
 // It prints its base URL and the truth, one JSON line (with its Go
 // version and whether its runtime has the goroutine leak profile), then
-// serves until killed. Goroutines, all waiting on a channel:
+// serves until killed. With PACE (a duration) and RATE (MemProfileRate,
+// set first), it also leaks a goroutine every PACE from the start
+// (heldLeaker, up to 100,000), each holding one Go heap buffer of
+// heldBytes allocated in heldBuffer (the truth: heldBytes per leaked
+// goroutine at that site), while a live goroutine keeps a ring of
+// steadyBuffers buffers of 16 KiB, allocated in steadyBuffer, one
+// replaced every PACE (a control: steady in-use, not per goroutine).
+// Goroutines, all waiting on a channel:
 //
 //   - HOLDERS take an arena from a pool, fill half of one chunk of CHUNK
 //     bytes and wait on a channel nobody else can reach (leaked);
@@ -30,6 +37,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/arenaprof/arenaprof"
 	"github.com/arenaprof/arenaprof/arena"
@@ -41,6 +49,43 @@ const (
 	waiters     = 3
 	busyOnes    = 4
 )
+
+// heldBytes is what each heldLeaker goroutine holds; steadyBuffers the
+// control's ring.
+const (
+	heldBytes     = 64 << 10
+	steadyBuffers = 32
+)
+
+//go:noinline
+func heldBuffer() []byte { return make([]byte, heldBytes) }
+
+//go:noinline
+func steadyBuffer() []byte { return make([]byte, 16<<10) }
+
+// heldLeaker holds a heap buffer and waits on a channel nobody else can
+// reach: leaked, with its buffer.
+func heldLeaker() {
+	b := heldBuffer()
+	b[0] = 1
+	never := make(chan int)
+	<-never
+	runtime.KeepAlive(b)
+}
+
+// ring is the control's buffers, kept by a global.
+var ring [steadyBuffers][]byte
+
+// leakAndChurn starts a heldLeaker every pace, and replaces one of the
+// ring's buffers each time.
+func leakAndChurn(pace time.Duration) {
+	t := time.NewTicker(pace)
+	for i := 0; i < 100_000; i++ {
+		go heldLeaker()
+		ring[i%steadyBuffers] = steadyBuffer()
+		<-t.C
+	}
+}
 
 // keep is reachable from a global: the goroutines blocked on it are not
 // leaked.
@@ -94,9 +139,19 @@ func busy(p *arena.Pool, n int, ready *sync.WaitGroup, mu *sync.Mutex) {
 }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: goleakservice HOLDERS CHUNK")
+	if len(os.Args) != 3 && len(os.Args) != 5 {
+		fmt.Fprintln(os.Stderr, "usage: goleakservice HOLDERS CHUNK [PACE RATE]")
 		os.Exit(2)
+	}
+	var pace time.Duration
+	if len(os.Args) == 5 {
+		var err1, err2 error
+		pace, err1 = time.ParseDuration(os.Args[3])
+		runtime.MemProfileRate, err2 = strconv.Atoi(os.Args[4])
+		if err1 != nil || err2 != nil || pace <= 0 || runtime.MemProfileRate <= 0 {
+			fmt.Fprintln(os.Stderr, "goleakservice: want PACE > 0 (a duration) and RATE > 0")
+			os.Exit(2)
+		}
 	}
 	holders, err1 := strconv.Atoi(os.Args[1])
 	chunk, err2 := strconv.Atoi(os.Args[2])
@@ -130,13 +185,16 @@ func main() {
 		go busy(p, n, &ready, &mu)
 	}
 	ready.Wait()
+	if pace > 0 {
+		go leakAndChurn(pace)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	truth, _ := json.Marshal(map[string]any{"holders": holders, "deep_holders": deepHolders, "returners": returners,
-		"waiters": waiters, "busy": busyOnes, "chunk": chunk,
+		"waiters": waiters, "busy": busyOnes, "chunk": chunk, "held_bytes": heldBytes,
 		"go": runtime.Version(), "leak_profile": pprof.Lookup("goroutineleak") != nil})
 	fmt.Printf("http://%s %s\n", ln.Addr(), truth)
 	http.Serve(ln, mux)
