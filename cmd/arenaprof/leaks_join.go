@@ -133,8 +133,9 @@ func writeGoroutineSitesTable(w io.Writer, j goroutineSites, o leaksOptions) {
 		fmt.Fprintln(w, "note: "+tabfmt.Printable(j.note))
 		return
 	}
-	fmt.Fprintf(w, "tracking the leaked goroutines (%.0f to %.0f over the last half): %d of %d groups, bytes per leaked goroutine; %s intervals for the %d groups together (Bonferroni), shown when above 0\n",
-		j.first, j.last, len(j.rows), j.groups, leaksConf(o), j.groups)
+	fmt.Fprintf(w, "bytes per leaked goroutine over the last half (the count from %.0f to %.0f); %s intervals for the %d groups together (Bonferroni)\n",
+		j.first, j.last, leaksConf(o), j.groups)
+	fmt.Fprintf(w, "tracking the leaked goroutines when the lower bound is above 0: %d of %d groups\n", len(j.rows), j.groups)
 	if len(j.rows) == 0 {
 		return
 	}
