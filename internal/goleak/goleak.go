@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -287,14 +288,21 @@ func Count(ctx context.Context, base string, o Options) (n int64, available bool
 	if err != nil {
 		return 0, false, err
 	}
+	n, err = Total(leak)
+	return n, err == nil, err
+}
+
+// Total is the number of goroutines a goroutine leak profile counts.
+func Total(leak *profile.Profile) (int64, error) {
 	if len(leak.SampleType) != 1 || leak.SampleType[0].Type != "goroutineleak" && leak.SampleType[0].Type != "goroutine" {
-		return 0, false, fmt.Errorf("goroutine leaks: %s is not a goroutine leak profile (sample types %s; want goroutineleak/count)", LeakPath, typesOf(leak))
+		return 0, fmt.Errorf("goroutine leaks: %s is not a goroutine leak profile (sample types %s; want goroutineleak/count)", LeakPath, typesOf(leak))
 	}
+	var n int64
 	for _, s := range leak.Sample {
-		if len(s.Value) != 1 || s.Value[0] < 0 {
-			return 0, false, fmt.Errorf("goroutine leaks: %s holds a sample of %v goroutines", LeakPath, s.Value)
+		if len(s.Value) != 1 || s.Value[0] < 0 || s.Value[0] > math.MaxInt64-n {
+			return 0, fmt.Errorf("goroutine leaks: %s holds a sample of %v goroutines (after %d)", LeakPath, s.Value, n)
 		}
 		n += s.Value[0]
 	}
-	return n, true, nil
+	return n, nil
 }

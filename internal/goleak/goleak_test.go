@@ -310,3 +310,28 @@ func TestCount(t *testing.T) {
 		t.Errorf("bad URL: %v", err)
 	}
 }
+
+// FuzzTotal: any profile that parses is refused or totalled to a count
+// of 0 or more, the sum of its samples.
+func FuzzTotal(f *testing.F) {
+	var a bytes.Buffer
+	newBuilder("goroutineleak").add(leaked("main.holder:53"), nil, 2).add(leaked("main.waiter:9"), nil, 5).p.Write(&a)
+	f.Add(a.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, _, err := pprofread.Read(bytes.NewReader(data), pprofread.Options{})
+		if err != nil {
+			return
+		}
+		n, err := Total(p)
+		if err != nil {
+			return
+		}
+		var want int64
+		for _, s := range p.Sample {
+			want += s.Value[0]
+		}
+		if n < 0 || n != want {
+			t.Errorf("total %d, samples add up to %d", n, want)
+		}
+	})
+}
