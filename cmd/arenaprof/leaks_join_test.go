@@ -16,7 +16,8 @@ import (
 )
 
 // TestGoroutineSitesRealRuntime runs testdata/goleakservice built by Go
-// 1.27.3 (from the module proxy; skipped when it cannot be had) leaking a
+// 1.27.3 (from the module proxy; skipped when it cannot be had), and by
+// this test's Go 1.26 with GOEXPERIMENT=goroutineleakprofile, leaking a
 // goroutine every 20 ms, each holding a 64 KiB Go heap buffer allocated in
 // main.heldBuffer, beside a ring of 16 KiB buffers (main.steadyBuffer)
 // replaced at the same pace, at MemProfileRate 16 KiB. leaks -json
@@ -29,7 +30,20 @@ func TestGoroutineSitesRealRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a service")
 	}
-	url, truth := startGoleakService(t, "go1.27.3", "", "5", "65536", "20ms", "16384")
+	for _, tc := range []struct{ toolchain, experiment string }{
+		{"go1.27.3", ""},
+		{"local", "goroutineleakprofile"},
+	} {
+		t.Run(tc.toolchain+"+"+tc.experiment, func(t *testing.T) {
+			goroutineSitesReal(t, tc.toolchain, tc.experiment)
+		})
+	}
+}
+
+// goroutineSitesReal is one toolchain's run of
+// TestGoroutineSitesRealRuntime.
+func goroutineSitesReal(t *testing.T, toolchain, experiment string) {
+	url, truth := startGoleakService(t, toolchain, experiment, "5", "65536", "20ms", "16384")
 	if !truth.LeakProfile {
 		t.Fatalf("%s has no goroutine leak profile", truth.Go)
 	}
@@ -46,8 +60,8 @@ func TestGoroutineSitesRealRuntime(t *testing.T) {
 			leakedNow = g.Count
 		}
 	}
-	t.Logf("%d snapshots over %.1f s in %s; %d heldLeaker goroutines leaked at the end; sites %+v; note %q",
-		got.Snapshots, got.WindowS, took.Round(time.Millisecond), leakedNow, got.GoroutineSites, got.GoroutineSitesNote)
+	t.Logf("%s: %d snapshots over %.1f s in %s; %d heldLeaker goroutines leaked at the end; sites %+v; note %q",
+		truth.Go, got.Snapshots, got.WindowS, took.Round(time.Millisecond), leakedNow, got.GoroutineSites, got.GoroutineSitesNote)
 	if leakedNow < 50 {
 		t.Errorf("%d heldLeaker goroutines leaked, want 50 or more", leakedNow)
 	}
