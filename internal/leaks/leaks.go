@@ -101,7 +101,8 @@ const minFit = 4
 // Fit is the growth rate of one group over the recent part of a series.
 type Fit struct {
 	// Rate is the estimated growth of the group's in-use bytes, in bytes
-	// per second; Lo and Hi bound it at the family-wise confidence.
+	// per second (per unit of count for PerNew's estimator); Lo and Hi
+	// bound it at the family-wise confidence.
 	Rate, Lo, Hi float64
 	// SE is the rate's standard error: Scatter and Sampling are its two
 	// parts' variances.
