@@ -198,6 +198,9 @@ func writeLeaksFleet(w io.Writer, f *leaksFleet, rows []leakRow, o leaksOptions,
 		state := "no group flagged"
 		if p.Flagged > 0 {
 			state = fmt.Sprintf("LEAKS: %d groups flagged", p.Flagged)
+			if p.Flagged == 1 {
+				state = "LEAKS: 1 group flagged"
+			}
 		}
 		l := fmt.Sprintf("pod %s: %d snapshots over %s; %s", tabfmt.Printable(names[showSeries(p.Labels)]), p.Snapshots, spanString(time.Duration(p.WindowS*float64(time.Second))), state)
 		if p.Read != p.Snapshots {

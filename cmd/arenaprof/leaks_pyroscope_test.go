@@ -72,7 +72,7 @@ func TestLeaksFleet(t *testing.T) {
 	for _, want := range []string{
 		"2 pods of {service_name=\"shop\"}",
 		"75 queries",
-		"pod pod=a: 40 snapshots over 39s; LEAKS: 1 groups flagged",
+		"pod pod=a: 40 snapshots over 39s; LEAKS: 1 group flagged",
 		"pod pod=b: 40 snapshots over 39s; no group flagged",
 		"95% intervals for the 4 groups of all pods together (Bonferroni)",
 		"flagged (LEAK) when the lower bound is above 0: 1 of 4 groups",

@@ -1,15 +1,19 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,8 +107,11 @@ func testLeaksFleet(t *testing.T, cli, base string) {
 	// misses its rate with probability 0.001 at most.
 	args := []string{"leaks", "-pyroscope", base, "-from", begin.Format(time.RFC3339Nano), "-to", until.Format(time.RFC3339Nano),
 		"-confidence", "0.999", "-json", selector(app)}
+	var took time.Duration
 	waitUntil(ctx, t, "arenaprof leaks -pyroscope reads both pods' uploads", func() error {
+		start := time.Now()
 		out, err := runCLIErr(cli, args...)
+		took = time.Since(start)
 		if err != nil {
 			return err
 		}
@@ -121,7 +128,10 @@ func testLeaksFleet(t *testing.T, cli, base string) {
 		}
 		return nil
 	})
-	t.Logf("%d queries; leak truth %.0f B/s", got.Queries, truth)
+	t.Logf("%d queries in %v; leak truth %.0f B/s", got.Queries, took.Round(time.Millisecond), truth)
+	if testing.Verbose() {
+		t.Logf("the table:\n%s", runCLI(t, cli, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-json" })...))
+	}
 	found := false
 	for _, r := range got.Rows {
 		pod := r.Pod["pod"]
@@ -249,5 +259,113 @@ func TestLeaksPod(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if err := os.WriteFile(os.Getenv("ARENAPROF_LEAKS_REPORT"), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeaksScale measures arenaprof leaks -pyroscope on a server holding
+// PODS pods' arena uploads (160 sites, in use) every second for MINUTES
+// minutes, as ARENAPROF_LEAKS_SCALE=PODSxMINUTES says (e.g. 4x60). It is
+// a measurement, not part of go test ./... or .ci/run:
+//
+//	ARENAPROF_E2E=1 ARENAPROF_LEAKS_SCALE=4x60 go test -count=1 -run LeaksScale -v -timeout 1h ./export/agent
+//
+// The server is the start script's (ARENAPROF_PYROSCOPE_START picks
+// v2.2.1), run to accept old profiles and a high ingestion rate, as for
+// TestFleetScale. It logs the read's wall time and its queries.
+func TestLeaksScale(t *testing.T) {
+	spec := os.Getenv("ARENAPROF_LEAKS_SCALE")
+	if spec == "" {
+		t.Skip("a measurement: set ARENAPROF_LEAKS_SCALE=PODSxMINUTES (e.g. 4x60); see docs/leaks.md")
+	}
+	var pods, minutes int
+	if _, err := fmt.Sscanf(spec, "%dx%d", &pods, &minutes); err != nil || pods < 1 || minutes < 1 {
+		t.Fatalf("ARENAPROF_LEAKS_SCALE=%q: want PODSxMINUTES, e.g. 4x60", spec)
+	}
+	script := startScript(t)
+	if script == "" {
+		t.Fatal("no start script (../shared/pyroscope/start or ARENAPROF_PYROSCOPE_START)")
+	}
+	srv := startPyroscope(t, script, t.TempDir(), "-validation.reject-older-than=0",
+		"-distributor.ingestion-rate-limit-mb=1000", "-distributor.ingestion-burst-size-mb=1000")
+	cli := buildCLI(t)
+	app := fmt.Sprintf("leaks_scale_%dx%d", pods, minutes)
+	end := time.Now().Truncate(time.Second)
+	begin := end.Add(-time.Duration(minutes) * time.Minute)
+	steps := minutes * 60
+	var variants [][]byte
+	for v := range 16 {
+		p := typicalArenaProfile(int64(v))
+		p.TimeNanos = 0
+		for _, s := range p.Sample {
+			s.Value[2], s.Value[3] = s.Value[0], s.Value[1] // in use: what was allocated
+		}
+		var buf bytes.Buffer
+		if err := p.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		variants = append(variants, buf.Bytes())
+	}
+	py, err := agent.NewPyroscope(agent.PyroscopeConfig{URL: srv.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer py.(io.Closer).Close()
+	start := time.Now()
+	var next, failed atomic.Int64
+	var wg sync.WaitGroup
+	total := int64(pods * steps)
+	senders := 4
+	if srv.v2 {
+		senders = 64
+	}
+	for range senders {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
+				}
+				pod, step := int(i)%pods, int(i)/pods
+				from := begin.Add(time.Duration(step) * time.Second)
+				u := &agent.Upload{AppName: app, Labels: map[string]string{"pod": fmt.Sprintf("pod-%02d", pod)}, Profile: "arena",
+					From: from, Until: from.Add(time.Second), Data: variants[int(i)%len(variants)]}
+				var err error
+				for try := 0; try < 20; try++ {
+					if err = py.Upload(context.Background(), u); err == nil {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err != nil && failed.Add(1) < 5 {
+					t.Errorf("upload %d: %v", i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d of %d uploads failed", failed.Load(), total)
+	}
+	t.Logf("loaded %d uploads (%d pods x %d min every 1 s) in %v", total, pods, minutes, time.Since(start).Round(time.Second))
+	args := []string{"leaks", "-pyroscope", srv.url, "-from", begin.Add(-time.Second).Format(time.RFC3339), "-to", end.Add(time.Second).Format(time.RFC3339), "-json", selector(app)}
+	for range 3 {
+		t0 := time.Now()
+		out := runCLI(t, cli, args...)
+		took := time.Since(t0)
+		var got struct {
+			Pods []struct {
+				Snapshots int
+			}
+			Rows    []json.RawMessage
+			Queries int
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		snaps := 0
+		for _, p := range got.Pods {
+			snaps += p.Snapshots
+		}
+		t.Logf("leaks -pyroscope: %d pods, %d snapshots, %d rows, %d queries in %v", len(got.Pods), snaps, len(got.Rows), got.Queries, took.Round(time.Millisecond))
 	}
 }

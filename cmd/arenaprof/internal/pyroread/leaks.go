@@ -23,11 +23,13 @@ import (
 // The in-use series of arenaprof leaks -pyroscope. In-use bytes are
 // levels: the server's sum over a range adds up every upload in it. So,
 // as ReadRSS does, each upload is read apart, as the points of a
-// SelectSeries of inuse_space at a step of one millisecond, grouped by
-// every label: a point is one upload of one series. That gives each
-// pod's totals per kind (heap, arena) at each upload, exactly, and their
-// sampling variances (below), in one query per profile type and piece of
-// the range.
+// SelectSeries of inuse_space at a step of one millisecond: a point is
+// one upload of one series. A first SelectSeries, grouped by every label
+// at one step over the whole piece, lists the label sets and so the
+// pods; the second groups the points by pod, kind and sampling mean
+// alone. That gives each pod's totals per kind (heap, arena) at each
+// upload, exactly, in two queries per profile type and piece of the
+// range.
 //
 // A function's bytes need the stacks, which SelectSeries does not group
 // by. The fit (internal/leaks) reads only the batch means of its window
@@ -135,7 +137,7 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 	}
 	chunks := splitRange(q.From, q.To, c.pieceLength()-time.Millisecond)
 	out := &LeaksRead{}
-	if need := len(chunks) * (2 + len(typeNames)); need > c.maxRequests {
+	if need := len(chunks) * (2 + 2*len(typeNames)); need > c.maxRequests {
 		return nil, &LimitError{Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(need),
 			What: fmt.Sprintf("reading in-use series from %s over %s takes %d queries or more, above %s %d", c.base, q.To.Sub(q.From), need, FlagMaxRequests, c.maxRequests)}
 	}
@@ -176,10 +178,39 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 		}
 	}
 	slices.Sort(groupBy)
+	// First the label sets, one point each (a step of the whole piece),
+	// to tell the pods apart; then each upload's bytes by pod, kind and
+	// mean alone: grouping the points by the heap's sizes and the arenas'
+	// types too would multiply the answer by their number.
+	var sets []map[string]string
+	seen := map[string]bool{}
+	for _, id := range inuse {
+		for _, ch := range chunks {
+			err := c.selectSeries(ctx, id, sel, ch[0], ch[1], groupBy, func(s series) error {
+				m := map[string]string{}
+				for k, v := range s.labels {
+					if v != "" && !strings.HasPrefix(k, "__") {
+						m[k] = v
+					}
+				}
+				if k := seriesKey(m); !seen[k] {
+					seen[k] = true
+					sets = append(sets, m)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			out.Queries++
+		}
+	}
+	podKeys := podLabelsOf(sets)
+	pointsBy := append(slices.Clone(podKeys), pprofmt.LabelMemory, pprofmt.LabelHeapRate, pprofmt.LabelMean)
 	var all []*leakSeriesPoints
 	for _, id := range inuse {
 		for _, ch := range chunks {
-			got, err := c.leakSeries(ctx, id, sel, ch[0], ch[1], groupBy)
+			got, err := c.leakSeries(ctx, id, sel, ch[0], ch[1], pointsBy)
 			if err != nil {
 				return nil, err
 			}
@@ -187,7 +218,7 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 			all = append(all, got...)
 		}
 	}
-	pods := splitPods(all)
+	pods := splitPods(all, podKeys)
 	if len(pods) == 0 {
 		return nil, fmt.Errorf("%w %s: the server lists %s but returned no point", ErrNoData, span, strings.Join(inuse, ", "))
 	}
@@ -464,12 +495,12 @@ func parseLeakSeries(r io.Reader, typeID string, from int64) ([]*leakSeriesPoint
 	return out, nil
 }
 
-// podLabelsOf returns the labels every series carries, the model's left
-// out: what tells the pods apart.
-func podLabelsOf(all []*leakSeriesPoints) []string {
+// podLabelsOf returns the labels every series (label set) carries, the
+// model's left out: what tells the pods apart.
+func podLabelsOf(all []map[string]string) []string {
 	count := map[string]int{}
 	for _, s := range all {
-		for k := range s.labels {
+		for k := range s {
 			count[k]++
 		}
 	}
@@ -483,13 +514,13 @@ func podLabelsOf(all []*leakSeriesPoints) []string {
 	return out
 }
 
-// splitPods puts the series' points together by pod and snapshot: per
+// splitPods puts the series' points together by pod (its labels keys)
+// and snapshot: per
 // pod and kind, the uploads by millisecond, their bytes summed; the heap and the arena
 // upload of one collection (less than a quarter of the pod's interval
 // apart) make one snapshot. A gap of more than five intervals ends the
 // series (a restart or an outage): the part after the last is kept, said.
-func splitPods(all []*leakSeriesPoints) []*podSeries {
-	keys := podLabelsOf(all)
+func splitPods(all []*leakSeriesPoints, keys []string) []*podSeries {
 	type acc struct {
 		labels map[string]string
 		kinds  map[string]map[int64]upload

@@ -179,11 +179,11 @@ func TestReadLeaks(t *testing.T) {
 	if len(rd.Pods) != 2 {
 		t.Fatalf("%d pods, want 2", len(rd.Pods))
 	}
-	// 2 label queries, 1 SelectSeries, then per pod and kind 16 batches
+	// 2 label queries, 2 SelectSeries, then per pod and kind 16 batches
 	// and the first and last snapshot (pod b's 35 snapshots after its
 	// restart: a fit of 18, 16 batches too).
-	wantQueries := 3 + 4*18
-	if rd.Queries != wantQueries || f.calls["SelectMergeProfile"] != wantQueries-3 {
+	wantQueries := 4 + 4*18
+	if rd.Queries != wantQueries || f.calls["SelectMergeProfile"] != wantQueries-4 || f.calls["SelectSeries"] != 2 {
 		t.Errorf("%d queries (%v), want %d", rd.Queries, f.calls, wantQueries)
 	}
 	for _, p := range rd.Pods {
