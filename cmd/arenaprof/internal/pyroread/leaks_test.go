@@ -166,7 +166,7 @@ func TestReadLeaks(t *testing.T) {
 	f := &fakeFleet{uploads: fleetTruth(t0, 40), mean: "512", calls: map[string]int{}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	c, err := NewClient(Config{URL: srv.URL})
+	c, err := NewClient(Config{URL: srv.URL, Parallel: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
