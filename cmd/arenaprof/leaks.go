@@ -60,12 +60,13 @@ a Pyroscope server over -from to -to, and each pod (a combination of
 the labels every series carries, service_name, pod and the agent's
 Config.Labels) is a series of its own: its uploads are its snapshots,
 its groups are fitted apart, the rows name it, and the intervals hold
-for all groups of all pods together. -by is func or stack. A pod whose
-uploads stop for more than five intervals is read after the gap, as the
-heading says. The queries: two per day of the range for the labels,
-two per in-use profile type and day for each upload's totals, and at
-most 18 per pod and kind for the stacks (one per batch of the fit, the
-first and the last snapshot); docs/leaks.md says more.
+for all groups of all pods together. A pod whose uploads stop for more
+than five intervals is read after the gap, as the heading says. The
+queries: two per day of the range for the labels, two per in-use
+profile type and day for each upload's bytes (by type or label=KEY,
+that is all), and with -by func or stack at most 18 per pod and kind
+for the stacks (one per batch of the fit, the first and the last
+snapshot); docs/leaks.md says more.
 
 The rate of each group (its kind, heap or arena, and its key) is the
 least-squares slope over the last half of the span, of 16 batch means

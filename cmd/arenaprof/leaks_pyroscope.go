@@ -31,15 +31,15 @@ const leaksPyroscopeUsage = `  -pyroscope URL
 `
 
 // checkLeaksPyroscope checks the arguments of leaks -pyroscope: one
-// SELECTOR, a grouping by function or stack, no service flags.
+// SELECTOR, a grouping the server can give, no service flags.
 func checkLeaksPyroscope(o *leaksOptions, secs, every string, pos []string) error {
 	switch {
 	case secs != "" || every != "":
 		return topUsageErr("-seconds and -every take a service's base URL; with -pyroscope the range is -from to -to")
 	case len(pos) != 1:
 		return topUsageErr("%d arguments where one SELECTOR was expected with -pyroscope, e.g. '{service_name=\"shop\"}'", len(pos))
-	case o.by != "func" && o.by != "stack":
-		return topUsageErr("-by %s with -pyroscope: the fleet's groups are by func or stack (the stacks a pod uploads; its labels name the pods)", o.by)
+	case o.by != "func" && o.by != "stack" && o.by != "type" && !strings.HasPrefix(o.by, "label="):
+		return topUsageErr("-by %s with -pyroscope: the fleet's groups are by func, stack, type or label=KEY", o.by)
 	}
 	if _, err := pyroread.ParseSelector(pos[0]); err != nil {
 		return topUsageErr("bad label selector %s: %v", pos[0], err)

@@ -93,7 +93,7 @@ func TestLeaksPyroscopeArgs(t *testing.T) {
 		want string
 	}{
 		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1", "-seconds", "10", `{service_name="a"}`}, "-seconds and -every take a service's base URL"},
-		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1", "-by", "type", `{service_name="a"}`}, "the fleet's groups are by func or stack"},
+		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1", "-by", "size", `{service_name="a"}`}, "the fleet's groups are by func, stack, type or label=KEY"},
 		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1", `{service_name="a"}`, `{service_name="b"}`}, "2 arguments where one SELECTOR was expected"},
 		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1"}, "no SELECTOR"},
 		{[]string{"leaks", "-pyroscope", "http://127.0.0.1:1", `service_name="a"`}, "bad label selector"},

@@ -153,6 +153,31 @@ func testLeaksFleet(t *testing.T, cli, base string) {
 	if !found {
 		t.Errorf("no arena row of the leaking pod's site leaksPodLeak among %d rows", len(got.Rows))
 	}
+
+	// By type, from the series alone: the leaked type flagged in the
+	// leaking pod, covering the rate; no arena type of the steady pod.
+	out := runCLI(t, cli, append(slices.Clone(args[:len(args)-1]), "-by", "type", selector(app))...)
+	got.Rows = nil
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	found = false
+	for _, r := range got.Rows {
+		pod := r.Pod["pod"]
+		switch {
+		case pod == "leaky" && r.Kind == "arena" && strings.HasSuffix(r.Key, ".leakObj"):
+			found = true
+			t.Logf("by type, %s %s %s: %.0f B/s [%.0f, %.0f] flagged=%v (%d queries)", pod, r.Kind, r.Key, r.Rate, r.Lo, r.Hi, r.Flagged, got.Queries)
+			if !r.Flagged || !(r.Lo <= truth && truth <= r.Hi) {
+				t.Errorf("by type, the leaked type: %.0f B/s [%.0f, %.0f] flagged=%v, want flagged with the interval covering %.0f", r.Rate, r.Lo, r.Hi, r.Flagged, truth)
+			}
+		case r.Kind == "arena" && r.Flagged:
+			t.Errorf("by type, %s's arena type %s flagged: %.0f B/s [%.0f, %.0f]", pod, r.Key, r.Rate, r.Lo, r.Hi)
+		}
+	}
+	if !found {
+		t.Errorf("by type, no arena row of the leaking pod's leakObj among %d rows", len(got.Rows))
+	}
 }
 
 // runLeaksPod runs one pod of the leaks test as a process of its own.

@@ -50,7 +50,8 @@ type LeaksQuery struct {
 	Selector Selector
 	// From and To bound the time range.
 	From, To time.Time
-	// By groups the stacks: "func" (the leaf function) or "stack".
+	// By groups the bytes: "func" (the leaf function) or "stack", read
+	// from the stacks; "type" or "label=KEY", read from the series.
 	By string
 }
 
@@ -207,6 +208,10 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 	}
 	podKeys := podLabelsOf(sets)
 	pointsBy := append(slices.Clone(podKeys), pprofmt.LabelMemory, pprofmt.LabelHeapRate, pprofmt.LabelMean)
+	keyLabel := seriesKeyLabel(q.By)
+	if keyLabel != "" && !slices.Contains(pointsBy, keyLabel) {
+		pointsBy = append(pointsBy, keyLabel)
+	}
 	var all []*leakSeriesPoints
 	for _, id := range inuse {
 		for _, ch := range chunks {
@@ -218,7 +223,7 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 			all = append(all, got...)
 		}
 	}
-	pods := splitPods(all, podKeys)
+	pods := splitPods(all, podKeys, keyLabel)
 	if len(pods) == 0 {
 		return nil, fmt.Errorf("%w %s: the server lists %s but returned no point", ErrNoData, span, strings.Join(inuse, ", "))
 	}
@@ -242,6 +247,18 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 	}
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("%w %s: no pod has %d snapshots or more (%s)", ErrNoData, span, leaks.MinSnapshots, strings.Join(out.Notes, "; "))
+	}
+	if keyLabel != "" {
+		// A label's bytes are the series' own: each snapshot's, exact, and
+		// no stack is read.
+		for _, p := range kept {
+			lp, err := seriesGroups(p)
+			if err != nil {
+				return nil, err
+			}
+			out.Pods = append(out.Pods, lp)
+		}
+		return out, nil
 	}
 	for pi, p := range kept {
 		secs := make([]float64, len(p.times))
@@ -396,12 +413,65 @@ func Batches(m int) []int {
 	return out
 }
 
-// upload is one upload of a pod's kind: its millisecond, its bytes and
-// the type ID it was read from.
+// upload is one upload of a pod's kind: its millisecond, its bytes, the
+// type ID it was read from, and its bytes by the grouping label's value
+// when grouping by a label.
 type upload struct {
 	ms     int64
 	y      float64
 	typeID string
+	byKey  map[string]float64
+}
+
+// seriesKeyLabel is the series label a grouping reads, "" for one read
+// from the stacks.
+func seriesKeyLabel(by string) string {
+	if by == "type" {
+		return pprofmt.LabelType
+	}
+	k, _ := strings.CutPrefix(by, "label=")
+	if k == by {
+		return ""
+	}
+	return k
+}
+
+// seriesGroups makes a pod's groups from the bytes of its uploads by the
+// grouping label's value (groupkey.None where a series lacks it): each
+// snapshot's value, its sampling variance bounded by mean*y as for the
+// stacks (the label's series mix sizes).
+func seriesGroups(p *podSeries) (LeakPod, error) {
+	secs := make([]float64, len(p.times))
+	for i, t := range p.times {
+		secs[i] = t.Sub(p.times[0]).Seconds()
+	}
+	from, err := leaks.Window(secs)
+	if err != nil {
+		return LeakPod{}, fmt.Errorf("pod %s: %v", showLabels(p.labels), err)
+	}
+	lp := LeakPod{Labels: p.labels, Times: p.times, Read: p.read, Notes: p.notes, Total: p.total, From: from}
+	groups := map[string]*LeakGroup{}
+	for ki, kind := range p.kinds {
+		for i, ups := range p.uploads[ki] {
+			for _, u := range ups {
+				for key, v := range u.byKey {
+					g := groups[kind+"\x00"+key]
+					if g == nil {
+						g = &LeakGroup{Kind: kind, Key: key, Y: make([]float64, len(p.times)), V: make([]float64, len(p.times))}
+						groups[kind+"\x00"+key] = g
+					}
+					g.Y[i] += v
+					g.V[i] += batchVariance(p.mean[ki], v)
+				}
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		g := groups[k]
+		g.First, g.Last = g.Y[0], g.Y[len(g.Y)-1]
+		lp.Groups = append(lp.Groups, *g)
+	}
+	return lp, nil
 }
 
 // podSeries is one pod's snapshots while they are put together.
@@ -515,12 +585,12 @@ func podLabelsOf(all []map[string]string) []string {
 }
 
 // splitPods puts the series' points together by pod (its labels keys)
-// and snapshot: per
+// and snapshot (by the value of keyLabel too, if not ""): per
 // pod and kind, the uploads by millisecond, their bytes summed; the heap and the arena
 // upload of one collection (less than a quarter of the pod's interval
 // apart) make one snapshot. A gap of more than five intervals ends the
 // series (a restart or an outage): the part after the last is kept, said.
-func splitPods(all []*leakSeriesPoints, keys []string) []*podSeries {
+func splitPods(all []*leakSeriesPoints, keys []string, keyLabel string) []*podSeries {
 	type acc struct {
 		labels map[string]string
 		kinds  map[string]map[int64]upload
@@ -545,6 +615,16 @@ func splitPods(all []*leakSeriesPoints, keys []string) []*podSeries {
 		for ms, v := range s.points {
 			u := a.kinds[s.kind][ms]
 			u.ms, u.y, u.typeID = ms, u.y+v, s.typeID
+			if keyLabel != "" {
+				if u.byKey == nil {
+					u.byKey = map[string]float64{}
+				}
+				key := s.labels[keyLabel]
+				if key == "" {
+					key = groupkey.None
+				}
+				u.byKey[key] += v
+			}
 			a.kinds[s.kind][ms] = u
 		}
 	}

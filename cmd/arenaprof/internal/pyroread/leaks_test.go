@@ -244,6 +244,52 @@ func TestReadLeaks(t *testing.T) {
 	}
 }
 
+// TestReadLeaksByLabel: grouped by type, each snapshot's bytes come
+// from the series, exact, with no stack query; the Go heap's series,
+// without a type, are one group "(none)".
+func TestReadLeaksByLabel(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC).UnixMilli()
+	f := &fakeFleet{uploads: fleetTruth(t0, 40), mean: "512", calls: map[string]int{}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	c, err := NewClient(Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := ParseSelector(`{service_name="shop"}`)
+	rd, err := c.ReadLeaks(context.Background(), LeaksQuery{Selector: sel, From: time.UnixMilli(t0 - 1000), To: time.UnixMilli(t0 + 80_000), By: "type"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd.Queries != 4 || f.calls["SelectMergeProfile"] != 0 {
+		t.Errorf("%d queries (%v), want 4 and no stack query", rd.Queries, f.calls)
+	}
+	for _, p := range rd.Pods {
+		if len(p.Groups) != 2 {
+			t.Fatalf("pod %v: %d groups, want 2", p.Labels, len(p.Groups))
+		}
+		for _, g := range p.Groups {
+			wantKey := map[string]string{"arena": "main.T", "heap": "(none)"}[g.Kind]
+			if g.Key != wantKey {
+				t.Errorf("pod %v: a %s group %q, want %q", p.Labels, g.Kind, g.Key, wantKey)
+			}
+			for i, x := range p.Times {
+				ms := x.UnixMilli()
+				if g.Kind == "heap" {
+					ms += 3
+				}
+				var want float64
+				for _, v := range f.uploads[[2]string{p.Labels["pod"], g.Kind}][ms] {
+					want += float64(v)
+				}
+				if g.Y[i] != want || g.V[i] != 512*want {
+					t.Errorf("pod %v %s at %d: %g (variance %g), want %g", p.Labels, g.Key, i, g.Y[i], g.V[i], want)
+				}
+			}
+		}
+	}
+}
+
 // TestReadLeaksRefused: a server whose stacks do not sum to its series,
 // series without their sampling mean, too few snapshots, and a query
 // bound too low are refused with the reason.
