@@ -126,6 +126,20 @@ func ParseLabelCount(name, s string) (int64, error) {
 // snapshots is left out, said in the notes; none with enough is an
 // error.
 func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error) {
+	rd, err := c.readLeaks(ctx, q)
+	var se *ServerError
+	if errors.As(err, &se) {
+		// A server whose max_query_length is below MaxRange names it:
+		// read again in pieces of that length, as Read does.
+		if d, ok := queryLengthLimit(se.Message); ok && d < c.pieceLength() {
+			c.maxRange = d
+			return c.readLeaks(ctx, q)
+		}
+	}
+	return rd, err
+}
+
+func (c *Client) readLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error) {
 	if !q.To.After(q.From) {
 		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
 	}

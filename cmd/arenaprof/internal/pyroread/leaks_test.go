@@ -30,6 +30,7 @@ type fakeFleet struct {
 	uploads map[[2]string]map[int64]map[string]int64 // by pod and kind, by ms, by function
 	mean    string                                   // sampling_mean and memprofilerate
 	drop    bool                                     // SelectMergeProfile drops a stack
+	limit   time.Duration                            // max_query_length, if set
 	calls   map[string]int
 }
 
@@ -45,6 +46,15 @@ func (f *fakeFleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	body := new(bytes.Buffer)
 	body.ReadFrom(r.Body)
+	if method != "SelectMergeProfile" && f.limit > 0 {
+		var req struct{ Start, End int64 }
+		json.Unmarshal(body.Bytes(), &req)
+		if time.Duration(req.End-req.Start)*time.Millisecond > f.limit {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"code":"invalid_argument","message":"the query time range exceeds the limit (max_query_length, actual: 1m, limit: %s)"}`, f.limit)
+			return
+		}
+	}
 	switch method {
 	case "LabelValues":
 		fmt.Fprint(w, `{"names":["memory:inuse_space:bytes:space:bytes","memory:alloc_space:bytes:space:bytes"]}`)
@@ -241,6 +251,28 @@ func TestReadLeaks(t *testing.T) {
 				t.Errorf("main.leak at %g B/s, want 2048", got.Rate)
 			}
 		}
+	}
+}
+
+// TestReadLeaksQueryLength: a server whose max_query_length is below
+// the range is read again in pieces of that length, with the same pods
+// and snapshots.
+func TestReadLeaksQueryLength(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC).UnixMilli()
+	f := &fakeFleet{uploads: fleetTruth(t0, 40), mean: "512", limit: time.Minute, calls: map[string]int{}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	c, err := NewClient(Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, _ := ParseSelector(`{service_name="shop"}`)
+	rd, err := c.ReadLeaks(context.Background(), LeaksQuery{Selector: sel, From: time.UnixMilli(t0 - 1000), To: time.UnixMilli(t0 + 150_000), By: "type"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Pods) != 2 || len(rd.Pods[0].Times) != 40 || len(rd.Pods[1].Times) != 35 {
+		t.Errorf("%d pods read in pieces, want 2 of 40 and 35 snapshots", len(rd.Pods))
 	}
 }
 
