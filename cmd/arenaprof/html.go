@@ -53,7 +53,8 @@ the INPUTS arenaprof leaks reads make leaks's table under its heading
 and, for each flagged group, a plot of its estimated in-use bytes at
 every snapshot with the part the rate is fitted over shaded, the fitted
 rate as a line and its interval as the wedge between the lines of its
-bounds' slopes; leaks's flags apply but -json and -fail.
+bounds' slopes; leaks's flags apply but -json, -fail and
+-pyroscope (a fleet read has batch means, not every snapshot).
 
 Every table row element carries the numbers of top -json (data-key,
 data-est, data-lo, data-hi; for a live-arenas profile all three are

@@ -66,6 +66,8 @@ func htmlLeaks(w io.Writer, args []string, stderr io.Writer) error {
 		return err
 	}
 	switch {
+	case o.pyro.on():
+		return topUsageErr("-pyroscope does not apply yet: the page plots each snapshot, and a fleet read has batch means; use leaks -pyroscope")
 	case o.json:
 		return topUsageErr("-json does not apply: html writes a page; use leaks -json for JSON")
 	case o.fail:

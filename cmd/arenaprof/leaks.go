@@ -21,6 +21,7 @@ import (
 const leaksUsage = `usage: arenaprof leaks [-json] [-by func|stack|type|label=KEY] [-confidence C] [-min-rate R] [-limit L] [-n N] [-fail] INPUTS...
        arenaprof leaks -seconds N [-every D] [flags] URL
        arenaprof leaks [-json] URL
+       arenaprof leaks -pyroscope URL [-from T] [-to T] [flags] SELECTOR
 
 Which groups' in-use bytes are still growing at the end of a series of
 in-use snapshots, how fast (bytes per second, shown per hour), with an
@@ -62,6 +63,19 @@ the groups whose lower bound is above 0 are listed last, as tracking the
 leaked goroutines; a count that does not grow over the last half, or
 falls, gives a note instead.
 
+With -pyroscope, SELECTOR chooses the agents' heap and arena uploads on
+a Pyroscope server over -from to -to, and each pod (a combination of
+the labels every series carries, service_name, pod and the agent's
+Config.Labels) is a series of its own: its uploads are its snapshots,
+its groups are fitted apart, the rows name it, and the intervals hold
+for all groups of all pods together. A pod whose uploads stop for more
+than five intervals is read after the gap, as the heading says. The
+queries: two per day of the range for the labels, two per in-use
+profile type and day for each upload's bytes (by type or label=KEY,
+that is all), and with -by func or stack at most 18 per pod and kind
+for the stacks (one per batch of the fit, the first and the last
+snapshot); docs/leaks.md says more.
+
 The rate of each group (its kind, heap or arena, and its key) is the
 least-squares slope over the last half of the span, of 16 batch means
 at most; its interval adds the batch means' scatter and the snapshots'
@@ -78,7 +92,7 @@ until the total in use of the last snapshot reaches the limit at each
 flagged group's rate.
 
 -json prints {"window_s": F, "snapshots": N, "rows": [{"key", "kind",
-"rate", "lo", "hi", "flagged", "inuse_first", "inuse_last"}],
+"rate", "lo", "hi", "flagged", "inuse_first", "inuse_last", "pod"}],
 "goroutines": [{"stack", "count", "arena_bytes", "arenas"}],
 "goroutines_note", "goroutine_sites": [{"key", "kind",
 "bytes_per_goroutine", "lo", "hi"}], "goroutine_sites_note"}: window_s
@@ -89,7 +103,10 @@ last snapshot analysed; goroutines is empty but for a service's URL,
 goroutines_note what kept them from being read; goroutine_sites the
 groups tracking the leaked goroutines (bytes_per_goroutine, lo and hi in
 bytes, lo above 0), empty but for a service read with -seconds,
-goroutine_sites_note why they were not fitted.
+goroutine_sites_note why they were not fitted. With -pyroscope, each
+row's "pod" holds its pod's labels and "pods" lists each pod's labels,
+window_s, snapshots and flagged rows; window_s is the longest pod's span
+and snapshots the sum.
 
 Exit status: 0 when the series was read; with -fail, 3 when a group is
 flagged or a service's goroutine is leaked.
@@ -115,6 +132,8 @@ type leaksOptions struct {
 	// leakCounts: read the service's leaked goroutine count with each
 	// snapshot, for the goroutine sites (leaks_join.go).
 	leakCounts bool
+
+	pyro pyroscopeOptions // -pyroscope (leaks_pyroscope.go)
 }
 
 func runLeaks(args []string, stdout, stderr io.Writer) int {
@@ -149,9 +168,14 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged or a service's goroutine is leaked")
 	fs.StringVar(&secs, "seconds", "", "with a service's base URL: take snapshots for `N` seconds")
 	fs.StringVar(&every, "every", "", "with -seconds: the `interval` between snapshots (default 1s)")
+	own := flag.NewFlagSet("arenaprof leaks", flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) { own.Var(f.Value, f.Name, f.Usage) })
+	pf := addPyroscopeFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), leaksUsage)
-		fs.PrintDefaults()
+		own.SetOutput(fs.Output())
+		own.PrintDefaults()
+		fmt.Fprint(fs.Output(), leaksPyroscopeUsage)
 	}
 	pos, err := parseAnywhere(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -165,7 +189,12 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 		return o, err
 	}
 	o.by = by
+	if o.pyro, err = pf.values(withDefaults(report.ParseOptions{})); err != nil {
+		return o, err
+	}
 	switch {
+	case len(pos) == 0 && o.pyro.on():
+		return o, topUsageErr("no SELECTOR: give a label selector with -pyroscope, e.g. '{service_name=\"shop\"}'")
 	case len(pos) == 0:
 		return o, topUsageErr("no INPUTS: give a directory Config.Dir writes, a quoted glob or several in-use snapshots")
 	case !(o.conf > 0 && o.conf < 1):
@@ -182,6 +211,9 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 			return o, topUsageErr("-limit %q: want a positive size with a unit, e.g. 4GiB", limit)
 		}
 		o.limit = n
+	}
+	if o.pyro.on() {
+		return o, checkLeaksPyroscope(&o, secs, every, pos)
 	}
 	for _, in := range pos {
 		if in == "-" {
@@ -220,6 +252,8 @@ type leakRow struct {
 	Flagged    bool    `json:"flagged"`
 	InUseFirst int64   `json:"inuse_first"`
 	InUseLast  int64   `json:"inuse_last"`
+	// Pod is the labels of the row's pod, read with -pyroscope.
+	Pod map[string]string `json:"pod,omitempty"`
 }
 
 // leaksJSON is what -json prints.
@@ -313,6 +347,9 @@ func readLeaks(o *leaksOptions, stderr io.Writer) (*leaksResult, error) {
 }
 
 func leaksCommand(o leaksOptions, stdout, stderr io.Writer) (flagged bool, err error) {
+	if o.pyro.on() {
+		return leaksPyroscopeCommand(o, stdout)
+	}
 	if o.service != "" && o.seconds == 0 {
 		return serviceGoroutinesOnly(o, stdout)
 	}

@@ -143,6 +143,7 @@ func TestPyroscopeEndToEnd(t *testing.T) {
 	})
 	t.Run("rss", func(t *testing.T) { testRSSFleet(t, buildCLI(t), base, newRecorder(t, base).py) })
 	t.Run("spanwindows", func(t *testing.T) { testSpanWindowsEndToEnd(t, base) })
+	t.Run("leaks", func(t *testing.T) { testLeaksFleet(t, buildCLI(t), base) })
 	// The parts below start servers of their own from the start script.
 	own := func(name, what string, test func(*testing.T, string)) {
 		t.Run(name, func(t *testing.T) {
