@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -310,16 +311,7 @@ type series struct {
 // the points stamped after it, holding (start - 1 ms, end], are kept.
 // Reading the step before start costs the server twice the range's data.
 func (c *Client) selectSeries(ctx context.Context, typeID string, sel Selector, start, end time.Time, groupBy []string, fn func(series) error) error {
-	from, to := start.UnixMilli()-1, end.UnixMilli()
-	req, err := json.Marshal(map[string]any{
-		"profileTypeID": typeID,
-		"labelSelector": sel.String(),
-		"start":         from,
-		"end":           to,
-		"groupBy":       groupBy,
-		"step":          float64(to-from) / 1000,
-		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_SUM",
-	})
+	req, from, err := seriesRequest(typeID, sel, start, end, groupBy, 0)
 	if err != nil {
 		return err
 	}
@@ -327,6 +319,47 @@ func (c *Client) selectSeries(ctx context.Context, typeID string, sel Selector, 
 		return parseSeries(r, from, fn)
 	})
 	return c.answerErr(err)
+}
+
+// seriesRequest is the body of a SelectSeries with sum aggregation over
+// (start - 1 ms, end] (see selectSeries), at the given step, or at one
+// step over the whole range when step is 0; from is its start, in
+// milliseconds: the answer's points stamped after it are the range's.
+func seriesRequest(typeID string, sel Selector, start, end time.Time, groupBy []string, step time.Duration) (req []byte, from int64, err error) {
+	from, to := start.UnixMilli()-1, end.UnixMilli()
+	if step == 0 {
+		step = time.Duration(to-from) * time.Millisecond
+	}
+	req, err = json.Marshal(map[string]any{
+		"profileTypeID": typeID,
+		"labelSelector": sel.String(),
+		"start":         from,
+		"end":           to,
+		"groupBy":       groupBy,
+		"step":          step.Seconds(),
+		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_SUM",
+	})
+	return req, from, err
+}
+
+// typesAndNames lists the profile type IDs (the values of the label
+// __profile_type__) and the label names of the series sel matches over
+// the pieces, each sorted once: two calls per piece.
+func (c *Client) typesAndNames(ctx context.Context, sel Selector, chunks [][2]time.Time) (ids, names []string, err error) {
+	for _, ch := range chunks {
+		vs, err := c.labelValues(ctx, profileTypeLabel, sel, ch[0], ch[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = append(ids, vs...)
+		ns, err := c.labelNames(ctx, sel, ch[0], ch[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		names = append(names, ns...)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), names, nil
 }
 
 // answerErr names the flag of an answer past its bound.

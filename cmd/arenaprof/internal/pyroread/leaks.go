@@ -140,15 +140,9 @@ func (c *Client) ReadLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 }
 
 func (c *Client) readLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error) {
-	if !q.To.After(q.From) {
-		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
-	}
-	sel := q.Selector
-	if selectsPeak(sel) {
-		return nil, peakErr(sel)
-	}
-	if !sel.Constrains(pprofmt.LabelMemory) {
-		sel = sel.With(Matcher{pprofmt.LabelMemory, "=~", pprofmt.MemoryArena + "|" + pprofmt.MemoryHeap})
+	sel, err := memorySelector(q.Selector, q.From, q.To)
+	if err != nil {
+		return nil, err
 	}
 	chunks := splitRange(q.From, q.To, c.pieceLength()-time.Millisecond)
 	out := &LeaksRead{}
@@ -156,22 +150,11 @@ func (c *Client) readLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 		return nil, &LimitError{Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(need),
 			What: fmt.Sprintf("reading in-use series from %s over %s takes %d queries or more, above %s %d", c.base, q.To.Sub(q.From), need, FlagMaxRequests, c.maxRequests)}
 	}
-	var ids, names []string
-	for _, ch := range chunks {
-		vs, err := c.labelValues(ctx, profileTypeLabel, sel, ch[0], ch[1])
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, vs...)
-		ns, err := c.labelNames(ctx, sel, ch[0], ch[1])
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, ns...)
-		out.Queries += 2
+	ids, names, err := c.typesAndNames(ctx, sel, chunks)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	out.Queries += 2 * len(chunks)
 	var inuse []string
 	for _, n := range typeNames {
 		if slices.Contains(ids, n+inuseSuffix) {
@@ -323,7 +306,7 @@ func (c *Client) readLeaks(ctx context.Context, q LeaksQuery) (*LeaksRead, error
 	}
 	results := make([]map[string]float64, len(jobs))
 	var mu sync.Mutex
-	err := c.each(ctx, len(jobs), func(ctx context.Context, i int) error {
+	err = c.each(ctx, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		lo, hi := slices.Min(j.ms), slices.Max(j.ms)
 		// One millisecond either side: the uploads of one series are
@@ -504,16 +487,7 @@ type podSeries struct {
 // leakSeries reads one in-use type's SelectSeries over [start, end] at a
 // step of one millisecond, grouped by groupBy.
 func (c *Client) leakSeries(ctx context.Context, typeID string, sel Selector, start, end time.Time, groupBy []string) ([]*leakSeriesPoints, error) {
-	from, to := start.UnixMilli()-1, end.UnixMilli()
-	req, err := json.Marshal(map[string]any{
-		"profileTypeID": typeID,
-		"labelSelector": sel.String(),
-		"start":         from,
-		"end":           to,
-		"groupBy":       groupBy,
-		"step":          rssStep.Seconds(),
-		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_SUM",
-	})
+	req, from, err := seriesRequest(typeID, sel, start, end, groupBy, rssStep)
 	if err != nil {
 		return nil, err
 	}

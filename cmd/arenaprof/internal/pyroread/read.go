@@ -339,16 +339,26 @@ func niceAbove(n int) int {
 	}
 }
 
-func (c *Client) read(ctx context.Context, q Query, sent *int) (*profile.Profile, error) {
-	if !q.To.After(q.From) {
-		return nil, fmt.Errorf("empty time range: %s is not before %s", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+// memorySelector checks a read's range and selector, and gives the
+// selector the memory matcher of arena and Go heap series unless it has
+// one: a peak's series are refused (peakErr).
+func memorySelector(sel Selector, from, to time.Time) (Selector, error) {
+	if !to.After(from) {
+		return sel, fmt.Errorf("empty time range: %s is not before %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	sel := q.Selector
 	if selectsPeak(sel) {
-		return nil, peakErr(sel)
+		return sel, peakErr(sel)
 	}
 	if !sel.Constrains(pprofmt.LabelMemory) {
 		sel = sel.With(Matcher{pprofmt.LabelMemory, "=~", pprofmt.MemoryArena + "|" + pprofmt.MemoryHeap})
+	}
+	return sel, nil
+}
+
+func (c *Client) read(ctx context.Context, q Query, sent *int) (*profile.Profile, error) {
+	sel, err := memorySelector(q.Selector, q.From, q.To)
+	if err != nil {
+		return nil, err
 	}
 	keep := slices.Clone(modelLabels)
 	for _, l := range q.Labels {

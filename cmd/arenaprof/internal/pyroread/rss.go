@@ -100,21 +100,10 @@ func (c *Client) ReadRSS(ctx context.Context, sel Selector, from, to time.Time) 
 		return nil, &LimitError{Flag: FlagMaxRequests, Limit: int64(c.maxRequests), Suggest: int64(need),
 			What: fmt.Sprintf("reading resident memory from %s over %s takes up to %d queries, above %s %d", c.base, to.Sub(from), need, FlagMaxRequests, c.maxRequests)}
 	}
-	var ids, names []string
-	for _, ch := range chunks {
-		vs, err := c.labelValues(ctx, profileTypeLabel, sel, ch[0], ch[1])
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, vs...)
-		ns, err := c.labelNames(ctx, sel, ch[0], ch[1])
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, ns...)
+	ids, names, err := c.typesAndNames(ctx, sel, chunks)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
 	var rssIDs []string
 	for _, id := range ids {
 		if isRSSType(id) {
@@ -262,16 +251,7 @@ func isClassPath(name string) bool {
 // rssSeries adds the points of one profile type's SelectSeries over
 // [start, end] to the snapshots, by series and millisecond.
 func (c *Client) rssSeries(ctx context.Context, typeID string, sel Selector, start, end time.Time, groupBy []string, snaps map[string]*RSSSnapshot) error {
-	from, to := start.UnixMilli()-1, end.UnixMilli()
-	req, err := json.Marshal(map[string]any{
-		"profileTypeID": typeID,
-		"labelSelector": sel.String(),
-		"start":         from,
-		"end":           to,
-		"groupBy":       groupBy,
-		"step":          rssStep.Seconds(),
-		"aggregation":   "TIME_SERIES_AGGREGATION_TYPE_SUM",
-	})
+	req, from, err := seriesRequest(typeID, sel, start, end, groupBy, rssStep)
 	if err != nil {
 		return err
 	}
