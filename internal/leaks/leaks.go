@@ -74,6 +74,42 @@
 // (a restart) and is refused: there a suffix sum may be negative and the
 // bound would not hold. A count that takes one value over the fit gives
 // no slope and is refused too.
+//
+// Bytes per leaked goroutine beyond the growth in time (PartialNew).
+// While goroutines leak the count grows with the time, so a group
+// leaking on its own grows with the count too. The partial fit regresses
+// the batch means of the bytes on 1, the time and the count together
+// (same window, batches and family; Student's t with B-3 degrees of
+// freedom): the count's coefficient c is the bytes per leaked goroutine
+// beyond what the time explains. Its weights are r_k/Srr/n_k, r_k the
+// residual of the count's batch mean k after regressing them on 1 and
+// the time, Srr the sum of the r_k^2; they add up to 0 and are
+// orthogonal to the time, so a leak of its own (bytes growing at a
+// steady pace) moves c by nothing. The scatter is the residual variance
+// of the batch means about the plane over B-3 degrees of freedom, over
+// Srr.
+//
+// Its sampling bound. The suffix sums of these weights change sign (r
+// does whenever the count departs from a line in the time), so the
+// second fact above fails: an object alive at b..d adds v*(suffix(b) -
+// suffix(d+1))^2, which may exceed both suffix(b)^2 and suffix(d+1)^2.
+// It is at most v*R^2 for any weights, R the maximum less the minimum of
+// the suffix sums (the empty suffix, 0, included). The objects charged
+// are those the single-regressor bound charges (the rises of the running
+// maxima of V from the fit's start and from its end), each at R^2:
+// conservative, the same accounting with a constant weight, and wider
+// than the single-regressor bound (on the simulation of
+// TestPartialTruth the sampling term is about 37 times the scatter).
+//
+// Cannot tell. Where the count grew in step with the time, r is nearly
+// 0 and c's interval as wide as 1/Srr makes it; worse, a group's own
+// growth that departs from a straight line would be read as bytes per
+// goroutine, magnified by Sxx/Srr. PartialNew refuses with a
+// *CollinearError when the time leaves less than MinBeyondTime of the
+// count's batch-mean variance unexplained, or the fit has fewer than 5
+// batches: no number rather than a narrow one. Goroutines leaking one by
+// one at a steady pace leave about 0.1% (TestPartialSteady); bursts do
+// leave enough (TestPartialTruth).
 package leaks
 
 import (
