@@ -154,11 +154,17 @@ func (p *Partial) Fit(bytes, v []float64) (Fit, error) {
 	}
 	c := sry / p.srr
 	bt := (sty - c*p.stx) / p.stt
-	var rss float64
+	var rss, dev float64
 	for k := range p.nb {
 		e := p.mean[k] - ybar - bt*p.tc[k] - c*p.xc[k]
 		rss += e * e
+		dev = max(dev, math.Abs(p.mean[k]-ybar))
 	}
+	// Rounding: residuals of batch means as large as dev are known to
+	// no better than a few dozen ulps of dev. Without this floor exact
+	// bytes growing in time alone could give c = 1e-12 [1e-13, 1e-11]:
+	// held, from rounding.
+	rss = max(rss, float64(p.nb)*math.Pow(64*0x1p-52*dev, 2))
 	f := Fit{Rate: c, T0: p.xbar, Y0: ybar, Scatter: rss / float64(p.nb-3) / p.srr}
 	if v != nil {
 		var charged, top float64
