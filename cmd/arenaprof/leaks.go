@@ -95,7 +95,8 @@ flagged group's rate.
 "rate", "lo", "hi", "flagged", "inuse_first", "inuse_last", "pod"}],
 "goroutines": [{"stack", "count", "arena_bytes", "arenas"}],
 "goroutines_note", "goroutine_sites": [{"key", "kind",
-"bytes_per_goroutine", "lo", "hi"}], "goroutine_sites_note"}: window_s
+"bytes_per_goroutine", "lo", "hi", "beyond_time", "verdict"}],
+"goroutine_sites_note"}: window_s
 is the span of the series analysed (after the last restart), snapshots
 the points in time read in all, rate, lo and hi bytes per second,
 inuse_first and inuse_last the group's estimated bytes at the first and
@@ -103,7 +104,11 @@ last snapshot analysed; goroutines is empty but for a service's URL,
 goroutines_note what kept them from being read; goroutine_sites the
 groups tracking the leaked goroutines (bytes_per_goroutine, lo and hi in
 bytes, lo above 0), empty but for a service read with -seconds,
-goroutine_sites_note why they were not fitted. With -pyroscope, each
+goroutine_sites_note why they were not fitted; beyond_time
+{"bytes_per_goroutine", "lo", "hi"} the bytes per goroutine beyond the
+growth in time, null where the count grew in step with the time;
+verdict "held" (beyond_time's lo above 0), "beside" (beyond_time's hi
+below lo: a leak beside the goroutines) or "cannot tell". With -pyroscope, each
 row's "pod" holds its pod's labels and "pods" lists each pod's labels,
 window_s, snapshots and flagged rows; window_s is the longest pod's span
 and snapshots the sum.

@@ -59,13 +59,54 @@ func (c *leakCounter) read(lim report.ParseOptions) int64 {
 
 // goroutineSite is one row of "goroutine_sites" in leaks -json: a group
 // whose in-use bytes track the leaked goroutine count, its bytes per
-// leaked goroutine and their family-wise interval.
+// leaked goroutine and their family-wise interval, the same beyond the
+// growth in time (nil where it cannot be told) and the verdict.
 type goroutineSite struct {
-	Key               string  `json:"key"`
-	Kind              string  `json:"kind"`
+	Key               string      `json:"key"`
+	Kind              string      `json:"kind"`
+	BytesPerGoroutine float64     `json:"bytes_per_goroutine"`
+	Lo                float64     `json:"lo"`
+	Hi                float64     `json:"hi"`
+	BeyondTime        *beyondTime `json:"beyond_time"`
+	Verdict           string      `json:"verdict"`
+}
+
+// beyondTime is a group's bytes per leaked goroutine beyond the growth
+// in time (leaks.PartialNew) and their family-wise interval.
+type beyondTime struct {
 	BytesPerGoroutine float64 `json:"bytes_per_goroutine"`
 	Lo                float64 `json:"lo"`
 	Hi                float64 `json:"hi"`
+}
+
+// The verdicts on a group tracking the leaked goroutines (docs/leaks.md,
+// "What tracks means"): held when its bytes per goroutine beyond the
+// growth in time are above 0 (lower bound); beside when they are clearly
+// fewer than its bytes per goroutine (the partial upper bound below the
+// marginal lower bound: part or all of its growth is the time's, a leak
+// beside the goroutines); cannot tell otherwise, or where the count grew
+// in step with the time. A group the goroutines alone hold at b bytes
+// each has both intervals covering b, so it is called beside with
+// probability at most 1-C, all groups together; a group growing on its
+// own at a steady pace is called held with probability at most (1-C)/2.
+const (
+	verdictHeld   = "held"
+	verdictBeside = "beside"
+	verdictCannot = "cannot tell"
+)
+
+// verdict is the verdict on a group of marginal fit m and partial fit p
+// (nil where the partial fit was refused).
+func verdict(m leaks.Fit, p *beyondTime) string {
+	switch {
+	case p == nil:
+		return verdictCannot
+	case p.Lo > 0:
+		return verdictHeld
+	case p.Hi < m.Lo:
+		return verdictBeside
+	}
+	return verdictCannot
 }
 
 // goroutineSites is the join of a service's series with its leaked
@@ -78,6 +119,9 @@ type goroutineSites struct {
 	// groups the groups fitted (the family of the intervals).
 	first, last float64
 	groups      int
+	// beyondNote says why bytes beyond the growth in time were not
+	// fitted ("" when they were).
+	beyondNote string
 }
 
 // joinGoroutineSites fits every group of r's series against the leaked
@@ -109,6 +153,16 @@ func joinGoroutineSites(r *leaksResult, conf float64) goroutineSites {
 		return out
 	}
 	out.first, out.last = s.leaked[e.From()], s.leaked[len(s.leaked)-1]
+	p, err := leaks.PartialNew(s.seconds(), s.leaked, len(s.groups), conf)
+	var coll *leaks.CollinearError
+	switch {
+	case errors.As(err, &coll) && coll.Batches < 5:
+		out.beyondNote = fmt.Sprintf("the last half has %d snapshots; bytes beyond the growth in time need 5 at least: read longer", coll.Batches)
+	case errors.As(err, &coll):
+		out.beyondNote = fmt.Sprintf("the count grew in step with the time over the last half (the time explains all but %.2g%% of its variance, %.2g%% at least must be left): which group the goroutines hold and which grows beside them cannot be told; goroutines leaking in bursts tell them apart", 100*coll.Unexplained, 100*leaks.MinBeyondTime)
+	case err != nil:
+		out.beyondNote = "bytes beyond the growth in time not given: " + err.Error()
+	}
 	for _, g := range s.groups {
 		f, err := e.Fit(g.y, g.v)
 		if err != nil {
@@ -116,9 +170,21 @@ func joinGoroutineSites(r *leaksResult, conf float64) goroutineSites {
 			out.rows = []goroutineSite{}
 			return out
 		}
-		if f.Lo > 0 {
-			out.rows = append(out.rows, goroutineSite{Key: g.key, Kind: g.kind, BytesPerGoroutine: f.Rate, Lo: f.Lo, Hi: f.Hi})
+		if !(f.Lo > 0) {
+			continue
 		}
+		row := goroutineSite{Key: g.key, Kind: g.kind, BytesPerGoroutine: f.Rate, Lo: f.Lo, Hi: f.Hi}
+		if p != nil {
+			pf, err := p.Fit(g.y, g.v)
+			if err != nil {
+				out.note = fmt.Sprintf("bytes per leaked goroutine not given: %s %s: %v", g.kind, g.key, err)
+				out.rows = []goroutineSite{}
+				return out
+			}
+			row.BeyondTime = &beyondTime{BytesPerGoroutine: pf.Rate, Lo: pf.Lo, Hi: pf.Hi}
+		}
+		row.Verdict = verdict(f, row.BeyondTime)
+		out.rows = append(out.rows, row)
 	}
 	slices.SortFunc(out.rows, func(a, b goroutineSite) int {
 		return cmp.Or(cmp.Compare(b.Lo, a.Lo), strings.Compare(a.Kind, b.Kind), strings.Compare(a.Key, b.Key))
@@ -139,14 +205,31 @@ func writeGoroutineSitesTable(w io.Writer, j goroutineSites, o leaksOptions) {
 	if len(j.rows) == 0 {
 		return
 	}
+	fmt.Fprintln(w, "BEYOND TIME: bytes per goroutine beyond the growth in time; held when above 0, beside when below PER GOROUTINE (a leak beside the goroutines)")
+	if j.beyondNote != "" {
+		fmt.Fprintln(w, "note: "+tabfmt.Printable(j.beyondNote))
+	}
 	fmt.Fprintln(w)
 	t := tabfmt.New(w)
 	kind, label := groupKind(o.by)
-	t.Row([]string{"KIND", "PER GOROUTINE", leaksConf(o) + " INTERVAL"}, tabfmt.KeyHeading(kind, label))
+	t.Row([]string{"KIND", "PER GOROUTINE", leaksConf(o) + " INTERVAL", "BEYOND TIME", "VERDICT"}, tabfmt.KeyHeading(kind, label))
 	for _, r := range j.rows {
-		t.Row([]string{r.Kind, tabfmt.Bytes(r.BytesPerGoroutine), "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]"}, displayKey(o.by, r.Key))
+		beyond := "-"
+		if b := r.BeyondTime; b != nil {
+			beyond = maybeNegBytes(b.BytesPerGoroutine) + " [" + maybeNegBytes(b.Lo) + ", " + maybeNegBytes(b.Hi) + "]"
+		}
+		t.Row([]string{r.Kind, tabfmt.Bytes(r.BytesPerGoroutine), "[" + tabfmt.Bytes(r.Lo) + ", " + tabfmt.Bytes(r.Hi) + "]", beyond, r.Verdict}, displayKey(o.by, r.Key))
 	}
 	_ = t.Flush()
+}
+
+// maybeNegBytes formats bytes that may be below 0 (beyond the growth in
+// time): -35.8KiB, 64.0KiB.
+func maybeNegBytes(x float64) string {
+	if x < 0 {
+		return tabfmt.SignedBytes(x)
+	}
+	return tabfmt.Bytes(x)
 }
 
 // leakedTotal is the number of leaked goroutines in rows.

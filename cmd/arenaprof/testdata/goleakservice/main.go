@@ -8,12 +8,15 @@
 // It prints its base URL and the truth, one JSON line (with its Go
 // version and whether its runtime has the goroutine leak profile), then
 // serves until killed. With PACE (a duration) and RATE (MemProfileRate,
-// set first), it also leaks a goroutine every PACE from the start
-// (heldLeaker, up to 100,000), each holding one Go heap buffer of
+// set first), it also leaks goroutines in bursts from the start
+// (heldLeaker, up to 100,000): burstSize at once, every 10 to 60 PACEs
+// (uniformly, from a fixed seed), each holding one Go heap buffer of
 // heldBytes allocated in heldBuffer (the truth: heldBytes per leaked
-// goroutine at that site), while a live goroutine keeps a ring of
-// steadyBuffers buffers of 16 KiB, allocated in steadyBuffer, one
-// replaced every PACE (a control: steady in-use, not per goroutine).
+// goroutine at that site). Every PACE, a live goroutine replaces one of a
+// ring of steadyBuffers buffers of 16 KiB, allocated in steadyBuffer (a
+// control: steady in-use, not per goroutine), and keeps one more 16 KiB
+// buffer allocated in ownBuffer for good (a leak of its own, growing at a
+// steady pace beside the goroutines, not held by them).
 // Goroutines, all waiting on a channel:
 //
 //   - HOLDERS take an arena from a pool, fill half of one chunk of CHUNK
@@ -30,6 +33,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -55,6 +59,7 @@ const (
 const (
 	heldBytes     = 64 << 10
 	steadyBuffers = 32
+	burstSize     = 10
 )
 
 //go:noinline
@@ -62,6 +67,9 @@ func heldBuffer() []byte { return make([]byte, heldBytes) }
 
 //go:noinline
 func steadyBuffer() []byte { return make([]byte, 16<<10) }
+
+//go:noinline
+func ownBuffer() []byte { return make([]byte, 16<<10) }
 
 // heldLeaker holds a heap buffer and waits on a channel nobody else can
 // reach: leaked, with its buffer.
@@ -73,16 +81,30 @@ func heldLeaker() {
 	runtime.KeepAlive(b)
 }
 
-// ring is the control's buffers, kept by a global.
-var ring [steadyBuffers][]byte
+// ring is the control's buffers, kept by a global; own the leak of its
+// own.
+var (
+	ring [steadyBuffers][]byte
+	own  [][]byte
+)
 
-// leakAndChurn starts a heldLeaker every pace, and replaces one of the
-// ring's buffers each time.
+// leakAndChurn starts burstSize heldLeakers at once every 10 to 60
+// paces, and every pace replaces one of the ring's buffers and keeps one
+// more of its own.
 func leakAndChurn(pace time.Duration) {
+	r := rand.New(rand.NewPCG(46, 1))
 	t := time.NewTicker(pace)
-	for i := 0; i < 100_000; i++ {
-		go heldLeaker()
+	next := 0
+	for i, leaked := 0, 0; leaked < 100_000; i++ {
+		if i == next {
+			for range burstSize {
+				go heldLeaker()
+			}
+			leaked += burstSize
+			next += 10 + r.IntN(51)
+		}
 		ring[i%steadyBuffers] = steadyBuffer()
+		own = append(own, ownBuffer())
 		<-t.C
 	}
 }
