@@ -32,9 +32,9 @@ import (
 // the gate. The false-failure probability: 1e-6 for the intervals, the
 // ownBuffer held at most (1-1e-6)/2 of that; held for main.heldBuffer is
 // the fit's power, not a confidence: at 4 KiB the buffers are sampled
-// surely (weight 1+1e-7) and the interval is about 65,536 -+ 170 in 16
-// runs of 16; at MemProfileRate 16 KiB and -every 100ms it was held in 5
-// of 6 runs, too few for a test.
+// surely (weight 1+1e-7) and the interval is about 65,536 -+ 170, held
+// in 8 runs of 8 (measured; docs/leaks.md); at 16 KiB, or -every 100ms,
+// it was held in 4 of 8 and 5 of 6 runs, too few for a test.
 func TestGoroutineSitesRealRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a service")

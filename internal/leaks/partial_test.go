@@ -254,7 +254,7 @@ func TestPartialTruth(t *testing.T) {
 // TestPartialSteady: goroutines leaking one by one at a steady pace (a
 // Poisson process of 2 a second, and of 10) make a count that is a line
 // in the time but for a trace: every run is refused as collinear
-// (measured: at most 0.4% of the count's variance left unexplained in
+// (measured: at most 0.5% of the count's variance left unexplained in
 // 300 runs of each), so neither the held site nor a leak of its own gets
 // a number. The check asks for 290 of 300: a refusal is the rule here,
 // the time explaining over 99% of the random walk's batch means'
