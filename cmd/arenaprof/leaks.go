@@ -96,7 +96,7 @@ flagged group's rate.
 "goroutines": [{"stack", "count", "arena_bytes", "arenas"}],
 "goroutines_note", "goroutine_sites": [{"key", "kind",
 "bytes_per_goroutine", "lo", "hi", "beyond_time", "verdict"}],
-"goroutine_sites_note"}: window_s
+"goroutine_sites_note", "beyond_time_note"}: window_s
 is the span of the series analysed (after the last restart), snapshots
 the points in time read in all, rate, lo and hi bytes per second,
 inuse_first and inuse_last the group's estimated bytes at the first and
@@ -106,7 +106,8 @@ groups tracking the leaked goroutines (bytes_per_goroutine, lo and hi in
 bytes, lo above 0), empty but for a service read with -seconds,
 goroutine_sites_note why they were not fitted; beyond_time
 {"bytes_per_goroutine", "lo", "hi"} the bytes per goroutine beyond the
-growth in time, null where the count grew in step with the time;
+growth in time, null where the count grew in step with the time
+(beyond_time_note says why);
 verdict "held" (beyond_time's lo above 0), "beside" (beyond_time's hi
 below lo: a leak beside the goroutines) or "cannot tell". With -pyroscope, each
 row's "pod" holds its pod's labels and "pods" lists each pod's labels,
@@ -274,6 +275,9 @@ type leaksJSON struct {
 	// (leaks_join.go), GoroutineSitesNote why they were not given.
 	GoroutineSites     []goroutineSite `json:"goroutine_sites"`
 	GoroutineSitesNote string          `json:"goroutine_sites_note,omitempty"`
+	// BeyondTimeNote says why the sites' bytes beyond the growth in time
+	// were not given (their beyond_time is null).
+	BeyondTimeNote string `json:"beyond_time_note,omitempty"`
 }
 
 // leaksResult is the fit of every group of a series.
@@ -375,7 +379,7 @@ func leaksCommand(o leaksOptions, stdout, stderr io.Writer) (flagged bool, err e
 			return false, err
 		}
 		sites = joinGoroutineSites(r, o.conf)
-		out.GoroutineSites, out.GoroutineSitesNote = sites.rows, sites.note
+		out.GoroutineSites, out.GoroutineSitesNote, out.BeyondTimeNote = sites.rows, sites.note, sites.beyondNote
 	}
 	// A leaked goroutine fails the gate too (docs/leaks.md).
 	flagged = r.flagged > 0 || leakedTotal(out.Goroutines) > 0

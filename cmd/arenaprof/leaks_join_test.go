@@ -74,6 +74,9 @@ func goroutineSitesReal(t *testing.T, toolchain, experiment string) {
 		truth.Go, got.Snapshots, got.WindowS, took.Round(time.Millisecond), leakedNow, got.GoroutineSitesNote)
 	for _, s := range got.GoroutineSites {
 		t.Logf("%s %s: %.0f [%.0f, %.0f] per goroutine, beyond time %+v: %s", s.Kind, s.Key, s.BytesPerGoroutine, s.Lo, s.Hi, s.BeyondTime, s.Verdict)
+		if (s.BeyondTime == nil) != (got.BeyondTimeNote != "") {
+			t.Errorf("%s: beyond time %+v with beyond_time_note %q: want a note exactly where it is null", s.Key, s.BeyondTime, got.BeyondTimeNote)
+		}
 	}
 	if leakedNow < 50 {
 		t.Errorf("%d heldLeaker goroutines leaked, want 50 or more", leakedNow)
