@@ -162,8 +162,10 @@ func nextCap(newLen, oldCap int, size uintptr) int {
 //go:noinline
 func growInPlace[T any](a *Arena, s []T, newCap int) ([]T, bool) {
 	var r *region
-	ptrs := !pointerFree[T]()
-	if !layoutKnown {
+	var ptrs bool
+	if layoutOK {
+		ptrs = !pointerFree[T]()
+	} else {
 		ptrs = infoOf[T]().ptrs
 	}
 	if !ptrs {

@@ -230,7 +230,7 @@ func NewArena(opts ...Option) *Arena {
 	a.checked = newChecked(a, c.checked)
 	a.bytes.sampleAt = noSample
 	a.bytes.base = unsafe.Pointer(&zeroBase) // never nil: see newFast
-	a.bytes.slowOnly = a.poison || layoutKnown && !layoutOK
+	a.bytes.slowOnly = a.poison || !layoutOK
 	a.clearTable()
 	return a
 }
@@ -275,7 +275,7 @@ func New[T any](a *Arena) *T {
 //
 //lint:ignore U1000 kept beside New for the fast-path benchmarks and tests, its only users
 func tryNew[T any](a *Arena) *T {
-	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{}) <= a.bytes.combined && layoutKnown && pointerFree[T]() {
+	if off := a.bytes.off; off+unsafe.Sizeof(rounded[T]{})-1 < a.bytes.combined && pointerFree[T]() {
 		a.bytes.off = off + unsafe.Sizeof(rounded[T]{})
 		a.bytes.allocs++
 		return (*T)(unsafe.Add(a.bytes.base, off))
@@ -290,10 +290,13 @@ func MakeSlice[T any](a *Arena, len, cap int) []T {
 	// uint(len) <= uint(cap) also rejects len < 0; the second compare
 	// rejects cap <= 0 and sizes near maxAlloc, so n does not wrap. The
 	// slow path panics, handles the empty slice, and serves types with
-	// pointers from the type table.
-	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) && pointerFree[T]() {
+	// pointers from the type table. The bump's compare comes before T's
+	// descriptor is read, and is written as in newFast (off+n-1 <
+	// combined: a zero-size T at offset 0 takes the slow path), so that a
+	// slow-only byte region never reaches the read.
+	if uint(len) <= uint(cap) && uintptr(cap)-1 < maxAlloc/(unsafe.Sizeof(*new(T))+1) {
 		n := (uintptr(cap)*unsafe.Sizeof(*new(T)) + 7) &^ 7
-		if off := a.bytes.off; off+n <= a.bytes.combined {
+		if off := a.bytes.off; off+n-1 < a.bytes.combined && pointerFree[T]() {
 			a.bytes.off = off + n
 			a.bytes.allocs++
 			return unsafe.Slice((*T)(unsafe.Add(a.bytes.base, off)), cap)[:len]

@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // TestFastPathInlines builds the package's tests with the compiler's inlining
@@ -26,5 +28,45 @@ func TestFastPathInlines(t *testing.T) {
 		if !regexp.MustCompile(`(?m)can inline ` + fn + `[^ ]* with cost`).Match(out) {
 			t.Errorf("%s is not inlined", fn)
 		}
+	}
+}
+
+// TestFastPathTaken: New's body serves pointer-free types without its
+// slow path, under whatever release runs the test (.ci/run runs it under
+// Go 1.26 and 1.27). It counts the calls of the slow path newFast is given
+// while 100,000 objects of each type are allocated: a chunk refill or a
+// sampled byte (the trial stream runs whether or not anybody listens, at
+// a mean of 100 KiB) takes it, about 80 times per 3.2 MB; a fast path
+// switched off, as on a release whose descriptor layout failed the check,
+// takes it every time. The bound, n/100, is 12 times the expected count
+// for 32-byte objects; for 256-byte objects the expected count is 650 of
+// a bound of 1000 (its Poisson tail beyond it: below 1e-30).
+func TestFastPathTaken(t *testing.T) {
+	const n = 100_000
+	for _, tc := range []struct {
+		name  string
+		alloc func(a *Arena, slow func(*Arena, any) unsafe.Pointer) unsafe.Pointer
+	}{
+		{"8 B", func(a *Arena, s func(*Arena, any) unsafe.Pointer) unsafe.Pointer { return newFast[obj8](a, s) }},
+		{"32 B", func(a *Arena, s func(*Arena, any) unsafe.Pointer) unsafe.Pointer { return newFast[obj32](a, s) }},
+		{"256 B", func(a *Arena, s func(*Arena, any) unsafe.Pointer) unsafe.Pointer { return newFast[obj256](a, s) }},
+		{"[3]int16", func(a *Arena, s func(*Arena, any) unsafe.Pointer) unsafe.Pointer { return newFast[[3]int16](a, s) }},
+		{"complex128", func(a *Arena, s func(*Arena, any) unsafe.Pointer) unsafe.Pointer { return newFast[complex128](a, s) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewArena()
+			defer a.Free()
+			slow := 0
+			count := func(a *Arena, x any) unsafe.Pointer { slow++; return newSlowKey(a, x) }
+			for range n {
+				if tc.alloc(a, count) == nil {
+					t.Fatal("nil")
+				}
+			}
+			if slow > n/100 {
+				t.Errorf("%s under %s: the slow path took %d of %d allocations (layoutOK %v): New's fast path is off", tc.name, runtime.Version(), slow, n, layoutOK)
+			}
+			t.Logf("%s: %d slow-path calls in %d", tc.name, slow, n)
+		})
 	}
 }

@@ -253,10 +253,11 @@ func (a *Arena) regionFor(ti *typeInfo) *region {
 	// slab only if that is the element size (always so on 64-bit
 	// platforms, where a type with pointers is 8-aligned). Stricter
 	// alignments than 8 do not exist in Go today; they take the slow path.
-	// Pointer-free types need no entry when the fast path reads their
-	// descriptor (layoutKnown).
+	// Pointer-free types need no entry: the fast path reads their
+	// descriptor when layoutOK, and without it their region, the byte
+	// region, is slow-only (an entry for it could never bump).
 	if ti.key != 0 && !a.poison && ti.align <= 8 && ti.size > 0 &&
-		(ti.ptrs && ti.size%8 == 0 || !ti.ptrs && !layoutKnown) {
+		ti.ptrs && ti.size%8 == 0 {
 		a.install(ti.key, r, fastSize(ti.size))
 	}
 	return r
