@@ -6,6 +6,7 @@ replace github.com/arenaprof/arenaprof => ../
 
 require (
 	github.com/arenaprof/arenaprof v0.0.0-00010101000000-000000000000
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.72.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
