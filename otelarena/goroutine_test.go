@@ -111,9 +111,6 @@ func inFunc(s *profile.Sample, fn string) bool {
 // case, so about 36 samples per place; a case needs 5 of each, which a
 // profile that samples at all misses with probability far below 1e-9.
 func TestGoroutineLabelsInCPUProfiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs CPU profiles of about 3 s")
-	}
 	cases := []struct {
 		name      string
 		sampler   sdktrace.Sampler
