@@ -104,17 +104,21 @@ type tracerProvider struct {
 	trace.TracerProvider
 	inst           *instruments
 	unsampledNames bool
+	// noGoroutineLabels leaves the goroutines' labels alone: the
+	// benchmarks measure what setting them costs a request against it.
+	noGoroutineLabels bool
 }
 
 // Tracer returns the wrapped provider's tracer, wrapped.
 func (p *tracerProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
-	return &tracer{Tracer: p.TracerProvider.Tracer(name, opts...), inst: p.inst, unsampledNames: p.unsampledNames}
+	return &tracer{Tracer: p.TracerProvider.Tracer(name, opts...), inst: p.inst, unsampledNames: p.unsampledNames, noGoroutineLabels: p.noGoroutineLabels}
 }
 
 type tracer struct {
 	trace.Tracer
-	inst           *instruments
-	unsampledNames bool
+	inst              *instruments
+	unsampledNames    bool
+	noGoroutineLabels bool
 }
 
 // Start starts a span with the wrapped tracer; the context it returns
@@ -162,9 +166,11 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	// not trace_id (a series label per request in Pyroscope v1.19, where
 	// a CPU profiler of the process's own, such as pyroscope-go's,
 	// would send it).
-	gctx := pprof.WithLabels(parent, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
-	pprof.SetGoroutineLabels(gctx)
-	s.goroutine.labels = gctx
+	if !t.noGoroutineLabels {
+		gctx := pprof.WithLabels(parent, pprof.Labels(labelSpanID, s.id(), labelSpanName, name))
+		pprof.SetGoroutineLabels(gctx)
+		s.goroutine.labels = gctx
+	}
 	ctx = arena.ContextWithUsage(ctx, s.add)
 	s.ctx = spanContext{Context: ctx, s: s}
 	if keys.labels == nil {
@@ -201,7 +207,8 @@ type rootSpan struct {
 	ctx  spanContext // the context Start returned
 
 	// goroutine holds the contexts whose labels Start set on its
-	// goroutine (labels) and End sets back (parent's).
+	// goroutine (labels; nil if it set none) and End sets back
+	// (parent's).
 	goroutine struct{ parent, labels context.Context }
 
 	startName string // the name at Start, the label span_name
@@ -289,7 +296,7 @@ func (s *rootSpan) End(opts ...trace.SpanEndOption) {
 		}
 	}
 	s.Span.End(opts...)
-	if first {
+	if first && s.goroutine.labels != nil {
 		// Restored, not cleared: a span started under labels of the
 		// caller's (pprof.Do) gives them back.
 		pprof.SetGoroutineLabels(s.goroutine.parent)
@@ -341,11 +348,16 @@ func (s *rootSpan) labels(p *atomic.Pointer[any], late bool) any {
 	if l := p.Load(); l != nil {
 		return *l
 	}
-	ls := pprof.Labels(labelTraceID, s.traceID())
-	if late {
-		ls = pprof.Labels(labelSpanLate, "true", labelTraceID, s.traceID())
+	kv := []string{labelSpanLate, "true", labelTraceID, s.traceID()}
+	if !late {
+		kv = kv[2:]
 	}
-	l := pprof.WithLabels(s.goroutine.labels, ls).Value(keys.labels)
+	base := s.goroutine.labels
+	if base == nil {
+		base = s.goroutine.parent
+		kv = append(kv, labelSpanID, s.id(), labelSpanName, s.startName)
+	}
+	l := pprof.WithLabels(base, pprof.Labels(kv...)).Value(keys.labels)
 	p.CompareAndSwap(nil, &l)
 	return *p.Load()
 }
