@@ -48,11 +48,11 @@ const e2eRequests = 16 // per route
 //     holds exactly the CPU time pushed under those span IDs, which is
 //     every CPU sample pushed in the handler's computation (the goroutine
 //     labels); span_name is a series label, span_id not;
-//   - memory: the same for arena memory (alloc_space), under the same
-//     selector: the Go heap's uploads share the profile type
-//     (memory="heap") but carry no span, so a span profile of the type
-//     holds arena bytes alone, as Grafana's default query (service_name
-//     only) asks for it;
+//   - memory: the same for arena memory (alloc_space) under
+//     memory="arena", with the Go heap and the peak uploaded beside it
+//     under the same profile type (memory="heap", memory="peak"): the
+//     heap's samples carry no span, the peak's do (its alloc values
+//     count since the profiler started), hence the selector;
 //   - trace_id: the handler computes again after its span ended, under a
 //     trace_id label of its own (pprof.Do): no series of any profile type
 //     carries trace_id, and those samples carry no span_id.
@@ -83,7 +83,7 @@ func TestSpanProfilesEndToEnd(t *testing.T) {
 	a, err := agent.Start(agent.Config{
 		AppName:   app,
 		Interval:  time.Second,
-		Sources:   []agent.Source{agent.ProfilerSource(prof), agent.CPUSource(), agent.HeapSource()},
+		Sources:   []agent.Source{agent.ProfilerSource(prof), agent.CPUSource(), agent.HeapSource(), agent.PeakSource(prof)},
 		Uploaders: []agent.Uploader{rec},
 		QueueSize: 100,
 	})
@@ -109,7 +109,7 @@ func TestSpanProfilesEndToEnd(t *testing.T) {
 		pushed            spanSums
 	}{
 		{"cpu", cpuTypeID, sel(app), cpu},
-		{"memory", arenaTypeID, sel(app), mem},
+		{"memory", arenaTypeID, sel(app, "memory", "arena"), mem},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			waitUntil(ctx, t, "span_name label values", func() error {
@@ -146,6 +146,11 @@ func TestSpanProfilesEndToEnd(t *testing.T) {
 					})
 					t.Logf("%s span profile (%s) of %s: %d, pushed %d", c.name, c.typeID, q.what, got, want)
 				}
+			}
+			if c.name == "memory" {
+				ids := append(c.pushed.idsOf(e2eRoutes[0]), c.pushed.idsOf(e2eRoutes[1])...)
+				all, err := spanProfileTotal(ctx, base, c.typeID, sel(app), ids, begin, until)
+				t.Logf("memory span profile of every span under %s, without memory=\"arena\": %d (%v), under it %d", sel(app), all, err, c.pushed.sum(ids))
 			}
 			if got, err := spanProfileTotal(ctx, base, c.typeID, c.sel, []string{"0123456789abcdef"}, begin, until); err != nil || got != 0 {
 				t.Errorf("span profile of a span never sent: %d (%v), want 0", got, err)
