@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -29,11 +30,15 @@ type withPtr struct {
 }
 
 // setup returns a wrapped provider over the real SDK, with its span
-// recorder and metric reader.
-func setup(t *testing.T, sampler sdktrace.Sampler) (trace.TracerProvider, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+// recorder and metric reader; procs are further span processors.
+func setup(t *testing.T, sampler sdktrace.Sampler, procs ...sdktrace.SpanProcessor) (trace.TracerProvider, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler)}
+	for _, p := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() {
@@ -457,7 +462,8 @@ func TestContextKeys(t *testing.T) {
 // the name given through trace.SpanFromContext reach the SDK's span (the
 // histogram takes that name).
 func TestChildrenAreTheSDKs(t *testing.T) {
-	wrapped, rec, reader := setup(t, sdktrace.AlwaysSample())
+	probe := &parentProbe{}
+	wrapped, rec, reader := setup(t, sdktrace.AlwaysSample(), probe)
 	tr := wrapped.Tracer("test")
 	pool := arena.NewPool()
 	link := trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}})}
@@ -508,6 +514,9 @@ func TestChildrenAreTheSDKs(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d wrapped roots count their 2 children; %d of %d children have their root as parent", counted, roots, parents, 2*roots)
+	if probe.sdkParents.Load() != 2*roots {
+		t.Errorf("a span processor's OnStart found the SDK's root span in the parent context of %d children, want %d", probe.sdkParents.Load(), 2*roots)
+	}
 	if counted != roots || parents != 2*roots {
 		t.Errorf("%d roots with 2 children, %d children under their root; want %d and %d", counted, parents, roots, 2*roots)
 	}
@@ -528,3 +537,21 @@ func TestChildrenAreTheSDKs(t *testing.T) {
 		}
 	}
 }
+
+// parentProbe is a span processor that counts the spans "db" and "cache"
+// whose parent context, as the SDK hands it to OnStart, holds the SDK's
+// span of their root.
+type parentProbe struct{ sdkParents atomic.Int64 }
+
+func (p *parentProbe) OnStart(parent context.Context, s sdktrace.ReadWriteSpan) {
+	if s.Name() != "db" && s.Name() != "cache" {
+		return
+	}
+	if ps, ok := trace.SpanFromContext(parent).(sdktrace.ReadWriteSpan); ok && ps.Name() == "GET /c/{id}" && ps.SpanContext().SpanID() == s.Parent().SpanID() {
+		p.sdkParents.Add(1)
+	}
+}
+
+func (*parentProbe) OnEnd(sdktrace.ReadOnlySpan)      {}
+func (*parentProbe) Shutdown(context.Context) error   { return nil }
+func (*parentProbe) ForceFlush(context.Context) error { return nil }
