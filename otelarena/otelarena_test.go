@@ -555,3 +555,37 @@ func (p *parentProbe) OnStart(parent context.Context, s sdktrace.ReadWriteSpan) 
 func (*parentProbe) OnEnd(sdktrace.ReadOnlySpan)      {}
 func (*parentProbe) Shutdown(context.Context) error   { return nil }
 func (*parentProbe) ForceFlush(context.Context) error { return nil }
+
+// TestZeroByteCalls checks what arena.allocations counts of calls for zero
+// bytes: each is counted (telling them apart would cost the allocation
+// fast path a compare), and adds no bytes.
+func TestZeroByteCalls(t *testing.T) {
+	wrapped, rec, _ := setup(t, sdktrace.AlwaysSample())
+	pool := arena.NewPool()
+	for _, c := range []struct {
+		name  string
+		alloc func(a *arena.Arena)
+	}{
+		{"New of struct{}", func(a *arena.Arena) { arena.New[struct{}](a) }},
+		{"MakeSlice of 0", func(a *arena.Arena) { arena.MakeSlice[byte](a, 0, 0) }},
+		{"String of \"\"", func(a *arena.Arena) { arena.String(a, "") }},
+		{"Bytes of nil", func(a *arena.Arena) { arena.Bytes(a, nil) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, span := wrapped.Tracer("test").Start(context.Background(), c.name)
+			a := pool.Get(ctx)
+			c.alloc(a)
+			c.alloc(a)
+			pool.Put(a)
+			span.End()
+			got := map[attribute.Key]int64{}
+			ended := rec.Ended()
+			for _, kv := range ended[len(ended)-1].Attributes() {
+				got[kv.Key] = kv.Value.AsInt64()
+			}
+			if got[attrAllocs] != 2 || got[attrBytes] != 0 {
+				t.Errorf("%s twice: %s %d, %s %d; want 2 and 0", c.name, attrAllocs, got[attrAllocs], attrBytes, got[attrBytes])
+			}
+		})
+	}
+}
