@@ -107,9 +107,11 @@ func inFunc(s *profile.Sample, fn string) bool {
 //   - without it: req alone, under the span and after.
 //
 // No sample carries trace_id: the goroutine's labels leave it out. Each
-// request computes 30 ms under its span and 30 ms after, 12 requests per
-// case, so about 36 samples per place; a case needs 5 of each, which a
-// profile that samples at all misses with probability far below 1e-9.
+// request computes 30 ms under its span (and 15 ms more on the goroutine
+// it starts) and 30 ms after, 12 requests per case: at 100 samples per
+// CPU second about 36, 18 and 36 samples per place. A case needs one in
+// each place; were the samples Poisson (the profiler's timer is more
+// regular than that), a place would get none with probability below 2e-8.
 func TestGoroutineLabelsInCPUProfiles(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -163,8 +165,8 @@ func TestGoroutineLabelsInCPUProfiles(t *testing.T) {
 			for _, fn := range []string{"burnUnderSpan", "burnInSpawned", "burnAfterEnd"} {
 				tl := counts[fn]
 				t.Logf("%s: %d of %d CPU samples with the labels wanted", fn, tl.right, tl.all)
-				if tl.all < 5 {
-					t.Errorf("%s: %d CPU samples, want at least 5", fn, tl.all)
+				if tl.all == 0 {
+					t.Errorf("%s: no CPU sample", fn)
 				}
 			}
 		})
