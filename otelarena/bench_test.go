@@ -7,7 +7,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/arenaprof/arenaprof/arena"
-	"github.com/arenaprof/arenaprof/internal/cputime"
 )
 
 var sink *obj24
@@ -27,36 +26,35 @@ func spanContexts(tb testing.TB, n int) []context.Context {
 
 // BenchmarkGetPut is a request's arena round trip, Get, one New, Put,
 // under context.Background() and under a local root span's context (its
-// span_id and span_name labels, a set new on every request, and its usage
-// function, which Put calls): 64 spans in turn, each context in the CPU's
-// caches as a request's own context is. cpu-ns/op is the process's CPU
-// time per operation, steadier than ns/op on a loaded machine. Compare
-// with
+// labels, a set new on every request, and its usage function, which Put
+// calls): 64 spans in turn, each context in the CPU's caches as a
+// request's own context is. The two run interleaved (see interleave, in
+// blocks of 1024): span-extra-cpu-ns/op is the CPU per round trip the
+// span adds, span-x the ratio. Compare with
 //
 //	go test -run '^$' -bench GetPut -count 10 ./otelarena
 func BenchmarkGetPut(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		ctxs []context.Context
-	}{
-		{"ctx=background", []context.Context{context.Background()}},
-		{"ctx=span", spanContexts(b, 64)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			p := arena.NewPool()
-			p.Put(p.Get(context.Background()))
-			b.ReportAllocs()
-			t0 := cputime.Process()
-			defer func() { b.ReportMetric(float64(cputime.Process()-t0)/float64(b.N), "cpu-ns/op") }()
-			i := 0
-			for b.Loop() {
-				a := p.Get(c.ctxs[i%len(c.ctxs)])
-				sink = arena.New[obj24](a)
-				p.Put(a)
-				i++
-			}
-		})
-	}
+	ctxs := spanContexts(b, 64)
+	p := arena.NewPool()
+	p.Put(p.Get(context.Background()))
+	i := 0
+	cpu, ops := interleave(b, 1024, [2]func(){
+		func() {
+			a := p.Get(context.Background())
+			sink = arena.New[obj24](a)
+			p.Put(a)
+		},
+		func() {
+			a := p.Get(ctxs[i%len(ctxs)])
+			sink = arena.New[obj24](a)
+			p.Put(a)
+			i++
+		},
+	})
+	b.ReportMetric(float64(cpu[0])/ops, "background-cpu-ns/op")
+	b.ReportMetric(float64(cpu[1])/ops, "span-cpu-ns/op")
+	b.ReportMetric(float64(cpu[1]-cpu[0])/ops, "span-extra-cpu-ns/op")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "span-x")
 }
 
 // TestGetPutUnderSpanNoAlloc checks that Get and Put under a span's

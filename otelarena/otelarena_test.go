@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -29,11 +30,15 @@ type withPtr struct {
 }
 
 // setup returns a wrapped provider over the real SDK, with its span
-// recorder and metric reader.
-func setup(t *testing.T, sampler sdktrace.Sampler) (trace.TracerProvider, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+// recorder and metric reader; procs are further span processors.
+func setup(t *testing.T, sampler sdktrace.Sampler, procs ...sdktrace.SpanProcessor) (trace.TracerProvider, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler)}
+	for _, p := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() {
@@ -340,7 +345,8 @@ func TestLateAndNotRecording(t *testing.T) {
 // a local root span's context, a child's, or a context derived from it,
 // used before the span ends and after (also after a Reset): the samples
 // taken after carry span_late=true beside span_id and span_name, the
-// others do not; the context itself says so, and still holds the span.
+// others do not; the context itself says so, and still holds the SDK's
+// span.
 func TestLateLabel(t *testing.T) {
 	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
 	tr := wrapped.Tracer("test")
@@ -369,8 +375,8 @@ func TestLateLabel(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, root := tr.Start(context.Background(), "GET /late")
-			if trace.SpanFromContext(ctx) != root {
-				t.Fatal("the context does not hold the span")
+			if trace.SpanFromContext(ctx) != root.(*rootSpan).Span {
+				t.Fatal("the context does not hold the SDK's span")
 			}
 			id := root.SpanContext().SpanID().String()
 			tid := root.SpanContext().TraceID().String()
@@ -409,15 +415,15 @@ func TestLateLabel(t *testing.T) {
 	}
 }
 
-// TestContextKeys checks that the context keys of the current span and of
-// pprof labels were seen (a new OpenTelemetry or Go that reads them
-// otherwise makes Start fall back to trace.ContextWithSpan, without
-// span_late), and that the context Start returns answers for both as the
-// packages' own contexts do: the span, and its labels over the parent's,
-// span_name the name at Start.
+// TestContextKeys checks that the context key of pprof labels was seen (a
+// new Go that reads it otherwise makes Start fall back to
+// pprof.WithLabels, without span_late), and that the context Start
+// returns answers for the span and the labels as the packages' own
+// contexts do: the wrapped tracer's span (the SDK's), and the span's
+// labels over the parent's, span_name the name at Start.
 func TestContextKeys(t *testing.T) {
-	if keys.span == nil || keys.labels == nil {
-		t.Fatalf("context keys not seen: %+v", keys)
+	if keys.labels == nil {
+		t.Fatalf("context key not seen: %+v", keys)
 	}
 	wrapped, _, _ := setup(t, sdktrace.AlwaysSample())
 	parent := pprof.WithLabels(context.Background(), pprof.Labels("tenant", "t1"))
@@ -432,8 +438,9 @@ func TestContextKeys(t *testing.T) {
 	if _, ok := ctx.(*spanContext); !ok {
 		t.Fatalf("context %T, want *spanContext", ctx)
 	}
-	if got := trace.SpanFromContext(ctx); got != span {
-		t.Errorf("SpanFromContext: %v, want the root span", got)
+	sdkSpan, ok := trace.SpanFromContext(ctx).(sdktrace.ReadWriteSpan)
+	if !ok || sdkSpan != span.(*rootSpan).Span {
+		t.Errorf("SpanFromContext: %T, want the SDK's span", trace.SpanFromContext(ctx))
 	}
 	if got := trace.SpanContextFromContext(ctx); !got.Equal(span.SpanContext()) {
 		t.Errorf("SpanContextFromContext: %v", got)
@@ -443,5 +450,142 @@ func TestContextKeys(t *testing.T) {
 	}
 	if id, _ := pprof.Label(ctx, labelTraceID); id != span.SpanContext().TraceID().String() || len(id) != 32 {
 		t.Errorf("trace_id %q, want the trace ID's 32 hex digits", id)
+	}
+}
+
+// TestChildrenAreTheSDKs starts 200 local root spans through the wrapped
+// provider over the real SDK, each with two children (one started from
+// the root's context, one from a context derived from it, on a goroutine
+// of its own) and a grandchild, and checks what the SDK recorded: every
+// root counts its two children (ReadOnlySpan.ChildSpanCount), every
+// child's parent is its root, in the root's trace, and links, events and
+// the name given through trace.SpanFromContext reach the SDK's span (the
+// histogram takes that name).
+func TestChildrenAreTheSDKs(t *testing.T) {
+	probe := &parentProbe{}
+	wrapped, rec, reader := setup(t, sdktrace.AlwaysSample(), probe)
+	tr := wrapped.Tracer("test")
+	pool := arena.NewPool()
+	link := trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}})}
+	type key struct{}
+	const roots = 200
+	for range roots {
+		ctx, root := tr.Start(context.Background(), "GET /c", trace.WithLinks(link))
+		trace.SpanFromContext(ctx).SetName("GET /c/{id}")
+		trace.SpanFromContext(ctx).AddEvent("routed")
+		c1ctx, c1 := tr.Start(ctx, "db")
+		_, gc := tr.Start(c1ctx, "row")
+		a := pool.Get(c1ctx)
+		arena.New[obj24](a)
+		pool.Put(a)
+		gc.End()
+		c1.End()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, c2 := tr.Start(context.WithValue(ctx, key{}, 1), "cache")
+			c2.End()
+		})
+		wg.Wait()
+		root.End()
+	}
+	counted, parents := 0, 0
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		byID[s.SpanContext().SpanID()] = s
+	}
+	for _, s := range rec.Ended() {
+		switch s.Name() {
+		case "GET /c/{id}":
+			if s.ChildSpanCount() == 2 && len(s.Links()) == 1 && len(s.Events()) == 1 {
+				counted++
+			} else {
+				t.Errorf("root: %d children, %d links, %d events, want 2, 1, 1", s.ChildSpanCount(), len(s.Links()), len(s.Events()))
+			}
+		case "db", "cache":
+			if p := byID[s.Parent().SpanID()]; p != nil && p.Name() == "GET /c/{id}" && p.SpanContext().TraceID() == s.SpanContext().TraceID() {
+				parents++
+			}
+		case "row":
+			if p := byID[s.Parent().SpanID()]; p == nil || p.Name() != "db" || s.ChildSpanCount() != 0 || p.ChildSpanCount() != 1 {
+				t.Errorf("grandchild: parent %v", p)
+			}
+		default:
+			t.Errorf("span named %q", s.Name())
+		}
+	}
+	t.Logf("%d of %d wrapped roots count their 2 children; %d of %d children have their root as parent", counted, roots, parents, 2*roots)
+	if probe.sdkParents.Load() != 2*roots {
+		t.Errorf("a span processor's OnStart found the SDK's root span in the parent context of %d children, want %d", probe.sdkParents.Load(), 2*roots)
+	}
+	if counted != roots || parents != 2*roots {
+		t.Errorf("%d roots with 2 children, %d children under their root; want %d and %d", counted, parents, roots, 2*roots)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "arena.request.allocated" {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Histogram[int64]).DataPoints {
+				if name, _ := dp.Attributes.Value("span.name"); name.AsString() != "GET /c/{id}" || dp.Count != roots {
+					t.Errorf("histogram: %d values under %q, want %d under the name given through SpanFromContext", dp.Count, name.AsString(), roots)
+				}
+			}
+		}
+	}
+}
+
+// parentProbe is a span processor that counts the spans "db" and "cache"
+// whose parent context, as the SDK hands it to OnStart, holds the SDK's
+// span of their root.
+type parentProbe struct{ sdkParents atomic.Int64 }
+
+func (p *parentProbe) OnStart(parent context.Context, s sdktrace.ReadWriteSpan) {
+	if s.Name() != "db" && s.Name() != "cache" {
+		return
+	}
+	if ps, ok := trace.SpanFromContext(parent).(sdktrace.ReadWriteSpan); ok && ps.Name() == "GET /c/{id}" && ps.SpanContext().SpanID() == s.Parent().SpanID() {
+		p.sdkParents.Add(1)
+	}
+}
+
+func (*parentProbe) OnEnd(sdktrace.ReadOnlySpan)      {}
+func (*parentProbe) Shutdown(context.Context) error   { return nil }
+func (*parentProbe) ForceFlush(context.Context) error { return nil }
+
+// TestZeroByteCalls checks what arena.allocations counts of calls for zero
+// bytes: each is counted (telling them apart would cost the allocation
+// fast path a compare), and adds no bytes.
+func TestZeroByteCalls(t *testing.T) {
+	wrapped, rec, _ := setup(t, sdktrace.AlwaysSample())
+	pool := arena.NewPool()
+	for _, c := range []struct {
+		name  string
+		alloc func(a *arena.Arena)
+	}{
+		{"New of struct{}", func(a *arena.Arena) { arena.New[struct{}](a) }},
+		{"MakeSlice of 0", func(a *arena.Arena) { arena.MakeSlice[byte](a, 0, 0) }},
+		{"String of \"\"", func(a *arena.Arena) { arena.String(a, "") }},
+		{"Bytes of nil", func(a *arena.Arena) { arena.Bytes(a, nil) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, span := wrapped.Tracer("test").Start(context.Background(), c.name)
+			a := pool.Get(ctx)
+			c.alloc(a)
+			c.alloc(a)
+			pool.Put(a)
+			span.End()
+			got := map[attribute.Key]int64{}
+			ended := rec.Ended()
+			for _, kv := range ended[len(ended)-1].Attributes() {
+				got[kv.Key] = kv.Value.AsInt64()
+			}
+			if got[attrAllocs] != 2 || got[attrBytes] != 0 {
+				t.Errorf("%s twice: %s %d, %s %d; want 2 and 0", c.name, attrAllocs, got[attrAllocs], attrBytes, got[attrBytes])
+			}
+		})
 	}
 }

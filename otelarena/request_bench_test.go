@@ -67,9 +67,7 @@ func requestHandler() http.Handler {
 }
 
 // BenchmarkRequestOverhead is BenchmarkRequest's two providers in one
-// loop: blocks of 64 requests through each in turn, each first every
-// other round, the process's CPU time taken around each block, so that a machine whose load drifts
-// weighs on both alike. overhead-% is the wrapped provider's CPU over
+// loop (see interleave): overhead-% is the wrapped provider's CPU over
 // the SDK's, less one, over all the blocks: arenaprof's share of a traced
 // request. Run with -count 10 and compare medians:
 //
@@ -77,36 +75,92 @@ func requestHandler() http.Handler {
 func BenchmarkRequestOverhead(b *testing.B) {
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
-	handler := requestHandler()
-	hs := [2]http.Handler{
-		otelhttp.NewHandler(handler, "GET /records", otelhttp.WithTracerProvider(sdk)),
-		otelhttp.NewHandler(handler, "GET /records", otelhttp.WithTracerProvider(NewTracerProvider(sdk))),
-	}
+	hs := [2]func(){requestThrough(sdk), requestThrough(NewTracerProvider(sdk))}
+	cpu, reqs := interleave(b, 64, hs)
+	b.ReportMetric(float64(cpu[0])/reqs, "sdk-cpu-ns/req")
+	b.ReportMetric(float64(cpu[1])/reqs, "otelarena-cpu-ns/req")
+	b.ReportMetric(100*(float64(cpu[1])/float64(cpu[0])-1), "overhead-%")
+}
+
+// requestThrough returns a function that serves one request of
+// BenchmarkRequest through otelhttp with tp.
+func requestThrough(tp trace.TracerProvider) func() {
+	h := otelhttp.NewHandler(requestHandler(), "GET /records", otelhttp.WithTracerProvider(tp))
 	req := httptest.NewRequest("GET", "/records", nil)
-	for _, h := range hs { // warm both
-		for range 64 {
-			h.ServeHTTP(httptest.NewRecorder(), req)
+	return func() { h.ServeHTTP(httptest.NewRecorder(), req) }
+}
+
+// interleave runs the two variants of a request in one loop: blocks of
+// block requests through each in turn, each first every other round, the
+// process's CPU time taken around each block, so that a machine whose
+// load drifts weighs on both alike. It returns each variant's CPU time and
+// the requests each served.
+func interleave(b *testing.B, block int, fs [2]func()) (cpu [2]time.Duration, reqs float64) {
+	for _, f := range fs { // warm both
+		for range block {
+			f()
 		}
 	}
-	const block = 64
-	var cpu [2]time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for n := 0; n < b.N; n += block {
-		// Each provider goes first every other round: what a block
+		// Each variant goes first every other round: what a block
 		// leaves (a GC cycle it started) falls on both alike.
 		for k := range 2 {
 			i := k ^ (n / block & 1)
 			t0 := cputime.Process()
 			for range block {
-				hs[i].ServeHTTP(httptest.NewRecorder(), req)
+				fs[i]()
 			}
 			cpu[i] += cputime.Process() - t0
 		}
 	}
 	b.StopTimer()
-	reqs := float64((b.N + block - 1) / block * block)
-	b.ReportMetric(float64(cpu[0])/reqs, "sdk-cpu-ns/req")
-	b.ReportMetric(float64(cpu[1])/reqs, "otelarena-cpu-ns/req")
-	b.ReportMetric(100*(float64(cpu[1])/float64(cpu[0])-1), "overhead-%")
+	return cpu, float64((b.N + block - 1) / block * block)
+}
+
+// BenchmarkGoroutineLabels is what the goroutine's labels (span_id and
+// span_name set at a local root's Start, the caller's set back at End)
+// cost a request, the wrapped provider with them against the same without
+// them, interleaved (see interleave): label-cpu-ns/req is the difference
+// in CPU time per request, label-% that over the request without them.
+//
+//   - request: a request of BenchmarkRequest through otelhttp, the span
+//     recorded;
+//   - span: a local root's Start and End alone;
+//   - unsampled: Start and End of a span that does not record, with
+//     WithUnsampledSpanNames (span_name on the goroutine) against without.
+//
+// Run with
+//
+//	go test -run '^$' -bench GoroutineLabels -count 10 ./otelarena
+func BenchmarkGoroutineLabels(b *testing.B) {
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	b.Cleanup(func() {
+		_ = sdk.Shutdown(context.Background())
+		_ = never.Shutdown(context.Background())
+	})
+	with, without := NewTracerProvider(sdk), &tracerProvider{TracerProvider: sdk, noGoroutineLabels: true}
+	span := func(tp trace.TracerProvider) func() {
+		tr := tp.Tracer("bench")
+		return func() {
+			_, s := tr.Start(context.Background(), "GET /records")
+			s.End()
+		}
+	}
+	for _, c := range []struct {
+		name string
+		fs   [2]func() // without, with
+	}{
+		{"request", [2]func(){requestThrough(without), requestThrough(with)}},
+		{"span", [2]func(){span(without), span(with)}},
+		{"unsampled", [2]func(){span(NewTracerProvider(never)), span(NewTracerProvider(never, WithUnsampledSpanNames()))}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu, reqs := interleave(b, 64, c.fs)
+			b.ReportMetric(float64(cpu[1]-cpu[0])/reqs, "label-cpu-ns/req")
+			b.ReportMetric(100*(float64(cpu[1])/float64(cpu[0])-1), "label-%")
+		})
+	}
 }

@@ -702,8 +702,8 @@ func (a *Agent) newUploadOf(name string, p encodable, from, until time.Time) (*U
 		typesJSON:   typesJSON,
 	}
 	// Each encoding a destination sends is made here, once: the plain
-	// profile, and for Pyroscope destinations of a memory profile, the
-	// profile with their labels (and type frames).
+	// profile, and for Pyroscope destinations the profile without
+	// trace_id, with their labels (and type frames) for a memory profile.
 	plain := len(a.dests) == 0
 	for _, d := range a.dests {
 		pd, ok := d.up.(pyroscopeDest)

@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -815,9 +818,79 @@ func TestPyroscopeData(t *testing.T) {
 			t.Errorf("frames %v: leaf %s, %d frames", frames, leaf.Name, len(s.Location))
 		}
 	}
-	wall := &Upload{Profile: "wall", Data: []byte("not even a profile"), sampleTypes: map[string]sampleTypeConfig{"wall": {}}}
-	if got := pyroscopeData(wall, true); string(got) != string(wall.Data) {
-		t.Error("a wall-clock upload was changed")
+	bad := &Upload{Profile: "wall", Data: []byte("not even a profile"), sampleTypes: map[string]sampleTypeConfig{"wall": {}}}
+	if got := pyroscopeData(bad, true); string(got) != string(bad.Data) {
+		t.Error("an upload that does not decode was changed")
+	}
+}
+
+// TestPyroscopeDataDropsTraceID: every kind of profile (CPU, wall-clock,
+// a source of the user's) reaches Pyroscope without trace_id, which CPU
+// samples carry where a goroutine's labels hold it; span_id, span_name,
+// the other labels and every value stay, whether the agent encoded the
+// upload at collection or it was made by hand.
+func TestPyroscopeDataDropsTraceID(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		period string
+		types  []string
+	}{
+		{"cpu", "cpu", []string{"samples/count", "cpu/nanoseconds"}},
+		{"wall", "wallclock", []string{"samples/count", "wall/nanoseconds"}},
+		{"goroutines", "goroutine", []string{"goroutine/count"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fn := &profile.Function{ID: 1, Name: "main.handle"}
+			loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+			p := &profile.Profile{PeriodType: &profile.ValueType{Type: c.period, Unit: "nanoseconds"}, Period: 10_000_000,
+				Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
+			for _, st := range c.types {
+				ty, unit, _ := strings.Cut(st, "/")
+				p.SampleType = append(p.SampleType, &profile.ValueType{Type: ty, Unit: unit})
+			}
+			for i := range 3 {
+				s := &profile.Sample{Location: []*profile.Location{loc}, Label: map[string][]string{"req": {fmt.Sprint(i)}}}
+				for j := range c.types {
+					s.Value = append(s.Value, int64(10*i+j+1))
+				}
+				if i > 0 {
+					s.Label["span_id"] = []string{fmt.Sprintf("%016x", i)}
+					s.Label["span_name"] = []string{"GET /x"}
+					s.Label["trace_id"] = []string{fmt.Sprintf("%032x", i)}
+				}
+				p.Sample = append(p.Sample, s)
+			}
+			var buf bytes.Buffer
+			if err := p.Write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			byHand := &Upload{Profile: c.name, Data: buf.Bytes(), sampleTypes: sampleTypesOf(p)}
+			py, err := newPyroscope(PyroscopeConfig{URL: "http://x.invalid"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &Agent{cfg: Config{AppName: "shop"}, dests: []*dest{{up: py, name: uploaderName(py)}}}
+			collected, err := a.newUploadOf(c.name, profileEncodable{p}, time.Now(), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range []*Upload{byHand, collected} {
+				q, err := profile.ParseData(pyroscopeData(u, true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(q.Sample) != len(p.Sample) {
+					t.Fatalf("%d samples, want %d", len(q.Sample), len(p.Sample))
+				}
+				for i, s := range q.Sample {
+					want := maps.Clone(p.Sample[i].Label)
+					delete(want, "trace_id")
+					if !reflect.DeepEqual(s.Label, want) || !slices.Equal(s.Value, p.Sample[i].Value) {
+						t.Errorf("sample %d: labels %v, values %v; want %v, %v", i, s.Label, s.Value, want, p.Sample[i].Value)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -71,12 +71,21 @@ func isRSSProfile(types map[string]sampleTypeConfig) bool {
 // rssPyroscopeOptions is what a Pyroscope upload of a resident-memory
 // profile adds to it: the object size and the MemProfileRate of its
 // go/heap/live rows as string labels, which the server keeps (it drops
-// numeric labels), so that a fleet read gives the rows' estimates.
-var rssPyroscopeOptions = &pprofenc.Options{NumAsString: []string{pprofmt.LabelBytes, pprofmt.LabelHeapRate}}
+// numeric labels), so that a fleet read gives the rows' estimates. It
+// leaves out trace_id (pyroscopeDropLabels).
+var rssPyroscopeOptions = &pprofenc.Options{NumAsString: []string{pprofmt.LabelBytes, pprofmt.LabelHeapRate}, DropLabels: pyroscopeDropLabels}
+
+// otherPyroscopeOptions is what a Pyroscope upload of any other profile
+// (cpu, wall, a source of the user's) changes: it leaves out trace_id
+// (pyroscopeDropLabels), which CPU samples carry where a goroutine's
+// labels hold it (pprof.Do or a tracing integration that sets it).
+var otherPyroscopeOptions = &pprofenc.Options{DropLabels: pyroscopeDropLabels}
 
 // pyroscopeEncoding returns the additions of a Pyroscope upload of a
-// profile of these sample types, nil when it is sent as it is: memory
-// profiles (pyroscopeOptions) and resident-memory profiles.
+// profile of these sample types: memory profiles' (pyroscopeOptions),
+// resident-memory profiles' (rssPyroscopeOptions), and for every other
+// profile otherPyroscopeOptions. Every Pyroscope upload leaves out
+// trace_id.
 func pyroscopeEncoding(types map[string]sampleTypeConfig, typeFrames bool) *pprofenc.Options {
 	switch {
 	case isMemoryProfile(types):
@@ -84,5 +93,5 @@ func pyroscopeEncoding(types map[string]sampleTypeConfig, typeFrames bool) *ppro
 	case isRSSProfile(types):
 		return rssPyroscopeOptions
 	}
-	return nil
+	return otherPyroscopeOptions
 }

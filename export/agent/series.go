@@ -100,13 +100,9 @@ var pyroscopeDropLabels = []string{traceIDLabel}
 // pyroscopeData returns u's profile as Pyroscope should receive it (see
 // pyroscopeEncoding): the encoding the agent made when it collected the
 // profile. An Upload made by hand has none: its profile is decoded
-// and encoded again. Other profiles, and data that does not decode, are
-// sent as they are.
+// and encoded again. Data that does not decode is sent as it is.
 func pyroscopeData(u *Upload, typeFrames bool) []byte {
 	opts := pyroscopeEncoding(u.sampleTypes, typeFrames)
-	if opts == nil {
-		return u.Data
-	}
 	if b := u.pyroscope[pyroscopeVariant(typeFrames)]; b != nil {
 		return b
 	}
