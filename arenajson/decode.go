@@ -966,6 +966,11 @@ func (d *decodeState) unquoteBytes(s []byte, buf int) (t []byte, ok bool) {
 	}
 
 	b := d.scratch[buf][:0]
+	if n := len(s) + 2*utf8.UTFMax; cap(b) < n {
+		// Sized once, as encoding/json sizes its buffer: the result is
+		// never longer unless invalid UTF-8 is expanded to U+FFFD.
+		b = make([]byte, 0, n)
+	}
 	b = append(b, s[0:r]...)
 	var u [utf8.UTFMax]byte
 	for r < len(s) {
