@@ -138,8 +138,19 @@ func (d *decodeState) newPtr(t reflect.Type) reflect.Value {
 	case ta.funcs != nil:
 		return reflect.NewAt(t, ta.funcs.new(d.a))
 	}
-	d.heapAllocs++
+	d.onHeap(t)
 	return reflect.New(t)
+}
+
+// heapHook, when set (by tests), is told of each value or slice backing of
+// type t made on the heap because t has pointers and is not registered.
+var heapHook func(t reflect.Type)
+
+func (d *decodeState) onHeap(t reflect.Type) {
+	d.heapAllocs++
+	if heapHook != nil {
+		heapHook(t)
+	}
 }
 
 // sliceHeader is the layout of a slice.
@@ -172,11 +183,26 @@ func (d *decodeState) setSlice(v reflect.Value, n, c int) {
 		}
 	}
 	if d.a != nil && et.Size() != 0 {
-		d.heapAllocs++
+		d.onHeap(et)
 	}
 	ns := reflect.MakeSlice(v.Type(), n, c)
 	reflect.Copy(ns, v)
 	v.Set(ns)
+}
+
+// emptyBase is the data pointer of the empty, non-nil slices Unmarshal
+// makes (encoding/json makes [] into an empty slice, not nil).
+var emptyBase uint64
+
+// setEmpty sets the slice v to an empty, non-nil slice.
+func (d *decodeState) setEmpty(v reflect.Value) {
+	if v.CanAddr() {
+		h := (*sliceHeader)(v.Addr().UnsafePointer())
+		h.data = unsafe.Pointer(&emptyBase)
+		h.len, h.cap = 0, 0
+		return
+	}
+	v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 }
 
 // str returns a copy of b in the arena.

@@ -242,6 +242,13 @@ func (d *decodeState) indirect(v reflect.Value, decodingNull bool) (json.Unmarsh
 	//
 	// After the first round-trip, we set v back to the original value to
 	// preserve the original RW flags contained in reflect.Value.
+	// Most values need none of the walk below: a type that is neither a
+	// pointer nor an interface, and whose pointer has neither method,
+	// comes back unchanged (known once per type).
+	if plainType(v.Type()) {
+		return nil, nil, v
+	}
+
 	v0 := v
 	haveAddr := false
 
@@ -301,6 +308,22 @@ func (d *decodeState) indirect(v reflect.Value, decodingNull bool) (json.Unmarsh
 		}
 	}
 	return nil, nil, v
+}
+
+var plainTypes sync.Map // reflect.Type -> bool
+
+// plainType reports whether indirect returns a value of type t as it is:
+// t is not a pointer or an interface, and *t implements neither
+// json.Unmarshaler nor encoding.TextUnmarshaler.
+func plainType(t reflect.Type) bool {
+	if p, ok := plainTypes.Load(t); ok {
+		return p.(bool)
+	}
+	pt := reflect.PointerTo(t)
+	p := t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
+		!pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType)
+	plainTypes.Store(t, p)
+	return p
 }
 
 // array consumes an array, decoding into v.
@@ -382,7 +405,7 @@ func (d *decodeState) array(v reflect.Value) error {
 		}
 	}
 	if i == 0 && v.Kind() == reflect.Slice {
-		v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // no allocation
+		d.setEmpty(v)
 	}
 	return nil
 }
