@@ -44,7 +44,7 @@ type typeAlloc struct {
 
 var (
 	registered sync.Map // reflect.Type -> *allocFuncs
-	allocs     sync.Map // reflect.Type -> *typeAlloc
+	allocs     typeCache[*typeAlloc]
 )
 
 // Register makes Unmarshal allocate values of type T, and the backing
@@ -71,7 +71,7 @@ func Register[T any]() {
 			return unsafe.Pointer(unsafe.SliceData(s))
 		},
 	})
-	allocs.Delete(t)
+	allocs.forget(t)
 }
 
 func init() {
@@ -89,19 +89,17 @@ func init() {
 
 // allocOf returns how values of t are allocated.
 func allocOf(t reflect.Type) *typeAlloc {
-	if v, ok := allocs.Load(t); ok {
-		return v.(*typeAlloc)
-	}
-	ta := &typeAlloc{
-		words:    int((t.Size() + 7) / 8),
-		ptrFree:  !hasPointers(t),
-		zeroSize: t.Size() == 0,
-	}
-	if f, ok := registered.Load(t); ok {
-		ta.funcs = f.(*allocFuncs)
-	}
-	v, _ := allocs.LoadOrStore(t, ta)
-	return v.(*typeAlloc)
+	return allocs.get(t, func(t reflect.Type) *typeAlloc {
+		ta := &typeAlloc{
+			words:    int((t.Size() + 7) / 8),
+			ptrFree:  !hasPointers(t),
+			zeroSize: t.Size() == 0,
+		}
+		if f, ok := registered.Load(t); ok {
+			ta.funcs = f.(*allocFuncs)
+		}
+		return ta
+	})
 }
 
 // hasPointers reports whether values of type t hold pointers the garbage

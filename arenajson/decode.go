@@ -310,20 +310,17 @@ func (d *decodeState) indirect(v reflect.Value, decodingNull bool) (json.Unmarsh
 	return nil, nil, v
 }
 
-var plainTypes sync.Map // reflect.Type -> bool
+var plainTypes typeCache[bool]
 
 // plainType reports whether indirect returns a value of type t as it is:
 // t is not a pointer or an interface, and *t implements neither
 // json.Unmarshaler nor encoding.TextUnmarshaler.
 func plainType(t reflect.Type) bool {
-	if p, ok := plainTypes.Load(t); ok {
-		return p.(bool)
-	}
-	pt := reflect.PointerTo(t)
-	p := t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
-		!pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType)
-	plainTypes.Store(t, p)
-	return p
+	return plainTypes.get(t, func(t reflect.Type) bool {
+		pt := reflect.PointerTo(t)
+		return t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
+			!pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType)
+	})
 }
 
 // array consumes an array, decoding into v.

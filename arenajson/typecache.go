@@ -1,0 +1,56 @@
+package arenajson
+
+import (
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// typeCache maps types to facts computed once per type. Lookups are on
+// the decoder's hot path (every value asks whether its type is plain, and
+// every allocation how its type is allocated), so a direct-mapped table of
+// atomic pointers answers first, in a load and a compare, and a sync.Map
+// holds every entry behind it.
+type typeCache[V any] struct {
+	fast [256]atomic.Pointer[typeEntry[V]]
+	all  sync.Map // reflect.Type -> *typeEntry[V]
+}
+
+type typeEntry[V any] struct {
+	t reflect.Type
+	v V
+}
+
+// slot returns the table slot of t, from the address of its descriptor.
+func slot(t reflect.Type) int {
+	p := uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1])
+	return int(p>>5^p>>13) & 255
+}
+
+// get returns the fact of t, computing it with compute at the first call.
+func (c *typeCache[V]) get(t reflect.Type, compute func(reflect.Type) V) V {
+	s := &c.fast[slot(t)]
+	if e := s.Load(); e != nil && e.t == t {
+		return e.v
+	}
+	var e *typeEntry[V]
+	if v, ok := c.all.Load(t); ok {
+		e = v.(*typeEntry[V])
+	} else {
+		v, _ := c.all.LoadOrStore(t, &typeEntry[V]{t: t, v: compute(t)})
+		e = v.(*typeEntry[V])
+	}
+	s.Store(e)
+	return e.v
+}
+
+// forget drops t's fact, so that the next get computes it again.
+func (c *typeCache[V]) forget(t reflect.Type) {
+	c.all.Delete(t)
+	for i := range c.fast {
+		if e := c.fast[i].Load(); e != nil && e.t == t {
+			c.fast[i].CompareAndSwap(e, nil)
+		}
+	}
+}
