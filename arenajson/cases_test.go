@@ -276,6 +276,7 @@ var cases = []struct {
 // cases: the same error (type and message) and the same values, the
 // partial results after an error included.
 func TestCases(t *testing.T) {
+	requireV1(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if d := differ([]byte(c.in), c.new); d != "" {
@@ -288,6 +289,7 @@ func TestCases(t *testing.T) {
 // TestInvalidTarget: nil, a non-pointer and a nil pointer, after the
 // syntax check as in encoding/json.
 func TestInvalidTarget(t *testing.T) {
+	requireV1(t)
 	var nilPtr *int
 	for _, in := range []string{`1`, `x`} {
 		for _, v := range []any{nil, 5, nilPtr, caseBasic{}} {

@@ -26,6 +26,7 @@ var fuzzTypes = []func() any{
 // FuzzUnmarshal decodes random inputs into a set of fixed types with
 // Unmarshal and encoding/json and requires the same error and values.
 func FuzzUnmarshal(f *testing.F) {
+	requireV1(f)
 	for _, c := range cases {
 		f.Add(uint8(0), []byte(c.in))
 		v := c.new()
@@ -49,6 +50,7 @@ func FuzzUnmarshal(f *testing.F) {
 // decodes data into it with Unmarshal and encoding/json. The seeds pair
 // such types with the JSON of random values of them.
 func FuzzUnmarshalTypes(f *testing.F) {
+	requireV1(f)
 	for seed := range uint64(64) {
 		t := randomType(seed)
 		r := rand.New(rand.NewPCG(seed, 1))

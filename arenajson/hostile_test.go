@@ -14,6 +14,7 @@ import (
 // with a syntax error; Unmarshal gives the same answers, arrays and
 // objects, into any and into a recursive type.
 func TestDeepNesting(t *testing.T) {
+	requireV1(t)
 	for _, depth := range []int{9999, 10000, 10001, 100000} {
 		arrays := strings.Repeat("[", depth) + strings.Repeat("]", depth)
 		objects := strings.Repeat(`{"Next":`, depth) + "null" + strings.Repeat("}", depth)
@@ -37,6 +38,7 @@ func TestDeepNesting(t *testing.T) {
 // encoding/json decodes it, into the arena, and the decoder keeps no
 // large buffer afterwards.
 func TestLargeStrings(t *testing.T) {
+	requireV1(t)
 	const n = 16 << 20
 	raw := strings.Repeat("abcdefgh", n/8)
 	escaped := strings.Repeat(`\u00e9\n`, n/8)
@@ -84,6 +86,7 @@ func TestLargeStrings(t *testing.T) {
 // TestTruncated: every prefix of documents, and each of them with a byte
 // flipped or with trailing data, decodes as encoding/json decodes it.
 func TestTruncated(t *testing.T) {
+	requireV1(t)
 	docs := []struct {
 		in  string
 		new func() any
@@ -109,6 +112,7 @@ func TestTruncated(t *testing.T) {
 
 // TestCorpusPrefixes: prefixes of a real corpus at many cut points.
 func TestCorpusPrefixes(t *testing.T) {
+	requireV1(t)
 	data := corpora[6].data() // twitter_status
 	cuts := 500
 	if testing.Short() {
