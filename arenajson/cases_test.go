@@ -33,20 +33,22 @@ type (
 		F32    float32
 		skip   int //lint:ignore U1000 unexported: never decoded
 		Dash   int `json:"-"`
-		Comma  int `json:"-,"`
+		//lint:ignore SA5008 the field named "-", a case of its own
+		Comma int `json:"-,"`
 	}
 	caseInner struct {
 		A, B string
 		C    []int
 	}
 	caseQuoted struct {
-		I  int      `json:",string"`
-		F  float64  `json:",string"`
-		B  bool     `json:",string"`
-		S  string   `json:",string"`
-		P  *int     `json:",string"`
-		U  uint     `json:",string"`
-		N  []int    `json:",string"` // not quotable: ignored
+		I int     `json:",string"`
+		F float64 `json:",string"`
+		B bool    `json:",string"`
+		S string  `json:",string"`
+		P *int    `json:",string"`
+		U uint    `json:",string"`
+		//lint:ignore SA5008 not quotable: the option is ignored, a case of its own
+		N  []int    `json:",string"`
 		Nu *float64 `json:"nu,string"`
 	}
 	caseEmbedA struct {

@@ -1,6 +1,7 @@
 package arenajson_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/arenaprof/arenaprof/arena"
@@ -30,8 +31,8 @@ var pool arena.Pool
 func Example() {
 	body := []byte(`{"id":"o-17","customer":"Ada","items":[{"sku":"tea","qty":2},{"sku":"cup","qty":1}],"tags":["gift"]}`)
 
-	a := pool.Get(nil)
-	defer pool.Put(a) // o and everything in it must not be used after this
+	a := pool.Get(context.Background()) // a handler passes r.Context()
+	defer pool.Put(a)                   // o and everything in it must not be used after this
 
 	var o Order
 	if err := arenajson.Unmarshal(a, body, &o); err != nil {
