@@ -469,6 +469,7 @@ func (d *decodeState) object(v reflect.Value) error {
 	}
 
 	var mapElem reflect.Value
+	next := 0 // the position in fields.list of the name expected next
 	var origErrorContext errorContext
 	if d.errorContext != nil {
 		origErrorContext = *d.errorContext
@@ -505,9 +506,20 @@ func (d *decodeState) object(v reflect.Value) error {
 			}
 			subv = mapElem
 		} else {
-			f := fields.byExactName[string(key)]
-			if f == nil {
-				f = fields.byFoldedName[string(foldName(key))]
+			// Objects of one type mostly list their names in the same
+			// order, and in the struct's: try the field after the last
+			// one found before hashing the name.
+			var f *field
+			if next < len(fields.list) && string(key) == fields.list[next].name {
+				f = &fields.list[next]
+			} else {
+				f = fields.byExactName[string(key)]
+				if f == nil {
+					f = fields.byFoldedName[string(foldName(key))]
+				}
+			}
+			if f != nil {
+				next = f.pos + 1
 			}
 			if f != nil {
 				subv = v
@@ -929,6 +941,15 @@ func (d *decodeState) literalInterface() (any, error) {
 	}
 }
 
+// plainByte holds the ASCII bytes a JSON string holds as they are: not a
+// control character, '"' or '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // getu4 decodes \uXXXX from the beginning of s, returning the hex value,
 // or it returns -1.
 func getu4(s []byte) rune {
@@ -968,12 +989,12 @@ func (d *decodeState) unquoteBytes(s []byte, buf int) (t []byte, ok bool) {
 	r := 0
 	for r < len(s) {
 		c := s[r]
-		if c == '\\' || c == '"' || c < ' ' {
-			break
-		}
-		if c < utf8.RuneSelf {
+		if plainByte[c] {
 			r++
 			continue
+		}
+		if c < utf8.RuneSelf { // '\\', '"' or a control character
+			break
 		}
 		rr, size := utf8.DecodeRune(s[r:])
 		if rr == utf8.RuneError && size == 1 {

@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,6 +23,7 @@ type field struct {
 	nameBytes []byte // []byte(name)
 
 	tag    bool
+	pos    int // position in structFields.list
 	index  []int
 	typ    reflect.Type
 	quoted bool
@@ -36,15 +36,11 @@ type structFields struct {
 	byFoldedName map[string]*field
 }
 
-var fieldCache sync.Map // map[reflect.Type]structFields
+var fieldCache typeCache[structFields]
 
 // cachedTypeFields is typeFields, computed once per type.
 func cachedTypeFields(t reflect.Type) structFields {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.(structFields)
-	}
-	f, _ := fieldCache.LoadOrStore(t, typeFields(t))
-	return f.(structFields)
+	return fieldCache.get(t, typeFields)
 }
 
 // typeFields returns the fields encoding/json recognizes for struct type t.
@@ -208,6 +204,9 @@ func typeFields(t reflect.Type) structFields {
 		return slices.Compare(i.index, j.index)
 	})
 
+	for i := range fields {
+		fields[i].pos = i
+	}
 	exactNameIndex := make(map[string]*field, len(fields))
 	foldedNameIndex := make(map[string]*field, len(fields))
 	for i, field := range fields {

@@ -18,27 +18,34 @@ type typeCache[V any] struct {
 }
 
 type typeEntry[V any] struct {
-	t reflect.Type
+	t unsafe.Pointer // the type's descriptor: compared without ifaceeq
 	v V
 }
 
-// slot returns the table slot of t, from the address of its descriptor.
-func slot(t reflect.Type) int {
-	p := uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1])
-	return int(p>>5^p>>13) & 255
+// descriptor returns the address of t's descriptor, which identifies t
+// (a reflect.Type is always a *rtype).
+func descriptor(t reflect.Type) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]
+}
+
+// slot returns the table slot of the descriptor p.
+func slot(p unsafe.Pointer) int {
+	u := uintptr(p)
+	return int(u>>5^u>>13) & 255
 }
 
 // get returns the fact of t, computing it with compute at the first call.
 func (c *typeCache[V]) get(t reflect.Type, compute func(reflect.Type) V) V {
-	s := &c.fast[slot(t)]
-	if e := s.Load(); e != nil && e.t == t {
+	p := descriptor(t)
+	s := &c.fast[slot(p)]
+	if e := s.Load(); e != nil && e.t == p {
 		return e.v
 	}
 	var e *typeEntry[V]
 	if v, ok := c.all.Load(t); ok {
 		e = v.(*typeEntry[V])
 	} else {
-		v, _ := c.all.LoadOrStore(t, &typeEntry[V]{t: t, v: compute(t)})
+		v, _ := c.all.LoadOrStore(t, &typeEntry[V]{t: p, v: compute(t)})
 		e = v.(*typeEntry[V])
 	}
 	s.Store(e)
@@ -48,8 +55,9 @@ func (c *typeCache[V]) get(t reflect.Type, compute func(reflect.Type) V) V {
 // forget drops t's fact, so that the next get computes it again.
 func (c *typeCache[V]) forget(t reflect.Type) {
 	c.all.Delete(t)
+	p := descriptor(t)
 	for i := range c.fast {
-		if e := c.fast[i].Load(); e != nil && e.t == t {
+		if e := c.fast[i].Load(); e != nil && e.t == p {
 			c.fast[i].CompareAndSwap(e, nil)
 		}
 	}
