@@ -78,8 +78,8 @@ func errString(err error) string {
 // differ decodes data into two fresh values from newV, with encoding/json
 // and with Unmarshal into a fresh arena, and returns a description of any
 // difference: in error (type and message) or in the values (reflect.DeepEqual,
-// compared after an error too, for encoding/json's partial results); see
-// requireV1.
+// compared after an error too, for encoding/json's partial results), and
+// again into the decoded values; see requireV1.
 func differ(data []byte, newV func() any) string {
 	want := newV()
 	wantErr := json.Unmarshal(data, want)
@@ -92,6 +92,21 @@ func differ(data []byte, newV func() any) string {
 	}
 	if !reflect.DeepEqual(want, got) {
 		return fmt.Sprintf("values differ:\nencoding/json %s\narenajson     %s", short(want), short(got))
+	}
+	// Decoding into a value that already holds data takes the other path
+	// (the syntax check before anything is stored): decode the input, and
+	// its first half, again into the values just decoded.
+	if reflect.ValueOf(want).Elem().IsZero() {
+		return ""
+	}
+	for _, in := range [][]byte{data, data[:len(data)/2]} {
+		wantErr, gotErr := json.Unmarshal(in, want), Unmarshal(a, in, got)
+		if errString(wantErr) != errString(gotErr) {
+			return fmt.Sprintf("into a decoded value, input %q: error: encoding/json %s, arenajson %s", in, errString(wantErr), errString(gotErr))
+		}
+		if !reflect.DeepEqual(want, got) {
+			return fmt.Sprintf("into a decoded value, input %q: values differ:\nencoding/json %s\narenajson     %s", in, short(want), short(got))
+		}
 	}
 	return ""
 }

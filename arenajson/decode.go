@@ -41,15 +41,40 @@ func Unmarshal(a *arena.Arena, data []byte, v any) error {
 	defer d.release()
 	d.a = a
 
-	// Check for well-formedness, as encoding/json does first, so that a
-	// syntax error never leaves half a data structure behind.
-	if err := d.check(data); err != nil {
-		return err
-	}
-
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		// The syntax check comes first, as in encoding/json.
+		if err := d.check(data); err != nil {
+			return err
+		}
 		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
+	}
+
+	if rv.Elem().IsZero() {
+		// encoding/json checks the whole input before storing anything,
+		// so that a syntax error never leaves half a data structure
+		// behind. Into a zero value the check can come after: decode at
+		// once, and on any error read the input again, and if it is not
+		// JSON set the value back to zero and return encoding/json's
+		// syntax error. One read instead of two.
+		d.reset(data)
+		err := d.value(rv)
+		if err == nil {
+			if _, err = d.dec.ReadToken(); err == io.EOF {
+				return d.savedError
+			}
+		}
+		if serr := d.check(data); serr != nil {
+			rv.Elem().SetZero()
+			return serr
+		}
+		return d.addErrorContext(err)
+	}
+
+	// Check for well-formedness first, as encoding/json does, so that a
+	// syntax error leaves the value as it was.
+	if err := d.check(data); err != nil {
+		return err
 	}
 	d.reset(data)
 	// We decode rv not rv.Elem because the Unmarshaler interface
