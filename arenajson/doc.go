@@ -28,9 +28,14 @@
 // encoding.TextUnmarshaler, json.Number, decoding into any, the same
 // error types (*json.SyntaxError, *json.UnmarshalTypeError,
 // *json.InvalidUnmarshalError, ...) at the same inputs, and the same
-// partial results after a type error. Syntax is checked first, with
-// github.com/go-json-experiment/json/jsontext (Go 1.27's
-// encoding/json/jsontext), before anything is stored.
+// partial results after a type error. github.com/go-json-experiment/json/jsontext
+// (Go 1.27's encoding/json/jsontext) tokenizes. A syntax error leaves v as
+// it was, as in encoding/json: into a value that holds data the syntax is
+// checked before anything is stored; into a zero value the input is
+// decoded at once and checked only after an error, and v is set back to
+// zero if the input is not JSON (the UnmarshalJSON and UnmarshalText
+// methods of the values decoded before the error have then run, where
+// encoding/json runs none).
 //
 // # What comes from the arena
 //
