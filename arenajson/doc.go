@@ -22,8 +22,8 @@
 //
 // # Semantics
 //
-// Unmarshal follows encoding/json (v1) rule for rule: case-insensitive
-// field names, the last of duplicate names wins, the ",string" option,
+// Unmarshal follows Go 1.26's encoding/json rule for rule (Go 1.27's, built
+// on encoding/json/v2, differs in places): case-insensitive field names, the last of duplicate names wins, the ",string" option,
 // embedded structs, []byte as base64, json.Unmarshaler and
 // encoding.TextUnmarshaler, json.Number, decoding into any, the same
 // error types (*json.SyntaxError, *json.UnmarshalTypeError,
