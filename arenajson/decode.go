@@ -188,6 +188,24 @@ func (d *decodeState) offset() int64 { return d.dec.InputOffset() }
 // value consumes a JSON value, decoding into v.
 // If v is invalid, the value is discarded.
 func (d *decodeState) value(v reflect.Value) error {
+	if v.IsValid() && factsOf(v.Type()).scalar {
+		// A bool, number or string: read the value at once, without
+		// peeking at its kind. An array or object is a type error, as
+		// array and object find for such a type.
+		item, err := d.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		switch item[0] {
+		case '[':
+			d.saveError(&json.UnmarshalTypeError{Value: "array", Type: v.Type(), Offset: d.offset()})
+			return nil
+		case '{':
+			d.saveError(&json.UnmarshalTypeError{Value: "object", Type: v.Type(), Offset: d.offset()})
+			return nil
+		}
+		return d.literalStore(item, v, false)
+	}
 	switch d.dec.PeekKind() {
 	case '[':
 		if v.IsValid() {
@@ -335,18 +353,37 @@ func (d *decodeState) indirect(v reflect.Value, decodingNull bool) (json.Unmarsh
 	return nil, nil, v
 }
 
-var plainTypes typeCache[bool]
+// typeFacts are what value and indirect ask of a type, once per type.
+type typeFacts struct {
+	// plain: indirect returns a value of the type as it is: the type is
+	// not a pointer or an interface, and its pointer implements neither
+	// json.Unmarshaler nor encoding.TextUnmarshaler.
+	plain bool
+	// scalar: plain, and a bool, number or string kind, which only a
+	// JSON literal can set (an array or object is a type error).
+	scalar bool
+}
 
-// plainType reports whether indirect returns a value of type t as it is:
-// t is not a pointer or an interface, and *t implements neither
-// json.Unmarshaler nor encoding.TextUnmarshaler.
-func plainType(t reflect.Type) bool {
-	return plainTypes.get(t, func(t reflect.Type) bool {
+var facts typeCache[typeFacts]
+
+func factsOf(t reflect.Type) typeFacts {
+	return facts.get(t, func(t reflect.Type) typeFacts {
 		pt := reflect.PointerTo(t)
-		return t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
-			!pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType)
+		f := typeFacts{plain: t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
+			!pt.Implements(unmarshalerType) && !pt.Implements(textUnmarshalerType)}
+		switch t.Kind() {
+		case reflect.Bool, reflect.String,
+			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64:
+			f.scalar = f.plain
+		}
+		return f
 	})
 }
+
+// plainType reports whether indirect returns a value of type t as it is.
+func plainType(t reflect.Type) bool { return factsOf(t).plain }
 
 // array consumes an array, decoding into v.
 func (d *decodeState) array(v reflect.Value) error {
