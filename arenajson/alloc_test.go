@@ -16,9 +16,6 @@ import (
 // the two string corpora), and fewer than half of encoding/json's on the
 // others. Values are compared with encoding/json's on every run.
 func TestAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("decodes every corpus about 20 times")
-	}
 	zeroHeap := map[string]bool{"canada_geometry": true, "golang_source": true, "string_escaped": true, "string_unicode": true}
 	for _, c := range corpora {
 		t.Run(c.name, func(t *testing.T) {
