@@ -44,11 +44,13 @@ func startGoleakService(t *testing.T, toolchain, experiment string, args ...stri
 	}
 	env := append(os.Environ(), "GOTOOLCHAIN="+toolchain, "GOEXPERIMENT="+experiment, "CGO_ENABLED=0")
 	if toolchain != "local" {
-		// The toolchain comes from the module proxy on first use.
+		// The toolchain comes from the module proxy on first use: skipped
+		// where the proxy cannot be reached (failed under .ci/run).
 		cmd := exec.Command(goBin, "version")
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("toolchain %s cannot be had (GOTOOLCHAIN=%s go version: %v): %s", toolchain, toolchain, err, out)
+			skipWithoutProxy(t, goBin, env, "GOTOOLCHAIN="+toolchain+" (the toolchain, fetched on first use)", out)
+			t.Fatalf("GOTOOLCHAIN=%s go version: %v\n%s", toolchain, err, out)
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "goleakservice")
@@ -82,14 +84,14 @@ func startGoleakService(t *testing.T, toolchain, experiment string, args ...stri
 }
 
 // TestGoroutineLeaksRealRuntime runs a service that leaks goroutines,
-// some holding arenas, under the real runtime: Go 1.27.3 (from the module
-// proxy; skipped when it cannot be had) serves the goroutine leak
-// profile at arenaprof.Start's Mux, and the read finds every leaked
-// goroutine by stack with the exact count and the exact bytes of the
-// arenas each stack took and kept, none of the arenas live goroutines
-// hold; so does this test's own toolchain (Go 1.26) with
-// GOEXPERIMENT=goroutineleakprofile; without it, it serves none, and the
-// read says how to turn it on. The first run builds the standard library
+// some holding arenas, under the real runtime: Go 1.27.3 (from the
+// module proxy; skipped where the proxy cannot be reached, failed there
+// under .ci/run) serves the goroutine leak profile at arenaprof.Start's
+// Mux, and the read finds every leaked goroutine by stack with the exact
+// count and the exact bytes of the arenas each stack took and kept, none
+// of the arenas live goroutines hold; so does this test's own toolchain
+// (Go 1.26) with GOEXPERIMENT=goroutineleakprofile; without it, it
+// serves none, and the read says how to turn it on. The first run builds the standard library
 // for Go 1.27.3 and for the experiment (about 60 s each here); later runs
 // take about 10 s.
 func TestGoroutineLeaksRealRuntime(t *testing.T) {

@@ -27,7 +27,11 @@ import (
 
 // runDirAgent runs the agent with a Config.Dir destination (arena, Go heap
 // and wall-clock sources, 20 ms intervals) while rounds rounds of perRound
-// e2eRecords are allocated, and returns the directory it wrote.
+// e2eRecords are allocated, and returns the directory it wrote, every
+// profile collected in it. (The queue holds them all: each file is
+// synced, and on a loaded machine the writes fall behind the 20 ms
+// collections; the default queue of 20 then drops the oldest profiles,
+// and the directory holds only part of the allocations.)
 func runDirAgent(t *testing.T, seed uint64, rounds, perRound int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "profiles")
@@ -44,6 +48,7 @@ func runDirAgent(t *testing.T, seed uint64, rounds, perRound int) string {
 		AppName: "shop", Labels: map[string]string{"env": "test"}, Interval: 20 * time.Millisecond,
 		Sources:   []agent.Source{agent.ProfilerSource(p), agent.HeapSource(), agent.WallSource()},
 		Uploaders: []agent.Uploader{up}, Logger: slog.New(slog.DiscardHandler),
+		QueueSize: 10000,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +63,9 @@ func runDirAgent(t *testing.T, seed uint64, rounds, perRound int) string {
 	defer cancel()
 	if err := a.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if st := a.Stats(); st.Dropped != 0 || st.Failed != 0 || st.Unconfirmed != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("the directory lacks profiles: %+v", st)
 	}
 	return dir
 }
@@ -190,7 +198,7 @@ func TestDiffDirAgent(t *testing.T) {
 		}
 		found = true
 		if r.RatioLo == nil || r.RatioHi == nil || !(*r.RatioLo <= 2 && 2 <= *r.RatioHi) || !(*r.RatioLo > 1) {
-			t.Errorf("ratio %v [%v, %v], want 2 inside and 1 outside", r.Ratio, r.RatioLo, r.RatioHi)
+			t.Errorf("ratio %v [%v, %v], want 2 inside and 1 outside:\n%s", deref(r.Ratio), deref(r.RatioLo), deref(r.RatioHi), out)
 		}
 	}
 	if !found {
@@ -769,4 +777,12 @@ func TestDirSkipsNamed(t *testing.T) {
 	if n := len(rep.Inputs.Skipped); n != 2+maxNamedSkips+1 || rep.Inputs.Skipped[n-1] != "12 more entries not read" {
 		t.Errorf("%d entries skipped, the last %q", n, rep.Inputs.Skipped[n-1])
 	}
+}
+
+// deref returns *p, or nil for nil, for messages.
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // TestGoroutineSitesRealRuntime runs testdata/goleakservice built by Go
-// 1.27.3 (from the module proxy; skipped when it cannot be had), and by
-// this test's Go 1.26 with GOEXPERIMENT=goroutineleakprofile, at
+// 1.27.3 (from the module proxy; skipped where the proxy cannot be
+// reached, failed there under .ci/run), and by this test's Go 1.26 with
+// GOEXPERIMENT=goroutineleakprofile, at
 // MemProfileRate 4 KiB, leaking goroutines 10 at once every 0.2 to 1.2
 // s, each holding a 64 KiB Go heap buffer allocated in main.heldBuffer,
 // beside a leak of its own (main.ownBuffer, 16 KiB every 20 ms, held by

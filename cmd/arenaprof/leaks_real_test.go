@@ -96,6 +96,7 @@ func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 		AppName: "leaky", Interval: 100 * time.Millisecond,
 		Sources:   []agent.Source{agent.ProfilerSource(p), agent.HeapSource()},
 		Uploaders: []agent.Uploader{up}, Logger: slog.New(slog.DiscardHandler),
+		QueueSize: 10000, // every snapshot kept, however far the synced writes fall behind
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,9 @@ func runLeakProgram(t *testing.T, d time.Duration) (string, *leakLog) {
 	defer cancel()
 	if err := a.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if st := a.Stats(); st.Dropped != 0 || st.Failed != 0 || st.Unconfirmed != 0 || st.Uploaded != st.Collected {
+		t.Fatalf("the directory lacks snapshots: %+v", st)
 	}
 	leakArena.Reset()
 	return dir, log

@@ -20,7 +20,11 @@ func TestDirAgentWritesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &testSource{name: "arena"}
-	a, err := Start(fastConfig([]Source{src, WallSource()}, dir))
+	cfg := fastConfig([]Source{src, WallSource()}, dir)
+	// Every profile kept: each file is synced, and on a loaded machine the
+	// writes fall 20 profiles behind the 20 ms collections.
+	cfg.QueueSize = maxQueueSize
+	a, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@ package main
 // static void *take(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
 import "C"
 
+import "unsafe"
+
 // cmalloc takes n bytes from C's malloc and writes them; the memory is
-// never freed.
-func cmalloc(n int64) int64 {
-	C.take(C.size_t(n))
-	return n
+// never freed. It returns the block.
+func cmalloc(n int64) []byte {
+	return unsafe.Slice((*byte)(C.take(C.size_t(n))), n)
 }

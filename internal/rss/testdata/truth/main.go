@@ -3,11 +3,14 @@
 // three sites, parked goroutines, arenas holding known bytes, an
 // anonymous mapping partly touched, a mapped file partly read and, built
 // with cgo, C memory from malloc. It serves its resident-memory profile
-// (export.RSSHandler), prints one JSON line of what it holds and the
-// address, and exits when its standard input closes.
+// (export.RSSHandler), prints one JSON line of what it holds, what of it
+// is resident (measured page by page) and the address, then one JSON line
+// of what is resident for each line read from its standard input, and
+// exits when its standard input closes.
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -15,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	"github.com/arenaprof/arenaprof/arena"
 	"github.com/arenaprof/arenaprof/export"
@@ -32,6 +36,8 @@ type truth struct {
 	CMalloc    int64            `json:"cmalloc"`
 	// Keep is the heap bytes of the slice keeping the sites' objects.
 	Keep int64 `json:"keep"`
+	// Resident is what is resident when the line is printed.
+	Resident resident `json:"resident"`
 }
 
 var (
@@ -91,15 +97,29 @@ func main() {
 	for range t.Goroutines {
 		go func() { <-park }()
 	}
-	// Arenas holding known bytes, touched: 4 arenas of 128 slices of
-	// 32 KiB, two to each 64 KiB chunk, whose heap allocation (64 KiB and
-	// 8 bytes of slack) takes 72 KiB.
+	// Arenas holding known bytes, every page of their chunks written: 4
+	// arenas of 64 chunks of 72 KiB - 8 bytes, each filled by two slices
+	// (of 36 KiB and 36 KiB - 8 bytes: the arena rounds sizes up to 8
+	// bytes), whose heap allocation (the chunk and 8 bytes of slack) is
+	// 72 KiB, whole pages. (With the default 64 KiB chunks the allocation's last
+	// 8 KiB hold only the slack: written by the runtime when it reuses
+	// memory, never touched when the memory is fresh from the OS.)
+	const chunk = 72<<10 - 8
+	var chunks [][]byte
 	for range 4 {
-		a := arena.NewArena()
-		for range 128 {
-			fill(arena.MakeSlice[byte](a, 32<<10, 32<<10))
+		a := arena.NewArena(arena.WithChunkSize(chunk))
+		for range 64 {
+			s1 := arena.MakeSlice[byte](a, 36<<10, 36<<10)
+			s2 := arena.MakeSlice[byte](a, chunk-36<<10, chunk-36<<10)
+			fill(s1)
+			fill(s2)
+			base := unsafe.SliceData(s1)
+			if uintptr(unsafe.Pointer(base))%8192 != 0 || unsafe.Pointer(unsafe.SliceData(s2)) != unsafe.Add(unsafe.Pointer(base), 36<<10) {
+				panic("the two slices do not fill one chunk from its start")
+			}
+			chunks = append(chunks, unsafe.Slice(base, chunk+8))
 		}
-		t.ArenaUsed += 128 * 32 << 10
+		t.ArenaUsed += 64 * chunk
 		t.ArenaHeap += 64 * 72 << 10
 		arenas = append(arenas, a)
 	}
@@ -132,7 +152,8 @@ func main() {
 	for i := 0; i < int(t.File); i += 4096 {
 		sink += fm[i]
 	}
-	t.CMalloc = cmalloc(16 << 20)
+	c := cmalloc(16 << 20)
+	t.CMalloc = int64(len(c))
 	runtime.GC()
 	runtime.GC() // the heap profile is that of the last completed cycle
 
@@ -142,9 +163,12 @@ func main() {
 	}
 	t.Addr = ln.Addr().String()
 	go http.Serve(ln, export.RSSHandler())
-	json.NewEncoder(os.Stdout).Encode(t)
-	var buf [1]byte
-	os.Stdin.Read(buf[:])
+	t.Resident = measure(chunks, m, c, fm)
+	enc := json.NewEncoder(os.Stdout)
+	enc.Encode(t)
+	for in := bufio.NewScanner(os.Stdin); in.Scan(); {
+		enc.Encode(measure(chunks, m, c, fm))
+	}
 	runtime.KeepAlive(m)
 	runtime.KeepAlive(fm)
 	close(park)
