@@ -1,0 +1,120 @@
+package arena
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// NewValue returns a Value representing a pointer to a new zero value of
+// type t allocated in a, like reflect.New(t). It is [New] for a type known
+// only at run time (a decoder's, say): the value is placed and sampled
+// exactly as New[T] places and samples it (a type with pointers in the
+// arena's slab of that type, which the garbage collector scans as t, a
+// pointer-free one in the arena's byte chunks, a zero-size one at a
+// shared address), and a sampled event names t and has the caller of
+// NewValue as its leaf frame. It panics if t is nil or a was freed.
+//
+// For a type the program also allocates with New, both share the arena's
+// memory of that type. NewValue costs a lookup of t that New does not.
+func NewValue(a *Arena, t reflect.Type) reflect.Value {
+	if t == nil {
+		panic("arenaprof: arena.NewValue: nil type")
+	}
+	return reflect.NewAt(t, newValue(a, infoOfType(t), 0))
+}
+
+// MakeSliceValue returns a new slice of the slice type t with the given
+// length and capacity allocated in a, like reflect.MakeSlice(t, len, cap):
+// [MakeSlice] for an element type known only at run time, placed and
+// sampled as MakeSlice places and samples it. The slice header the Value
+// refers to is itself a value of type t in a (reflect.MakeSlice puts it on
+// the heap), so the result is addressable and settable. It panics if t is
+// not a slice type, if len or cap is negative, if len > cap, if the size
+// overflows, or if a was freed.
+func MakeSliceValue(a *Arena, t reflect.Type, len, cap int) reflect.Value {
+	if t == nil || t.Kind() != reflect.Slice {
+		panic("arenaprof: arena.MakeSliceValue of a non-slice type")
+	}
+	return reflect.NewAt(t, makeSliceValue(a, infoOfType(t), infoOfType(t.Elem()), len, cap)).Elem()
+}
+
+// byType maps a reflect.Type to its type information.
+var byType sync.Map // reflect.Type -> *typeInfo
+
+// infoOfType returns the type information of t. Its key, like New's, is
+// the descriptor of *t: reflect.PointerTo(t) is the descriptor the
+// compiler emitted when the program has *t (reflect finds it through t or
+// the binary's type links), and one reflect makes at run time otherwise,
+// which reflect keeps and returns for t from then on. Either way the key is
+// fixed for t. Should reflect ever make *t though the compiler emitted it
+// too, New[T] and NewValue would keep two regions of the same type: more
+// memory, never memory of the wrong type.
+func infoOfType(t reflect.Type) *typeInfo {
+	if v, ok := byType.Load(t); ok {
+		return v.(*typeInfo)
+	}
+	var x any = reflect.PointerTo(t) // reflect's *rtype is the descriptor, the data word
+	key := (*[2]uintptr)(unsafe.Pointer(&x))[1]
+	ti := infoByKey(key)
+	v, _ := byType.LoadOrStore(t, ti)
+	return v.(*typeInfo)
+}
+
+// newValue is the body of NewValue: it hands out one value of type ti.
+// skip is the number of physical frames between newValue and the
+// allocator's entry point.
+//
+//go:noinline
+func newValue(a *Arena, ti *typeInfo, skip int) unsafe.Pointer {
+	if ti.size == 0 {
+		a.check()
+		a.bytes.allocs++ // counted like New's zero-size objects
+		return unsafe.Pointer(&zeroBase)
+	}
+	// The bumps New's fast and slow paths make: the type table's region
+	// for a type with pointers, the byte region for a pointer-free one.
+	r := &a.bytes
+	n := fastSize(ti.size)
+	if ti.ptrs {
+		r, n = a.lookup(ti.key), ti.size
+	} else if ti.align > 8 {
+		r = &a.none // alloc pads the offset
+	}
+	if off := r.off; off+n <= r.combined {
+		r.off = off + n
+		r.allocs++
+		return unsafe.Add(r.base, off)
+	}
+	return a.alloc(ti, 1, kindObject, skip+1)
+}
+
+// makeSliceValue is the body of MakeSliceValue: it returns the address of
+// a new slice header of type hti whose backing array of elements of type
+// eti it allocates.
+//
+//go:noinline
+func makeSliceValue(a *Arena, hti, eti *typeInfo, len, cap int) unsafe.Pointer {
+	switch {
+	case len < 0:
+		panic("arenaprof: arena.MakeSliceValue: len out of range")
+	case cap < 0:
+		panic("arenaprof: arena.MakeSliceValue: cap out of range")
+	case len > cap:
+		panic("arenaprof: arena.MakeSliceValue: len larger than cap")
+	case eti.size > 0 && uintptr(cap) > maxAlloc/eti.size:
+		panic("arenaprof: arena.MakeSliceValue: cap out of range (size overflows)")
+	}
+	var p unsafe.Pointer
+	if cap == 0 || eti.size == 0 {
+		a.check()
+		a.bytes.allocs++
+		p = unsafe.Pointer(&zeroBase)
+	} else {
+		p = a.alloc(eti, uintptr(cap), kindSlice, skipString)
+	}
+	h := (*sliceHeader)(newValue(a, hti, 1))
+	h.data = p // a typed store: the write barrier sees it
+	h.len, h.cap = len, cap
+	return unsafe.Pointer(h)
+}
