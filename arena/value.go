@@ -72,19 +72,8 @@ func newValue(a *Arena, ti *typeInfo, skip int) unsafe.Pointer {
 		a.bytes.allocs++ // counted like New's zero-size objects
 		return unsafe.Pointer(&zeroBase)
 	}
-	// The bumps New's fast and slow paths make: the type table's region
-	// for a type with pointers, the byte region for a pointer-free one.
-	r := &a.bytes
-	n := fastSize(ti.size)
-	if ti.ptrs {
-		r, n = a.lookup(ti.key), ti.size
-	} else if ti.align > 8 {
-		r = &a.none // alloc pads the offset
-	}
-	if off := r.off; off+n <= r.combined {
-		r.off = off + n
-		r.allocs++
-		return unsafe.Add(r.base, off)
+	if p := a.bumpValue(ti, 1); p != nil {
+		return p
 	}
 	return a.alloc(ti, 1, kindObject, skip+1)
 }
@@ -110,11 +99,35 @@ func makeSliceValue(a *Arena, hti, eti *typeInfo, len, cap int) unsafe.Pointer {
 		a.check()
 		a.bytes.allocs++
 		p = unsafe.Pointer(&zeroBase)
-	} else {
+	} else if p = a.bumpValue(eti, uintptr(cap)); p == nil {
 		p = a.alloc(eti, uintptr(cap), kindSlice, skipString)
 	}
 	h := (*sliceHeader)(newValue(a, hti, 1))
 	h.data = p // a typed store: the write barrier sees it
 	h.len, h.cap = len, cap
 	return unsafe.Pointer(h)
+}
+
+// bumpValue hands out count > 0 values of type ti (count*size not
+// overflowing) by the bump New's and MakeSlice's fast paths and the type
+// table make: from the table's region of a type with pointers, from the
+// byte region for a pointer-free type. It returns nil when alloc must
+// serve them (a new chunk or slab, a sampled object, no table entry, an
+// alignment over 8, a slow-only byte region, a freed arena).
+func (a *Arena) bumpValue(ti *typeInfo, count uintptr) unsafe.Pointer {
+	r := &a.bytes
+	n := count * ti.size
+	if ti.ptrs {
+		r = a.lookup(ti.key) // an entry's size is the element size, a multiple of 8
+	} else if ti.align > 8 {
+		return nil // alloc pads the offset
+	} else {
+		n = fastSize(n)
+	}
+	if off := r.off; off+n <= r.combined {
+		r.off = off + n
+		r.allocs++
+		return unsafe.Add(r.base, off)
+	}
+	return nil
 }

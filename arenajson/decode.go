@@ -112,7 +112,6 @@ type decodeState struct {
 	errorContext *errorContext
 	savedError   error
 	scratch      [2][]byte // unquoting buffers: [0] for names and values, [1] for ,string
-	heapAllocs   int       // values of unregistered types with pointers, made on the heap
 }
 
 // reset makes the decoder read data afresh.
@@ -125,7 +124,6 @@ func (d *decodeState) release() {
 	d.reset(nil)
 	d.a = nil
 	d.savedError = nil
-	d.heapAllocs = 0
 	if d.errorContext != nil {
 		d.errorContext.Struct = nil
 		// Reuse the allocated space for the FieldStack slice.
