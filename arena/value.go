@@ -3,6 +3,7 @@ package arena
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -39,8 +40,20 @@ func MakeSliceValue(a *Arena, t reflect.Type, len, cap int) reflect.Value {
 	return reflect.NewAt(t, makeSliceValue(a, infoOfType(t), infoOfType(t.Elem()), len, cap)).Elem()
 }
 
-// byType maps a reflect.Type to its type information.
-var byType sync.Map // reflect.Type -> *typeInfo
+// byType maps a reflect.Type to its type information; typeSlots caches
+// its recent answers where a lookup costs a load and a compare: a decoder
+// asks for the same few types again and again.
+var (
+	byType    sync.Map // reflect.Type -> *typeInfo
+	typeSlots [256]atomic.Pointer[typeSlot]
+)
+
+// typeSlot is a cached answer of infoOfType: the type information of the
+// reflect.Type whose descriptor (the interface's data word) is desc.
+type typeSlot struct {
+	desc unsafe.Pointer
+	ti   *typeInfo
+}
 
 // infoOfType returns the type information of t. Its key, like New's, is
 // the descriptor of *t: reflect.PointerTo(t) is the descriptor the
@@ -51,14 +64,24 @@ var byType sync.Map // reflect.Type -> *typeInfo
 // too, New[T] and NewValue would keep two regions of the same type: more
 // memory, never memory of the wrong type.
 func infoOfType(t reflect.Type) *typeInfo {
-	if v, ok := byType.Load(t); ok {
-		return v.(*typeInfo)
+	// Only reflect's *rtype implements reflect.Type (its methods include
+	// unexported ones): the data word identifies the type.
+	desc := (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]
+	slot := &typeSlots[(uint64(uintptr(desc))*0x9e3779b97f4a7c15)>>56]
+	if e := slot.Load(); e != nil && e.desc == desc {
+		return e.ti
 	}
-	var x any = reflect.PointerTo(t) // reflect's *rtype is the descriptor, the data word
-	key := (*[2]uintptr)(unsafe.Pointer(&x))[1]
-	ti := infoByKey(key)
-	v, _ := byType.LoadOrStore(t, ti)
-	return v.(*typeInfo)
+	var ti *typeInfo
+	if v, ok := byType.Load(t); ok {
+		ti = v.(*typeInfo)
+	} else {
+		var x any = reflect.PointerTo(t) // reflect's *rtype is the descriptor, the data word
+		key := (*[2]uintptr)(unsafe.Pointer(&x))[1]
+		v, _ := byType.LoadOrStore(t, infoByKey(key))
+		ti = v.(*typeInfo)
+	}
+	slot.Store(&typeSlot{desc, ti})
+	return ti
 }
 
 // newValue is the body of NewValue: it hands out one value of type ti.

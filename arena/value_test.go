@@ -347,3 +347,22 @@ func FuzzMakeSliceValue(f *testing.F) {
 		a.Reset()
 	})
 }
+
+// TestInfoOfTypeManyTypes asks for more types than infoOfType's cache has
+// slots, twice over, and checks every answer is the type's own.
+func TestInfoOfTypeManyTypes(t *testing.T) {
+	var types []reflect.Type
+	for i := range 600 {
+		types = append(types, reflect.ArrayOf(i, reflect.TypeFor[*byte]()))
+	}
+	for _, c := range valueTypes {
+		types = append(types, c.typ)
+	}
+	for range 2 {
+		for _, typ := range types {
+			if ti := infoOfType(typ); ti.typ != typ || ti.size != typ.Size() {
+				t.Fatalf("infoOfType(%v) = info of %v", typ, ti.typ)
+			}
+		}
+	}
+}
