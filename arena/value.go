@@ -22,7 +22,8 @@ func NewValue(a *Arena, t reflect.Type) reflect.Value {
 	if t == nil {
 		panic("arenaprof: arena.NewValue: nil type")
 	}
-	return reflect.NewAt(t, newValue(a, infoOfType(t), 0))
+	ti := infoOfType(t)
+	return pointerValue(ti, newValue(a, ti, 0))
 }
 
 // MakeSliceValue returns a new slice of the slice type t with the given
@@ -37,22 +38,36 @@ func MakeSliceValue(a *Arena, t reflect.Type, len, cap int) reflect.Value {
 	if t == nil || t.Kind() != reflect.Slice {
 		panic("arenaprof: arena.MakeSliceValue of a non-slice type")
 	}
-	return reflect.NewAt(t, makeSliceValue(a, infoOfType(t), infoOfType(t.Elem()), len, cap)).Elem()
+	ti := infoOfType(t)
+	return pointerValue(ti, makeSliceValue(a, ti, infoOfType(t.Elem()), len, cap)).Elem()
+}
+
+// pointerValue returns p as a Value of type *T, T the type of ti, as
+// reflect.NewAt does, without its look-up of *T: an interface whose type
+// word is ti's key (the descriptor of *T, see infoOfType) and whose data
+// word is p, which reflect.ValueOf unpacks without allocating.
+func pointerValue(ti *typeInfo, p unsafe.Pointer) reflect.Value {
+	var x any
+	(*[2]uintptr)(unsafe.Pointer(&x))[0] = ti.key // a descriptor reflect or the binary keeps
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&x))[1] = p
+	return reflect.ValueOf(x)
 }
 
 // byType maps a reflect.Type to its type information; typeSlots caches
-// its recent answers where a lookup costs a load and a compare: a decoder
-// asks for the same few types again and again.
+// recent answers where a lookup costs two loads and a compare: a decoder
+// asks for the same few types again and again. A slot holds the type
+// information itself (whose typ is the type asked for), so that replacing
+// an answer allocates nothing.
 var (
 	byType    sync.Map // reflect.Type -> *typeInfo
-	typeSlots [256]atomic.Pointer[typeSlot]
+	typeSlots [256]atomic.Pointer[typeInfo]
 )
 
-// typeSlot is a cached answer of infoOfType: the type information of the
-// reflect.Type whose descriptor (the interface's data word) is desc.
-type typeSlot struct {
-	desc unsafe.Pointer
-	ti   *typeInfo
+// descOfType returns the data word of t: reflect's *rtype, which
+// identifies the type (only *rtype implements reflect.Type, whose methods
+// include unexported ones).
+func descOfType(t *reflect.Type) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(t))[1]
 }
 
 // infoOfType returns the type information of t. Its key, like New's, is
@@ -64,12 +79,10 @@ type typeSlot struct {
 // too, New[T] and NewValue would keep two regions of the same type: more
 // memory, never memory of the wrong type.
 func infoOfType(t reflect.Type) *typeInfo {
-	// Only reflect's *rtype implements reflect.Type (its methods include
-	// unexported ones): the data word identifies the type.
-	desc := (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]
+	desc := descOfType(&t)
 	slot := &typeSlots[(uint64(uintptr(desc))*0x9e3779b97f4a7c15)>>56]
-	if e := slot.Load(); e != nil && e.desc == desc {
-		return e.ti
+	if ti := slot.Load(); ti != nil && descOfType(&ti.typ) == desc {
+		return ti
 	}
 	var ti *typeInfo
 	if v, ok := byType.Load(t); ok {
@@ -80,7 +93,9 @@ func infoOfType(t reflect.Type) *typeInfo {
 		v, _ := byType.LoadOrStore(t, infoByKey(key))
 		ti = v.(*typeInfo)
 	}
-	slot.Store(&typeSlot{desc, ti})
+	if descOfType(&ti.typ) == desc { // always so: ti.typ is t
+		slot.Store(ti)
+	}
 	return ti
 }
 

@@ -349,7 +349,8 @@ func FuzzMakeSliceValue(f *testing.F) {
 }
 
 // TestInfoOfTypeManyTypes asks for more types than infoOfType's cache has
-// slots, twice over, and checks every answer is the type's own.
+// slots, twice over, and checks every answer is the type's own, and that
+// asking again allocates nothing.
 func TestInfoOfTypeManyTypes(t *testing.T) {
 	var types []reflect.Type
 	for i := range 600 {
@@ -365,4 +366,82 @@ func TestInfoOfTypeManyTypes(t *testing.T) {
 			}
 		}
 	}
+	// Known types whose cache slots others took are found without
+	// allocating (a decoder's steady state).
+	if n := testing.AllocsPerRun(3, func() {
+		for _, typ := range types {
+			infoOfType(typ)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per pass over known types, want 0", n)
+	}
+}
+
+// BenchmarkNewValue compares NewValue and MakeSliceValue with New and
+// MakeSlice of the same types, sampling off (the cost of a reflect-typed
+// allocation: the type lookup, the call, the Value).
+func BenchmarkNewValue(b *testing.B) {
+	b.Run("type=plain/impl=New", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		for i := 0; b.Loop(); i++ {
+			if i%1024 == 0 {
+				a.Reset()
+			}
+			_ = New[valPlain](a)
+		}
+	})
+	b.Run("type=plain/impl=NewValue", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		t := reflect.TypeFor[valPlain]()
+		for i := 0; b.Loop(); i++ {
+			if i%1024 == 0 {
+				a.Reset()
+			}
+			_ = NewValue(a, t)
+		}
+	})
+	b.Run("type=ptrs/impl=New", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		for i := 0; b.Loop(); i++ {
+			if i%1024 == 0 {
+				a.Reset()
+			}
+			_ = New[valPtrs](a)
+		}
+	})
+	b.Run("type=ptrs/impl=NewValue", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		t := reflect.TypeFor[valPtrs]()
+		for i := 0; b.Loop(); i++ {
+			if i%1024 == 0 {
+				a.Reset()
+			}
+			_ = NewValue(a, t)
+		}
+	})
+	b.Run("type=[]string/impl=MakeSlice", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		for i := 0; b.Loop(); i++ {
+			if i%256 == 0 {
+				a.Reset()
+			}
+			_ = MakeSlice[string](a, 8, 8)
+		}
+	})
+	b.Run("type=[]string/impl=MakeSliceValue", func(b *testing.B) {
+		a := NewArena()
+		defer a.Free()
+		t := reflect.TypeFor[[]string]()
+		for i := 0; b.Loop(); i++ {
+			if i%256 == 0 {
+				a.Reset()
+			}
+			_ = MakeSliceValue(a, t, 8, 8)
+		}
+	})
 }
