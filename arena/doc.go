@@ -33,6 +33,12 @@
 // and [ReadAll] reads an io.Reader (a request body, say) into the arena,
 // up to a limit; each growth they make is sampled like any allocation.
 //
+// [NewValue] and [MakeSliceValue] are New and MakeSlice for a type known
+// only at run time, as reflect.New and reflect.MakeSlice are for new and
+// make (a decoder driven by reflect, such as the arenajson module, uses
+// them); the values are placed, zeroed and sampled as New and MakeSlice
+// place, zero and sample them.
+//
 // Sampling is on while a consumer is registered with [hooks.Register] (the
 // profiler's collector, for instance), at the mean set with
 // [hooks.SetMeanBytes]; an arena picks a change up at its next slow path,
@@ -40,7 +46,7 @@
 //
 // # Memory safety
 //
-// Memory from [New] and [MakeSlice] is zeroed, aligned for its type and
+// Memory from [New] and [MakeSlice] (and [NewValue] and [MakeSliceValue]) is zeroed, aligned for its type and
 // safe with the garbage collector. Values whose type holds no pointers
 // share untyped byte chunks; values whose type holds pointers (a string
 // field counts) live in typed slabs, one per type per arena, which the

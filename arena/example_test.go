@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -126,4 +127,24 @@ func ExampleReadAll() {
 	// Output:
 	// 31 <nil>
 	// 0123 true
+}
+
+// NewValue and MakeSliceValue are New and MakeSlice for types known only
+// at run time, as reflect.New and reflect.MakeSlice are for new and make:
+// a decoder driven by reflect allocates with them.
+func ExampleNewValue() {
+	a := arena.NewArena()
+	defer a.Free()
+
+	t := reflect.TypeFor[user]() // say, found by walking a request type
+	p := arena.NewValue(a, t)    // a *user in a
+	p.Elem().FieldByName("Name").SetString(arena.String(a, "gopher"))
+
+	tags := arena.MakeSliceValue(a, t.Field(2).Type, 1, 4) // a []string in a
+	tags.Index(0).SetString("admin")
+	p.Elem().FieldByName("Tags").Set(tags)
+
+	u := p.Interface().(*user)
+	fmt.Println(u.Name, u.Tags, cap(u.Tags))
+	// Output: gopher [admin] 4
 }

@@ -10,11 +10,9 @@ import (
 )
 
 // TestAllocs counts the heap allocations of one decode of each corpus into
-// its Go type (types registered as in registerCorpusTypes), into an arena
-// reset between decodes, and requires none on the corpora whose types
-// hold no map and no anonymous struct with pointers (canada, golang_source,
-// the two string corpora), and fewer than half of encoding/json's on the
-// others. Values are compared with encoding/json's on every run.
+// its Go type, into an arena reset between decodes, and requires none on
+// the corpora whose types hold no map (canada, golang_source, the two
+// string corpora), and fewer than half of encoding/json's on the others. Values are compared with encoding/json's on every run.
 func TestAllocs(t *testing.T) {
 	zeroHeap := map[string]bool{"canada_geometry": true, "golang_source": true, "string_escaped": true, "string_unicode": true}
 	for _, c := range corpora {

@@ -112,7 +112,6 @@ type decodeState struct {
 	errorContext *errorContext
 	savedError   error
 	scratch      [2][]byte // unquoting buffers: [0] for names and values, [1] for ,string
-	heapAllocs   int       // values of unregistered types with pointers, made on the heap
 }
 
 // reset makes the decoder read data afresh.
@@ -125,7 +124,6 @@ func (d *decodeState) release() {
 	d.reset(nil)
 	d.a = nil
 	d.savedError = nil
-	d.heapAllocs = 0
 	if d.errorContext != nil {
 		d.errorContext.Struct = nil
 		// Reuse the allocated space for the FieldStack slice.
@@ -229,33 +227,38 @@ func (d *decodeState) value(v reflect.Value) error {
 	}
 }
 
-type unquotedValue struct{}
+// What valueQuoted found.
+const (
+	quotedString  = iota // a quoted string literal
+	quotedNull           // the literal null
+	unquotedValue        // anything else
+)
 
-// valueQuoted is like value but decodes a
-// quoted string literal or literal null into an interface value.
-// If it finds anything other than a quoted string literal or null,
-// valueQuoted returns unquotedValue{}.
-// A string is returned as a []byte valid until the next valueQuoted.
-func (d *decodeState) valueQuoted() (any, error) {
+// valueQuoted is like value but reads a quoted string literal or literal
+// null for a ",string" field: it returns the string's unquoted bytes (valid
+// until the next valueQuoted) and quotedString, or quotedNull, or
+// unquotedValue if it finds anything else. Nothing is boxed in an
+// interface: that would put a slice header on the heap per field.
+func (d *decodeState) valueQuoted() ([]byte, int, error) {
 	switch d.dec.PeekKind() {
 	case '[', '{':
-		return unquotedValue{}, d.dec.SkipValue()
+		return nil, unquotedValue, d.dec.SkipValue()
 	}
 	item, err := d.dec.ReadValue()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	switch item[0] {
 	case 'n':
-		return nil, nil
+		return nil, quotedNull, nil
 	case '"':
 		s, ok := d.unquoteBytes(item, 1)
 		if !ok {
 			panic(phasePanicMsg)
 		}
-		return s, nil
+		return s, quotedString, nil
 	}
-	return unquotedValue{}, nil
+	return nil, unquotedValue, nil
 }
 
 // phasePanicMsg is used as a panic message when we end up with something that
@@ -623,16 +626,16 @@ func (d *decodeState) object(v reflect.Value) error {
 		}
 
 		if destring {
-			qv, err := d.valueQuoted()
+			qv, kind, err := d.valueQuoted()
 			if err != nil {
 				return err
 			}
-			switch qv := qv.(type) {
-			case nil:
+			switch kind {
+			case quotedNull:
 				if err := d.literalStore(nullLiteral, subv, false); err != nil {
 					return err
 				}
-			case []byte:
+			case quotedString:
 				if err := d.literalStore(qv, subv, true); err != nil {
 					return err
 				}

@@ -40,44 +40,15 @@
 // # What comes from the arena
 //
 //   - the bytes of every string (fields, map keys, values in any);
-//   - the values and slice backings of types without pointers (numbers,
-//     bools, and arrays and structs of them);
-//   - the values and slice backings of types with pointers that are
-//     registered with Register (string, any, []any, []string, []int,
-//     []int64, []float64, map[string]any and *string are registered
-//     already);
+//   - every value and slice backing the decoder makes, whatever its type,
+//     through arena.NewValue and arena.MakeSliceValue: a type with pointers
+//     in the arena's typed slab of that type (which the garbage collector
+//     scans as that type), a pointer-free one in its byte chunks, sampled
+//     as arena.New and arena.MakeSlice sample, under its own type name;
 //   - the boxes of the strings, numbers and slices stored in an any.
 //
-// What stays on the heap: maps and their entries, values of unregistered
-// types with pointers, and whatever a type's own UnmarshalJSON or
-// UnmarshalText allocates (time.Time allocates nothing; json.RawMessage
-// copies its bytes to the heap).
-//
-// # Registering types with pointers
-//
-// The arena keeps a value whose type holds pointers in a slab of that type,
-// which the garbage collector scans; its API takes the type at compile time
-// (arena.New[T], arena.MakeSlice[T]). A decoder meets the types at run
-// time, so the types with pointers that a request holds in slices or
-// behind pointers are registered once, at start-up:
-//
-//	type Item struct{ SKU string; Qty int }
-//	type Order struct {
-//		Items    []Item
-//		Shipping *Address
-//		Notes    []struct{ By, Text string }
-//	}
-//
-//	func init() {
-//		arenajson.Register[Item]()    // the backing arrays of []Item
-//		arenajson.Register[Address]() // *Address
-//		registerElem(Order{}.Notes)   // an anonymous element type, by inference
-//	}
-//
-//	func registerElem[E any](_ []E) { arenajson.Register[E]() }
-//
-// A type left unregistered decodes correctly, from the heap, as
-// encoding/json allocates it. Structs held by value in another value need
-// no registration (they live in their parent's memory), nor do types
-// without pointers.
+// What stays on the heap: maps and their entries, and whatever a type's
+// own UnmarshalJSON or UnmarshalText allocates (time.Time allocates
+// nothing; json.RawMessage copies its bytes to the heap). No type needs
+// registering.
 package arenajson

@@ -20,12 +20,6 @@ type Order struct {
 	Tags     []string `json:"tags"`
 }
 
-func init() {
-	// Item holds a string: without registration the backing arrays of
-	// []Item would come from the heap. []string is registered already.
-	arenajson.Register[Item]()
-}
-
 var pool arena.Pool
 
 func Example() {

@@ -10,10 +10,10 @@ import (
 	"github.com/arenaprof/arenaprof/arena"
 )
 
-// TestGarbageCollection decodes the corpora into arenas, registered and
-// unregistered types alike, while another goroutine runs the garbage
-// collector without pause, and compares the values with encoding/json's
-// after more collections: a pointer the collector did not see (a value
+// TestGarbageCollection decodes the corpora into arenas (values with
+// pointers in typed slabs, pointer-free ones in byte chunks) while another
+// goroutine runs the garbage collector without pause, and compares the
+// values with encoding/json's after more collections: a pointer the collector did not see (a value
 // with pointers in untyped memory, a store without a write barrier) would
 // show as a changed value or a crash. Checked arenas too, whose
 // pointer-free memory is mapped apart from the Go heap.

@@ -51,14 +51,3 @@ func (c *typeCache[V]) get(t reflect.Type, compute func(reflect.Type) V) V {
 	s.Store(e)
 	return e.v
 }
-
-// forget drops t's fact, so that the next get computes it again.
-func (c *typeCache[V]) forget(t reflect.Type) {
-	c.all.Delete(t)
-	p := descriptor(t)
-	for i := range c.fast {
-		if e := c.fast[i].Load(); e != nil && e.t == p {
-			c.fast[i].CompareAndSwap(e, nil)
-		}
-	}
-}
