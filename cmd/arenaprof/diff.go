@@ -543,7 +543,7 @@ func diffHeading(opts diffOptions, base, next *arenaProfile, res *report.DiffRes
 		what = "in-use bytes"
 	}
 	lines := []string{
-		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, opts.base, opts.next),
+		fmt.Sprintf("%s by %s: BASE %s vs NEW %s", what, res.By, redactText(opts.base), redactText(opts.next)),
 		fmt.Sprintf("windows: BASE %s, NEW %s; %s intervals on the ratio NEW/BASE", diffWindow(base), diffWindow(next), conf),
 		diffNormLine(res),
 	}

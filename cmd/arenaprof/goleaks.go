@@ -36,7 +36,7 @@ func readGoroutineLeaks(ctx context.Context, base string) (rows []goroutineLeakR
 	for i, g := range r.Rows {
 		rows[i] = goroutineLeakRow{Stack: g.Stack, Count: g.Count, ArenaBytes: g.ArenaBytes, Arenas: g.Arenas}
 	}
-	return rows, r.Note, nil
+	return rows, redactText(r.Note), nil
 }
 
 // writeGoroutineLeaksTable prints the leaked goroutines by stack, most

@@ -62,7 +62,7 @@ func holdingsHeading(r *report.HoldingsResult) []string {
 // live-arenas profiles: what is compared, that the figures are exact, the
 // filters, and what "+" marks.
 func holdingsDiffHeading(opts diffOptions, by string) []string {
-	lines := []string{fmt.Sprintf("live arenas by %s: BASE %s -> NEW %s", by, opts.base, opts.next),
+	lines := []string{fmt.Sprintf("live arenas by %s: BASE %s -> NEW %s", by, redactText(opts.base), redactText(opts.next)),
 		"exact counts and bytes, not sampled (no intervals)"}
 	if f := opts.filter.describe(); f != "" {
 		lines = append(lines, f)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arenaprof/arenaprof/internal/pprofmt"
 	"github.com/arenaprof/arenaprof/report"
 )
 
@@ -78,5 +79,46 @@ func TestTopPyroscopeEchoRedacted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLeaksServicePasswordNowhere: `arenaprof leaks` on a service URL with
+// user:password, against a service without the goroutine leak profile (or
+// any other path), prints the password nowhere: not in the note, not in
+// -json's goroutines_note, not in an error, with or without -seconds.
+func TestLeaksServicePasswordNowhere(t *testing.T) {
+	const password = "s3cretPW9"
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://alice:"+password+"@", 1)
+	for _, args := range [][]string{
+		{"leaks", base},
+		{"leaks", "-json", base},
+		{"leaks", base + "/"},
+		{"leaks", "-seconds", "0.7", "-every", "100ms", base},
+		{"leaks", "-json", "-seconds", "0.7", "-every", "100ms", base},
+	} {
+		code, out, errOut := runCLI(args...)
+		if strings.Contains(out, password) || strings.Contains(errOut, password) {
+			t.Errorf("%v: exit %d, the password printed:\nstdout: %s\nstderr: %s", args, code, out, errOut)
+		}
+		if code == 0 && !strings.Contains(out, "alice:xxxxx@") {
+			t.Errorf("%v: exit 0, the note does not name the service redacted:\n%s", args, out)
+		}
+	}
+}
+
+// TestDiffHeadingsRedacted: the headings of diff (sampled and live
+// arenas) name their inputs with the URLs' passwords redacted.
+func TestDiffHeadingsRedacted(t *testing.T) {
+	const password = "s3cretPW9"
+	opts := diffOptions{base: "http://alice:" + password + "@h:1/debug/arenaprof", next: "http://alice:" + password + "@h:2/debug/arenaprof"}
+	for name, lines := range map[string][]string{
+		"diff":     diffHeading(opts, &arenaProfile{facts: &pprofmt.Facts{}}, &arenaProfile{facts: &pprofmt.Facts{}}, &report.DiffResult{}),
+		"holdings": holdingsDiffHeading(opts, "stack"),
+	} {
+		if s := strings.Join(lines, "\n"); strings.Contains(s, password) || !strings.Contains(s, "alice:xxxxx@h:2") {
+			t.Errorf("%s heading: %s", name, s)
+		}
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/arenaprof/arenaprof/internal/pprofread"
+	"github.com/arenaprof/arenaprof/internal/redact"
 )
 
 // The paths read below a service's base URL.
@@ -86,7 +87,7 @@ type Options struct {
 func Read(ctx context.Context, base string, o Options) (*Result, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("goroutine leaks: %q is no service URL: want http://host:port", base)
+		return nil, fmt.Errorf("goroutine leaks: %q is no service URL: want http://host:port", shown(base))
 	}
 	base = strings.TrimSuffix(u.String(), "/")
 	c := o.Client
@@ -95,7 +96,7 @@ func Read(ctx context.Context, base string, o Options) (*Result, error) {
 	}
 	leak, err := get(ctx, c, base+LeakPath, o.Read)
 	if errors.Is(err, errNotFound) {
-		return &Result{Note: fmt.Sprintf("%s serves no %s: %s", base, LeakPath, HowToEnable)}, nil
+		return &Result{Note: fmt.Sprintf("%s serves no %s: %s", shown(base), LeakPath, HowToEnable)}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func Read(ctx context.Context, base string, o Options) (*Result, error) {
 	arenas, err := get(ctx, c, base+ArenasPath, o.Read)
 	var note string
 	if errors.Is(err, errNotFound) {
-		note = fmt.Sprintf("%s serves no %s (arenaprof.Start with a Config.Mux mounts it): the arenas leaked goroutines hold are not known", base, ArenasPath)
+		note = fmt.Sprintf("%s serves no %s (arenaprof.Start with a Config.Mux mounts it): the arenas leaked goroutines hold are not known", shown(base), ArenasPath)
 		arenas, err = nil, nil
 	}
 	if err != nil {
@@ -117,6 +118,10 @@ func Read(ctx context.Context, base string, o Options) (*Result, error) {
 }
 
 var errNotFound = errors.New("not found")
+
+// shown returns the URL u as a note or an error may print it: its
+// credentials redacted (see redact.URL).
+func shown(u string) string { return redact.URL(u, "xxxxx") }
 
 // get reads the profile at u.
 func get(ctx context.Context, c *http.Client, u string, o pprofread.Options) (*profile.Profile, error) {
@@ -134,11 +139,11 @@ func get(ctx context.Context, c *http.Client, u string, o pprofread.Options) (*p
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("goroutine leaks: GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(msg)))
+		return nil, fmt.Errorf("goroutine leaks: GET %s: %s: %s", shown(u), resp.Status, strings.TrimSpace(string(msg)))
 	}
 	p, _, err := pprofread.Read(resp.Body, o)
 	if err != nil {
-		return nil, fmt.Errorf("goroutine leaks: GET %s: %w", u, err)
+		return nil, fmt.Errorf("goroutine leaks: GET %s: %w", shown(u), err)
 	}
 	return p, nil
 }
@@ -275,7 +280,7 @@ func typesOf(p *profile.Profile) string {
 func Count(ctx context.Context, base string, o Options) (n int64, available bool, err error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, false, fmt.Errorf("goroutine leaks: %q is no service URL: want http://host:port", base)
+		return 0, false, fmt.Errorf("goroutine leaks: %q is no service URL: want http://host:port", shown(base))
 	}
 	c := o.Client
 	if c == nil {
