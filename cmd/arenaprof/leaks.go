@@ -130,6 +130,7 @@ type leaksOptions struct {
 	n       int
 	fail    bool
 	inputs  []string
+	lim     report.ParseOptions // -max-bytes, -max-memory
 
 	service   string        // a service's base URL (leaks_service.go)
 	seconds   time.Duration // -seconds: the span of its snapshots
@@ -174,6 +175,7 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 	fs.BoolVar(&o.fail, "fail", false, "exit 3 when a group is flagged or a service's goroutine is leaked")
 	fs.StringVar(&secs, "seconds", "", "with a service's base URL: take snapshots for `N` seconds")
 	fs.StringVar(&every, "every", "", "with -seconds: the `interval` between snapshots (default 1s)")
+	lf := addReadLimitFlags(fs)
 	own := flag.NewFlagSet("arenaprof leaks", flag.ContinueOnError)
 	fs.VisitAll(func(f *flag.Flag) { own.Var(f.Value, f.Name, f.Usage) })
 	pf := addPyroscopeFlags(fs)
@@ -195,7 +197,10 @@ func parseLeaksArgs(args []string, stderr io.Writer) (leaksOptions, error) {
 		return o, err
 	}
 	o.by = by
-	if o.pyro, err = pf.values(withDefaults(report.ParseOptions{})); err != nil {
+	if o.lim, err = lf.values(); err != nil {
+		return o, err
+	}
+	if o.pyro, err = pf.values(o.lim); err != nil {
 		return o, err
 	}
 	switch {
@@ -329,7 +334,7 @@ func readLeaks(o *leaksOptions, stderr io.Writer) (*leaksResult, error) {
 	var err error
 	if o.service != "" {
 		if o.limit == 0 {
-			o.limit, o.limitFrom = serviceLimit(o.service)
+			o.limit, o.limitFrom = serviceLimit(o.service, o.lim)
 		}
 		if s, err = readServiceSeries(*o, stderr); err != nil {
 			return nil, err
@@ -345,7 +350,7 @@ func readLeaks(o *leaksOptions, stderr io.Writer) (*leaksResult, error) {
 		if err := oneProcess(files); err != nil {
 			return nil, err
 		}
-		if s, err = readLeakSeries(files, o.by, report.ParseOptions{}); err != nil {
+		if s, err = readLeakSeries(files, o.by, withDefaults(o.lim)); err != nil {
 			return nil, err
 		}
 		if len(skipped) > 0 {

@@ -139,7 +139,7 @@ func leaksPyroscopeCommand(o leaksOptions, stdout io.Writer) (flagged bool, err 
 		case errors.As(err, &le):
 			return false, topInputErr("%v", err)
 		case errors.Is(err, report.ErrTooLarge):
-			return false, limitErr(c.Base(), err, withDefaults(report.ParseOptions{}))
+			return false, limitErr(c.Base(), err, withDefaults(o.lim))
 		}
 		return false, topInputErr("%s: %v", c.Base(), err)
 	}

@@ -95,7 +95,7 @@ func readServiceSeries(o leaksOptions, stderr io.Writer) (*leakSeries, error) {
 	src := o.service + serviceMemoryPath
 	n := int(o.seconds/o.every) + 1
 	s := &leakSeries{groups: map[string]*leakGroup{}}
-	lim := withDefaults(report.ParseOptions{})
+	lim := withDefaults(o.lim)
 	var prev leakFile
 	var counter *leakCounter
 	if o.leakCounts {
@@ -189,8 +189,8 @@ func serviceRestart(prev, f leakFile) string {
 // resident-memory profile's comments: the lower of GOMEMLIMIT and the
 // cgroup's memory.max, with its name; 0 and a note saying why when there
 // is none.
-func serviceLimit(base string) (limit int64, from string) {
-	p, _, err := readLeakProfile(base+serviceRSSPath, withDefaults(report.ParseOptions{}))
+func serviceLimit(base string, lim report.ParseOptions) (limit int64, from string) {
+	p, _, err := readLeakProfile(base+serviceRSSPath, withDefaults(lim))
 	if err != nil {
 		return 0, "no limit: the service's GOMEMLIMIT and memory.max could not be read (" + err.Error() + "); give -limit"
 	}

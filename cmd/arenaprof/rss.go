@@ -78,6 +78,7 @@ type rssOptions struct {
 	json bool
 	peak bool
 	src  string
+	lim  report.ParseOptions // -max-bytes, -max-memory
 	pyro pyroscopeOptions
 }
 
@@ -104,6 +105,7 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 	fs.Float64Var(&o.conf, "confidence", 0.95, "confidence `level` of the intervals, strictly between 0 and 1")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.BoolVar(&o.peak, "peak", false, "the profile at the highest RSS since the service started (a URL's ?peak=1)")
+	lf := addReadLimitFlags(fs)
 	own := flag.NewFlagSet("arenaprof rss", flag.ContinueOnError)
 	fs.VisitAll(func(f *flag.Flag) { own.Var(f.Value, f.Name, f.Usage) })
 	pf := addPyroscopeFlags(fs)
@@ -120,7 +122,10 @@ func parseRSSArgs(args []string, stderr io.Writer) (rssOptions, error) {
 	if err != nil {
 		return o, topUsageErr("%v", err)
 	}
-	if o.pyro, err = pf.values(withDefaults(report.ParseOptions{})); err != nil {
+	if o.lim, err = lf.values(); err != nil {
+		return o, err
+	}
+	if o.pyro, err = pf.values(o.lim); err != nil {
 		return o, err
 	}
 	switch {
@@ -202,7 +207,7 @@ func loadRSS(o rssOptions) (*rss.Result, string, error) {
 		return nil, "", err
 	}
 	defer s.close()
-	lim := withDefaults(report.ParseOptions{})
+	lim := withDefaults(o.lim)
 	p, _, err := pprofread.Read(s.r, pprofread.Options(lim))
 	if err != nil {
 		return nil, "", parseErr(s, err, lim)

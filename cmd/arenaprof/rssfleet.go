@@ -91,7 +91,7 @@ func rssFleetCommand(o rssOptions, stdout io.Writer) error {
 		case errors.As(err, &le):
 			return topInputErr("%v", err)
 		case errors.Is(err, report.ErrTooLarge):
-			return limitErr(o.pyro.client.Base(), err, withDefaults(report.ParseOptions{}))
+			return limitErr(o.pyro.client.Base(), err, withDefaults(o.lim))
 		}
 		return topInputErr("%s: %v", o.pyro.client.Base(), err)
 	}
