@@ -231,7 +231,8 @@ func readProfileDir(dir string, k *skips) (files []string, err error) {
 // expandInputs turns the arguments of one side into the profiles to read:
 // a directory gives its profiles (readProfileDir), a pattern that names no
 // file is expanded as a glob (filepath.Match's syntax: quote it so that
-// the shell leaves it alone; a match that is no file, or that cannot be
+// the shell leaves it alone; a match that is no regular file (a
+// directory, a FIFO, a socket, a device), or that cannot be
 // read, is skipped and named), anything else (a file, an http(s) URL, or
 // - for standard input) is read as it is. skipped lists what a directory
 // or a glob held that was not read (skips.list); single reports one
@@ -268,6 +269,10 @@ func expandInputs(args []string) (files, skipped []string, single bool, err erro
 					k.name(f, "unreadable: "+strings.TrimPrefix(err.Error(), "stat "+f+": "))
 				case fi.IsDir():
 					k.name(f, "a directory: a glob reads the files it matches")
+				case !fi.Mode().IsRegular():
+					// A FIFO, a socket or a device: opening a FIFO with
+					// no writer blocks for ever.
+					k.name(f, "not a regular file")
 				default:
 					files = append(files, f)
 				}
