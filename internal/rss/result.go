@@ -3,6 +3,7 @@ package rss
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,25 @@ type Row struct {
 	Hi    int64  `json:"hi"`
 }
 
+// MaxBytes bounds every byte figure of a resident-memory profile: the
+// RSS, each sample, each class and their sum, and the bytes a go/heap/live
+// row's sampled objects take. 2^47 bytes (128 TiB) is the whole user
+// address space of linux/amd64 (4-level paging) and more physical memory
+// than any machine a Go service runs on has: a profile past it is
+// corrupt or forged, and its figures (a class of -1 TiB, an RSS of 8 EiB,
+// sums that overflow int64 and wrap) are refused rather than printed.
+const MaxBytes = 1 << 47
+
+// refuteConf is the confidence of the interval that tells a go/heap/live
+// row larger than its whole class (the class is exact; the row an
+// estimate): a note says so when even this interval's lower bound is
+// above the class, which a profile whose rows were all sampled at its
+// MemProfileRate does with probability below 1e-9 per row. It is a note,
+// not a refusal: a process that changed runtime.MemProfileRate after
+// allocating gives such rows genuinely (its older records are weighed at
+// the last rate).
+const refuteConf = 1 - 1e-9
+
 // stackSep joins a stack key's frames, leaf first, as report's stack
 // grouping does.
 const stackSep = " < "
@@ -96,6 +116,9 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 			v, err := strconv.ParseInt(strings.TrimPrefix(c, commentRSS), 10, 64)
 			if err != nil || v < 0 {
 				return nil, fmt.Errorf("malformed comment %q", c)
+			}
+			if v > MaxBytes {
+				return nil, fmt.Errorf("malformed resident-memory profile: an RSS of %d bytes, more than any process has (%d, 128 TiB)", v, int64(MaxBytes))
 			}
 			res.RSSBytes, rssSeen = v, true
 		case strings.HasPrefix(c, commentPeak):
@@ -138,6 +161,7 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 		exact      int64
 		strata     map[int64]int64
 		rate       int64
+		sampled    int64 // the bytes of the sampled objects
 	}
 	totals := map[string]int64{}
 	groups := map[[2]string]*group{}
@@ -150,8 +174,16 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 		}
 		class := cl[0]
 		v := s.Value[iv]
+		if v < 0 || v > MaxBytes {
+			return nil, fmt.Errorf("malformed resident-memory profile: a sample of class %s has %d bytes, which no process has (0 to %d, 128 TiB)", class, v, int64(MaxBytes))
+		}
+		// Each v is at most MaxBytes and sum is checked at each step: no
+		// sum below overflows.
 		totals[class] += v
 		sum += v
+		if sum > MaxBytes {
+			return nil, fmt.Errorf("malformed resident-memory profile: its samples sum to more than any process has (%d bytes, 128 TiB), at a sample of class %s of %d bytes", int64(MaxBytes), class, v)
+		}
 		site := siteFrames(s, class)
 		if len(site) == 0 {
 			continue
@@ -166,11 +198,21 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 			groups[[2]string{class, key}] = g
 			order = append(order, g)
 		}
-		if c := s.Value[ic]; c > 0 {
+		c := s.Value[ic]
+		if c < 0 {
+			return nil, fmt.Errorf("malformed resident-memory profile: a %s row (%s) of %d sampled objects", class, key, c)
+		}
+		if c > 0 {
 			size, rate := firstNum(s, pprofmt.LabelBytes), firstNum(s, pprofmt.LabelHeapRate)
 			if size <= 0 || rate <= 0 {
 				return nil, fmt.Errorf("malformed resident-memory profile: a go/heap/live row with %d sampled objects has object size %d and MemProfileRate %d", c, size, rate)
 			}
+			// The sampled objects are live: their bytes are bounded as
+			// the process's are (and the strata cannot overflow).
+			if size > MaxBytes || rate > MaxBytes || c > (MaxBytes-g.sampled)/size {
+				return nil, fmt.Errorf("malformed resident-memory profile: a go/heap/live row (%s) of %d sampled objects of %d bytes (MemProfileRate %d), more bytes than any process has (%d, 128 TiB)", key, c, size, rate, int64(MaxBytes))
+			}
+			g.sampled += c * size
 			if g.strata == nil {
 				g.strata = map[int64]int64{}
 			}
@@ -193,6 +235,10 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 		}
 		res.Classes = append(res.Classes, ClassRow{Class: c, Bytes: v, Lo: v, Hi: v})
 	}
+	var over int // rows above their class beyond refuteConf's interval
+	var overKey string
+	var overEst float64
+	var overClass int64
 	for _, g := range order {
 		row := Row{Class: g.class, Key: g.key, Bytes: g.exact, Lo: g.exact, Hi: g.exact}
 		if g.strata != nil {
@@ -205,10 +251,33 @@ func Parse(p *profile.Profile, by string, conf float64) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			if est > MaxBytes {
+				return nil, fmt.Errorf("malformed resident-memory profile: a %s row (%s) of %s estimated bytes, more than any process has (%d, 128 TiB): the profile is corrupt, or the process changed runtime.MemProfileRate after allocating (every record is weighed at the last rate, %d)",
+					g.class, g.key, strconv.FormatFloat(est, 'f', 0, 64), int64(MaxBytes), g.rate)
+			}
+			if class := totals[g.class]; est > float64(class) {
+				// A row is part of its class (the class exact, the row an
+				// estimate): one above the class beyond any sampling error
+				// is said, the largest named.
+				rlo, _, err := goheap.Interval(strata, g.rate, rule, goheap.Group, refuteConf)
+				if err != nil {
+					return nil, err
+				}
+				if rlo > float64(class) {
+					if over == 0 || est > overEst {
+						overKey, overEst, overClass = g.key, est, class
+					}
+					over++
+				}
+			}
 			row.Bytes = int64(est + 0.5)
-			row.Lo, row.Hi = int64(lo), int64(hi+0.999)
+			row.Lo, row.Hi = int64(lo), bytesUp(hi)
 		}
 		res.Rows = append(res.Rows, row)
+	}
+	if over > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d go/heap/live rows are estimated above the whole class, beyond their intervals at confidence 1-1e-9 (the largest: %s, %s bytes under a class of %d): the process changed runtime.MemProfileRate after allocating (every record is weighed at the last rate), or the profile is corrupt; their estimates are not to be trusted",
+			over, overKey, strconv.FormatFloat(overEst, 'f', 0, 64), overClass))
 	}
 	slices.SortStableFunc(res.Rows, func(a, b Row) int {
 		ia, ib := slices.Index(Classes[:], a.Class), slices.Index(Classes[:], b.Class)
@@ -241,6 +310,16 @@ func siteFrames(s *profile.Sample, class string) []string {
 		}
 	}
 	return out
+}
+
+// bytesUp is x rounded up to a whole byte (from a thousandth above), at most math.MaxInt64: an
+// interval's upper bound beyond int64 (a row of one sample at a huge
+// MemProfileRate) stays an upper bound.
+func bytesUp(x float64) int64 {
+	if !(x+0.999 < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(x + 0.999)
 }
 
 func firstNum(s *profile.Sample, key string) int64 {

@@ -128,18 +128,51 @@ func TestParseRefuses(t *testing.T) {
 }
 
 // FuzzParse reads any profile as a resident-memory profile: an error or a
-// result, never a panic.
+// result, never a panic, and a result's figures are ones a process can
+// have: the RSS and every class from 0 to MaxBytes, the classes summing
+// to at most MaxBytes, every row's bytes from 0 within its interval.
 func FuzzParse(f *testing.F) {
 	var buf bytes.Buffer
 	if err := selfProfile(f).Write(&buf); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	for _, p := range []*profile.Profile{
+		fakeRSS(30<<20, []fakeSample{{class: GoHeapLive, v: 28 << 20, site: "main.alloc", count: 10, size: 8, rate: 512 << 10}, {class: NonGo, v: 2 << 20}}),
+		fakeRSS(1<<47, []fakeSample{{class: Binary, v: 1 << 46}, {class: Files, v: 1 << 46}}),
+	} {
+		buf.Reset()
+		if err := p.Write(&buf); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := profile.ParseData(data)
 		if err != nil {
 			return
 		}
-		Parse(p, "stack", 0.95)
+		res, err := Parse(p, "stack", 0.95)
+		if err != nil {
+			return
+		}
+		if res.RSSBytes < 0 || res.RSSBytes > MaxBytes {
+			t.Fatalf("RSS %d", res.RSSBytes)
+		}
+		var sum int64
+		for _, c := range res.Classes {
+			if c.Bytes < 0 || c.Bytes > MaxBytes {
+				t.Fatalf("class %s of %d bytes", c.Class, c.Bytes)
+			}
+			sum += c.Bytes
+		}
+		if sum > MaxBytes {
+			t.Fatalf("classes summing to %d", sum)
+		}
+		for _, r := range res.Rows {
+			if r.Bytes < 0 || r.Lo < 0 || r.Lo > r.Bytes || r.Hi < r.Bytes {
+				t.Fatalf("row %s %s: %d in [%d, %d]", r.Class, r.Key, r.Bytes, r.Lo, r.Hi)
+			}
+		}
 	})
 }
