@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	pprofhttp "net/http/pprof"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,19 +94,40 @@ func TestLeaksServicePasswordNowhere(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	base := strings.Replace(srv.URL, "http://", "http://alice:"+password+"@", 1)
-	for _, args := range [][]string{
-		{"leaks", base},
-		{"leaks", "-json", base},
-		{"leaks", base + "/"},
-		{"leaks", "-seconds", "0.7", "-every", "100ms", base},
-		{"leaks", "-json", "-seconds", "0.7", "-every", "100ms", base},
+	// A service serving its Go heap only: a whole read, with its notes.
+	mux := http.NewServeMux()
+	mux.Handle(serviceHeapPath, pprofhttp.Handler("heap"))
+	heapOnly := httptest.NewServer(mux)
+	defer heapOnly.Close()
+	heapBase := strings.Replace(heapOnly.URL, "http://", "http://alice:"+password+"@", 1)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"leaks", base}, 0},
+		{[]string{"leaks", "-json", base}, 0},
+		{[]string{"leaks", base + "/"}, 0},
+		{[]string{"leaks", "-seconds", "0.7", "-every", "100ms", base}, 1},
+		{[]string{"leaks", "-json", "-seconds", "0.7", "-every", "100ms", base}, 1},
+		{[]string{"leaks", "-seconds", "0.7", "-every", "100ms", heapBase}, 0},
+		{[]string{"leaks", "-json", "-seconds", "0.7", "-every", "100ms", heapBase}, 0},
+		{[]string{"html", "-o", filepath.Join(t.TempDir(), "leaks.html"), "-leaks", "-seconds", "0.7", "-every", "100ms", heapBase}, 0},
 	} {
-		code, out, errOut := runCLI(args...)
-		if strings.Contains(out, password) || strings.Contains(errOut, password) {
-			t.Errorf("%v: exit %d, the password printed:\nstdout: %s\nstderr: %s", args, code, out, errOut)
+		code, out, errOut := runCLI(c.args...)
+		if c.args[0] == "html" {
+			page, err := os.ReadFile(c.args[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out += string(page)
 		}
-		if code == 0 && !strings.Contains(out, "alice:xxxxx@") {
-			t.Errorf("%v: exit 0, the note does not name the service redacted:\n%s", args, out)
+		if strings.Contains(out, password) || strings.Contains(errOut, password) {
+			t.Errorf("%v: exit %d, the password printed:\nstdout: %s\nstderr: %s", c.args, code, out, errOut)
+		}
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, errOut)
+		} else if !strings.Contains(out+errOut, "alice:xxxxx@") {
+			t.Errorf("%v: the service is not named, redacted:\n%s%s", c.args, out, errOut)
 		}
 	}
 }
