@@ -213,6 +213,18 @@ func testFleet(t *testing.T, script string) {
 	for suffix, typ := range types {
 		tr := truth["v1"][suffix] + truth["v2"][suffix]
 		r := rows[typ]
+		// The truth is the pods' allocations; it is what the server holds
+		// only if it kept every upload that may have been stored. Where
+		// it dropped some (v1.19.3's uploads accepted while it shut
+		// down: under load, a few per restart), the bytes it holds are
+		// an unknown part of the truth, and its interval, rightly, need
+		// not cover the whole: the check above (every accepted sample
+		// event stored) is what holds there.
+		if lost := pushed["v1"][suffix] + pushed["v2"][suffix] + maybe[suffix] - r.Samples; lost > 0 {
+			t.Logf("%s: the server dropped %d of %d sample events that may have been stored (accepted while it shut down, or unconfirmed): the truth %d is not what it holds; its estimate %d [%.0f, %.0f] is not compared with it",
+				typ, lost, maybe[suffix], tr, r.Bytes, r.Lo, r.Hi)
+			continue
+		}
 		if float64(tr) < r.Lo || float64(tr) > r.Hi {
 			t.Errorf("%s: fleet truth %d outside [%.0f, %.0f] (estimate %d, %d samples)", typ, tr, r.Lo, r.Hi, r.Bytes, r.Samples)
 		}
